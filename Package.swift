@@ -1,0 +1,117 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Cordon",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "CordonKit", targets: ["CordonKit"]),
+        .executable(name: "cordond", targets: ["cordond"]),
+        .executable(name: "cordon", targets: ["cordon"]),
+        .executable(name: "cordon-bench", targets: ["cordon-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // Pure modules: no NIO, GRDB or CSystemd.
+        .target(name: "CordonProtocol", swiftSettings: strict),
+        .target(
+            name: "CordonCore",
+            dependencies: [
+                "CordonProtocol", "CCordonLinux",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Shells.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CCordonLinux"),
+        .target(
+            name: "CordonStore",
+            dependencies: ["CordonCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "CordonSystem",
+            dependencies: [
+                "CSystemd", "CCordonLinux",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "CordonTransport",
+            dependencies: ["CordonProtocol", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "CordonServer",
+            dependencies: [
+                "CordonProtocol", "CordonCore", "CordonStore", "CordonSystem", "CordonTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "CordonKit",
+            dependencies: [
+                "CordonProtocol", "CordonTransport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cordond",
+            dependencies: [
+                "CordonServer", "CordonSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cordon",
+            dependencies: [
+                "CordonKit", "CordonSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cordon-bench",
+            dependencies: [
+                "CordonKit", "CordonProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cordon-notes",
+            dependencies: ["CordonKit", .product(name: "Crypto", package: "swift-crypto")],
+            path: "examples/notes",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "CordonProtocolTests", dependencies: ["CordonProtocol"], swiftSettings: strict),
+        .testTarget(name: "CordonCoreTests", dependencies: ["CordonCore"], swiftSettings: strict),
+        .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore"], swiftSettings: strict),
+        .testTarget(name: "CordonSystemTests", dependencies: ["CordonSystem"], swiftSettings: strict),
+        .testTarget(name: "CordonServerTests", dependencies: ["CordonServer", "CordonKit"], swiftSettings: strict),
+        .testTarget(name: "CordonKitTests", dependencies: ["CordonKit"], swiftSettings: strict),
+        .testTarget(name: "EndToEndTests", dependencies: ["CordonKit"], swiftSettings: strict),
+    ]
+)

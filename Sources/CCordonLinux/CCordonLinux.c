@@ -1,0 +1,74 @@
+#define _GNU_SOURCE
+#include "CCordonLinux.h"
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+int cordon_set_nondumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+int cordon_get_dumpable(void) {
+    int r = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    return r < 0 ? -errno : r;
+}
+
+int cordon_pidfd_open(pid_t pid) {
+    long r = syscall(SYS_pidfd_open, pid, 0);
+    return r < 0 ? -errno : (int)r;
+}
+
+int cordon_pidfd_send_signal(int pidfd, int sig) {
+    long r = syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+    return r < 0 ? -errno : 0;
+}
+
+int cordon_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -errno;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    *gid = cred.gid;
+    return 0;
+}
+
+int cordon_peer_pidfd(int fd) {
+    int pidfd = -1;
+    socklen_t len = sizeof(pidfd);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) != 0) return -errno;
+    return pidfd;
+}
+
+int cordon_protect_memory(void *addr, size_t len) {
+    int rc = 0;
+    if (mlock(addr, len) != 0) rc = -errno;
+    /* madvise needs page alignment: cover the pages that hold the range. */
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)addr & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)addr + len + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    if (madvise((void *)start, end - start, MADV_DONTDUMP) != 0 && rc == 0) rc = -errno;
+    return rc;
+}
+
+void cordon_unprotect_memory(void *addr, size_t len) {
+    munlock(addr, len);
+}
+
+void cordon_secure_zero(void *addr, size_t len) {
+    explicit_bzero(addr, len);
+}

@@ -1,0 +1,22 @@
+#pragma once
+#include <sys/types.h>
+#include <stdint.h>
+
+/// Marks the process non-dumpable (no core dumps, no ptrace by same-uid peers). Returns 0 or -errno.
+int cordon_set_nondumpable(void);
+/// Returns 1 when the process is dumpable, 0 when not, -errno on error.
+int cordon_get_dumpable(void);
+/// Opens a pidfd for `pid` (pidfd_open). Returns the fd or -errno.
+int cordon_pidfd_open(pid_t pid);
+/// Sends `sig` through a pidfd (pidfd_send_signal). Returns 0 or -errno.
+int cordon_pidfd_send_signal(int pidfd, int sig);
+/// Reads the peer's credentials of a connected Unix socket. Returns 0 or -errno.
+int cordon_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+/// Returns a pidfd for the peer of a connected Unix socket (SO_PEERPIDFD), or -errno.
+int cordon_peer_pidfd(int fd);
+/// Locks `len` bytes at `addr` in memory and excludes them from core dumps. Returns 0 or -errno.
+int cordon_protect_memory(void *addr, size_t len);
+/// Unlocks memory locked by cordon_protect_memory.
+void cordon_unprotect_memory(void *addr, size_t len);
+/// Zeroes `len` bytes in a way the compiler cannot elide.
+void cordon_secure_zero(void *addr, size_t len);

@@ -1,0 +1,66 @@
+import CordonProtocol
+
+/// Identifies one client connection inside the agent.
+public typealias ConnectionID = Int
+
+/// One registered app: who it is, where its events go, and whether it has complied.
+public struct AppRegistration: Sendable, Equatable {
+    /// The connection that registered (the app's lifetime).
+    public let connection: ConnectionID
+    public let appId: String
+    public let pid: Int
+    public let executable: String
+    /// Managed apps get a key; unmanaged ones only state events.
+    public let managed: Bool
+    /// Binds a subscription on another connection to this registration.
+    public let token: String
+    /// The connection streaming this app's events, if subscribed.
+    public var subscriber: ConnectionID?
+    /// The seq of an `EncryptionKeyUnavailable` not yet acknowledged.
+    public var pendingSeq: Int?
+    /// When the pending acknowledgement is due.
+    public var deadline: Double?
+    public var lastAckSeq: Int?
+    /// Set once the deadline passed without an acknowledgement.
+    public var overdue = false
+
+    public init(connection: ConnectionID, appId: String, pid: Int, executable: String, managed: Bool, token: String) {
+        self.connection = connection
+        self.appId = appId
+        self.pid = pid
+        self.executable = executable
+        self.managed = managed
+        self.token = token
+    }
+
+    /// The app's compliance as reported by `ListApps`.
+    public var compliance: Compliance {
+        if !managed { return .unmanaged }
+        if overdue { return .overdue }
+        return pendingSeq == nil ? .compliant : .pending
+    }
+
+    /// The wire form.
+    public var info: AppInfo {
+        AppInfo(
+            appId: appId, pid: pid, executable: executable, managed: managed, subscribed: subscriber != nil,
+            compliance: compliance, pendingSeq: pendingSeq, lastAckSeq: lastAckSeq)
+    }
+}
+
+/// Validates app ids: reverse-DNS style names.
+public enum AppIdentifier {
+    /// The reason `appId` is not acceptable, or nil when it is.
+    public static func problem(with appId: String) -> String? {
+        if appId.isEmpty { return "the app id is empty" }
+        if appId.utf8.count > 255 { return "the app id is longer than 255 bytes" }
+        let allowed = appId.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-".unicodeScalars.contains(scalar))
+        }
+        if !allowed { return "the app id may only contain ASCII letters, digits, '.', '_' and '-'" }
+        if appId.hasPrefix(".") || appId.hasSuffix(".") || appId.contains("..") {
+            return "the app id must be dot-separated names, e.g. com.example.notes"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,105 @@
+import CordonProtocol
+
+/// The registered apps and their compliance with revocations. A value type, clock injected.
+public struct AppRegistry: Sendable {
+    public private(set) var registrations: [ConnectionID: AppRegistration] = [:]
+    private var byToken: [String: ConnectionID] = [:]
+    private var bySubscriber: [ConnectionID: ConnectionID] = [:]
+
+    public init() {}
+
+    /// Registers `registration` for its connection.
+    public mutating func register(_ registration: AppRegistration) throws(CordonError) {
+        if let existing = registrations[registration.connection] {
+            throw .alreadyRegistered(appId: existing.appId)
+        }
+        if let problem = AppIdentifier.problem(with: registration.appId) {
+            throw .invalidAppId(appId: registration.appId, reason: problem)
+        }
+        registrations[registration.connection] = registration
+        byToken[registration.token] = registration.connection
+    }
+
+    /// Removes whatever `connection` held: its registration, or its subscription.
+    public mutating func connectionClosed(_ connection: ConnectionID) {
+        if let registration = registrations.removeValue(forKey: connection) {
+            byToken.removeValue(forKey: registration.token)
+            if let subscriber = registration.subscriber { bySubscriber.removeValue(forKey: subscriber) }
+        }
+        if let owner = bySubscriber.removeValue(forKey: connection) {
+            registrations[owner]?.subscriber = nil
+        }
+    }
+
+    /// Binds the subscription on `subscriber` to the registration holding `token`.
+    /// The subscriber must be the same process that registered.
+    public mutating func bindSubscriber(token: String, subscriber: ConnectionID, pid: Int) throws(CordonError) {
+        guard let owner = byToken[token], var registration = registrations[owner], registration.pid == pid else {
+            throw .invalidToken
+        }
+        if let previous = registration.subscriber { bySubscriber.removeValue(forKey: previous) }
+        registration.subscriber = subscriber
+        registrations[owner] = registration
+        bySubscriber[subscriber] = owner
+    }
+
+    /// The registration whose events go to `subscriber`, if any.
+    public func registration(subscribedOn subscriber: ConnectionID) -> AppRegistration? {
+        bySubscriber[subscriber].flatMap { registrations[$0] }
+    }
+
+    /// Records that `event` went out: revocations start a pending acknowledgement for managed apps.
+    public mutating func eventEmitted(_ event: WireEvent) {
+        switch event.kind {
+        case .encryptionKeyUnavailable:
+            let deadline = event.ackDeadline ?? event.time
+            for key in registrations.keys where registrations[key]?.managed == true {
+                registrations[key]?.pendingSeq = event.seq
+                registrations[key]?.deadline = deadline
+            }
+        case .encryptionKeyAvailable, .wiped:
+            // The obligation lapses once the key is back (or gone for good).
+            for key in registrations.keys {
+                registrations[key]?.pendingSeq = nil
+                registrations[key]?.deadline = nil
+                registrations[key]?.overdue = false
+            }
+        default:
+            break
+        }
+    }
+
+    /// Records an acknowledgement from the app registered on `connection`.
+    public mutating func acknowledge(connection: ConnectionID, seq: Int, latestSeq: Int) throws(CordonError) {
+        guard var registration = registrations[connection] else { throw .notRegistered }
+        guard seq > 0, seq <= latestSeq else { throw .unknownSequence(seq: seq) }
+        registration.lastAckSeq = max(registration.lastAckSeq ?? 0, seq)
+        if let pending = registration.pendingSeq, seq >= pending {
+            registration.pendingSeq = nil
+            registration.deadline = nil
+            registration.overdue = false
+        }
+        registrations[connection] = registration
+    }
+
+    /// Marks apps whose deadline passed as overdue and returns them (newly overdue only).
+    public mutating func tick(now: Double) -> [AppRegistration] {
+        var overdue: [AppRegistration] = []
+        for (key, registration) in registrations {
+            guard let deadline = registration.deadline, !registration.overdue, now >= deadline else { continue }
+            registrations[key]?.overdue = true
+            if let updated = registrations[key] { overdue.append(updated) }
+        }
+        return overdue.sorted { $0.connection < $1.connection }
+    }
+
+    /// The earliest pending acknowledgement deadline.
+    public var nextDeadline: Double? {
+        registrations.values.filter { !$0.overdue }.compactMap(\.deadline).min()
+    }
+
+    /// All registrations in registration order.
+    public var all: [AppRegistration] {
+        registrations.values.sorted { $0.connection < $1.connection }
+    }
+}

@@ -1,0 +1,51 @@
+import CordonProtocol
+
+/// What the lifecycle machine reacts to. Every input carries the current time (Unix seconds).
+public enum LifecycleInput: Sendable, Equatable {
+    /// The agent started: whether a keystore exists and the persisted attempt counter.
+    case start(initialized: Bool, failedAttempts: Int, lastFailureAt: Double?, now: Double)
+    /// `Initialize` was called with a passcode of this length.
+    case initializeRequested(passcodeLength: Int, now: Double)
+    /// The master key was created and stored (or creating it failed).
+    case initializeFinished(success: Bool, now: Double)
+    /// `Unlock` was called, with or without a passcode.
+    case unlockRequested(hasPasscode: Bool, now: Double)
+    /// `ChangePasscode` was called; the new passcode has this length.
+    case changePasscodeRequested(newPasscodeLength: Int, now: Double)
+    /// The passcode check (unwrapping the master key) finished.
+    case passcodeChecked(correct: Bool, now: Double)
+    /// A lock trigger fired (explicit, idle, screen lock, suspend).
+    case lock(reason: EventReason, now: Double)
+    /// The key must go (logout, policy, shutdown).
+    case revoke(reason: EventReason, now: Double)
+    /// `Wipe` was called by the user (confirmed).
+    case wipeRequested(now: Double)
+    /// The user or an app was active.
+    case activity(now: Double)
+    /// Time passed: idle timeouts are checked.
+    case tick(now: Double)
+}
+
+/// What the server must do after an input, in order.
+public enum LifecycleAction: Sendable, Equatable {
+    /// Send this event to every subscriber.
+    case emit(WireEvent)
+    /// Durably store the failed-attempt counter before going on.
+    case persistFailedAttempts(count: Int, lastFailureAt: Double?)
+    /// Create a master key, wrap it under the pending passcode and store it.
+    case createMasterKey
+    /// Unwrap the master key with the pending passcode (the counter is already stored).
+    case checkPasscode
+    /// Re-wrap the master key under the pending new passcode and store it.
+    case rewrapMasterKey
+    /// Keep the master key just unwrapped: the container now holds it.
+    case installKey
+    /// Zero every copy of the master key and of app keys.
+    case discardKey
+    /// Crypto-erase: delete the wrapped key; the data it protected is unrecoverable.
+    case eraseKeystore
+    /// Answer the pending request: success.
+    case succeed
+    /// Answer the pending request with this error.
+    case fail(CordonError)
+}

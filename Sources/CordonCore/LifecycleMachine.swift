@@ -1,0 +1,228 @@
+import CordonProtocol
+
+/// The container's lock and key lifecycle as a pure state machine.
+///
+/// It holds no key and does no I/O: it decides, and returns the actions the server performs
+/// in order (persist the counter, check a passcode, emit events, zero keys).
+public struct LifecycleMachine: Sendable {
+    /// What a pending passcode check is for.
+    public enum PendingCheck: Sendable, Equatable {
+        case initialize
+        case unlock
+        case changePasscode
+    }
+
+    public private(set) var state: LifecycleState = .uninitialized
+    /// The sequence number of the last event emitted.
+    public private(set) var seq = 0
+    public private(set) var failedAttempts = 0
+    public private(set) var lastFailureAt: Double?
+    /// The request being worked on asynchronously, if any.
+    public private(set) var pending: PendingCheck?
+    public private(set) var lastActivityAt: Double = 0
+    public private(set) var lockedAt: Double?
+    public var configuration: LifecycleConfiguration
+
+    public init(configuration: LifecycleConfiguration = LifecycleConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// When the next passcode attempt is allowed (nil: now).
+    public var retryAt: Double? {
+        guard let lastFailureAt else { return nil }
+        let delay = configuration.backoff.delay(afterFailures: failedAttempts)
+        return delay > 0 ? lastFailureAt + delay : nil
+    }
+
+    /// Seconds until the next attempt is allowed.
+    public func retryAfter(now: Double) -> Double {
+        guard let retryAt else { return 0 }
+        return max(0, retryAt - now)
+    }
+
+    /// The next time a `tick` can change anything (the idle lock), if any.
+    public var nextDeadline: Double? {
+        guard state == .unlocked, configuration.idleTimeoutSeconds > 0 else { return nil }
+        return lastActivityAt + Double(configuration.idleTimeoutSeconds)
+    }
+
+    /// Feeds one input and returns the actions to perform, in order.
+    public mutating func handle(_ input: LifecycleInput) -> [LifecycleAction] {
+        switch input {
+        case .start(let initialized, let failed, let lastFailure, let now):
+            state = initialized ? .lockedNoKey : .uninitialized
+            failedAttempts = failed
+            lastFailureAt = lastFailure
+            lastActivityAt = now
+            return []
+        case .initializeRequested(let length, _):
+            guard state == .uninitialized else { return [.fail(.alreadyInitialized)] }
+            guard pending == nil else { return [.fail(.busy)] }
+            if let problem = passcodeProblem(length: length) { return [.fail(problem)] }
+            pending = .initialize
+            return [.createMasterKey]
+        case .initializeFinished(let success, _):
+            guard pending == .initialize else { return [] }
+            pending = nil
+            guard success else { return [.fail(.internalError(reason: "the keystore could not be written"))] }
+            state = .lockedNoKey
+            failedAttempts = 0
+            lastFailureAt = nil
+            return [.succeed]
+        case .unlockRequested(let hasPasscode, let now):
+            return unlock(hasPasscode: hasPasscode, now: now)
+        case .changePasscodeRequested(let length, let now):
+            if let refusal = refuseCheck(now: now) { return [refusal] }
+            if let problem = passcodeProblem(length: length) { return [.fail(problem)] }
+            return beginCheck(.changePasscode, now: now)
+        case .passcodeChecked(let correct, let now):
+            return finishCheck(correct: correct, now: now)
+        case .lock(let reason, let now):
+            guard state != .uninitialized else { return [.fail(.notInitialized)] }
+            return lock(reason: reason, now: now) + [.succeed]
+        case .revoke(let reason, let now):
+            guard state != .uninitialized || reason == .shutdown else { return [.fail(.notInitialized)] }
+            return revoke(reason: reason, now: now) + [.succeed]
+        case .wipeRequested(let now):
+            guard state != .uninitialized else { return [.fail(.notInitialized)] }
+            guard state == .unlocked else { return [.fail(.locked)] }
+            return wipe(reason: .wipe, now: now) + [.succeed]
+        case .activity(let now):
+            lastActivityAt = max(lastActivityAt, now)
+            return []
+        case .tick(let now):
+            guard let deadline = nextDeadline, now >= deadline else { return [] }
+            return lock(reason: .idleTimeout, now: now)
+        }
+    }
+
+    // MARK: - Transitions
+
+    private mutating func unlock(hasPasscode: Bool, now: Double) -> [LifecycleAction] {
+        switch state {
+        case .uninitialized:
+            return [.fail(.notInitialized)]
+        case .unlocked:
+            lastActivityAt = now
+            return [.succeed]
+        case .lockedKeyHeld where withinGrace(now: now) && pending == nil:
+            state = .unlocked
+            lockedAt = nil
+            lastActivityAt = now
+            return [.emit(event(.didUnlock, .userRequest, now)), .succeed]
+        case .lockedKeyHeld, .lockedNoKey:
+            if let refusal = refuseCheck(now: now) { return [refusal] }
+            guard hasPasscode else { return [.fail(.passcodeRequired)] }
+            return beginCheck(.unlock, now: now)
+        }
+    }
+
+    /// Refuses a passcode check that cannot start now, or returns nil.
+    private func refuseCheck(now: Double) -> LifecycleAction? {
+        if state == .uninitialized { return .fail(.notInitialized) }
+        if pending != nil { return .fail(.busy) }
+        let wait = retryAfter(now: now)
+        if wait > 0 { return .fail(.retryLater(retryAfterSeconds: wait)) }
+        return nil
+    }
+
+    /// Counts the attempt first (persisted before the check), then asks for the check.
+    private mutating func beginCheck(_ check: PendingCheck, now: Double) -> [LifecycleAction] {
+        pending = check
+        failedAttempts += 1
+        lastFailureAt = now
+        let work: LifecycleAction = check == .changePasscode ? .rewrapMasterKey : .checkPasscode
+        return [.persistFailedAttempts(count: failedAttempts, lastFailureAt: now), work]
+    }
+
+    private mutating func finishCheck(correct: Bool, now: Double) -> [LifecycleAction] {
+        guard let check = pending, check != .initialize else { return [] }
+        pending = nil
+        if correct {
+            failedAttempts = 0
+            lastFailureAt = nil
+            var actions: [LifecycleAction] = [.persistFailedAttempts(count: 0, lastFailureAt: nil)]
+            if check == .unlock {
+                lastActivityAt = now
+                if state == .lockedNoKey {
+                    state = .lockedKeyHeld
+                    actions.append(.installKey)
+                    actions.append(.emit(event(.encryptionKeyAvailable, .userRequest, now)))
+                }
+                if state != .unlocked {
+                    state = .unlocked
+                    lockedAt = nil
+                    actions.append(.emit(event(.didUnlock, .userRequest, now)))
+                }
+            }
+            return actions + [.succeed]
+        }
+        let left = max(0, configuration.maxAttempts - failedAttempts)
+        if left == 0 {
+            return wipe(reason: .maxAttempts, now: now) + [.fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0))]
+        }
+        return [.fail(.wrongPasscode(attemptsLeft: left, retryAfterSeconds: retryAfter(now: now)))]
+    }
+
+    private mutating func lock(reason: EventReason, now: Double) -> [LifecycleAction] {
+        guard state == .unlocked else { return [] }
+        if configuration.discardKeyOnLock { return revoke(reason: reason, now: now) }
+        state = .lockedKeyHeld
+        lockedAt = now
+        return [.emit(event(.didLock, reason, now))]
+    }
+
+    private mutating func revoke(reason: EventReason, now: Double) -> [LifecycleAction] {
+        var actions: [LifecycleAction] = []
+        if state == .unlocked {
+            state = .lockedKeyHeld
+            actions.append(.emit(event(.didLock, reason, now)))
+        }
+        if state == .lockedKeyHeld {
+            state = .lockedNoKey
+            lockedAt = now
+            let deadline = now + Double(configuration.ackDeadlineMs) / 1000
+            actions.append(.discardKey)
+            actions.append(.emit(event(.encryptionKeyUnavailable, reason, now, ackDeadline: deadline)))
+        }
+        return actions
+    }
+
+    private mutating func wipe(reason: EventReason, now: Double) -> [LifecycleAction] {
+        var actions = revoke(reason: reason, now: now)
+        state = .uninitialized
+        lockedAt = nil
+        failedAttempts = 0
+        lastFailureAt = nil
+        actions.append(.eraseKeystore)
+        actions.append(.persistFailedAttempts(count: 0, lastFailureAt: nil))
+        actions.append(.emit(event(.wiped, reason, now)))
+        return actions
+    }
+
+    // MARK: - Helpers
+
+    private func withinGrace(now: Double) -> Bool {
+        guard let lockedAt, configuration.reauthGraceSeconds > 0 else { return false }
+        return now - lockedAt <= Double(configuration.reauthGraceSeconds)
+    }
+
+    private func passcodeProblem(length: Int) -> CordonError? {
+        guard length >= configuration.minPasscodeLength else {
+            return .invalidPasscode(reason: "the passcode must have at least \(configuration.minPasscodeLength) characters")
+        }
+        return nil
+    }
+
+    private mutating func event(
+        _ kind: EventKind, _ reason: EventReason, _ now: Double, ackDeadline: Double? = nil
+    ) -> WireEvent {
+        seq += 1
+        return WireEvent(seq: seq, kind: kind, reason: reason, time: now, state: state, ackDeadline: ackDeadline)
+    }
+
+    /// The current state as a snapshot event (the first reply of a subscription).
+    public func snapshot(now: Double) -> WireEvent {
+        WireEvent(seq: seq, kind: .state, reason: .startup, time: now, state: state)
+    }
+}

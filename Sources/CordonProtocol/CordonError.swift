@@ -1,0 +1,115 @@
+/// Every error the agent returns, with a stable varlink name and typed parameters.
+///
+/// The server throws these, the wire carries them as varlink errors, and CordonKit decodes
+/// them back, so a name maps one-to-one across the three.
+public enum CordonError: Error, Sendable, Equatable {
+    /// No passcode has been set yet: run `Initialize` first.
+    case notInitialized
+    /// `Initialize` was called but a passcode is already set.
+    case alreadyInitialized
+    /// The passcode was wrong; `attemptsLeft` before the max-attempts action.
+    case wrongPasscode(attemptsLeft: Int, retryAfterSeconds: Double)
+    /// Attempts are throttled after failures: try again after the delay.
+    case retryLater(retryAfterSeconds: Double)
+    /// The passcode is needed (outside the re-authentication grace).
+    case passcodeRequired
+    /// The new passcode does not meet the passcode rules.
+    case invalidPasscode(reason: String)
+    /// The operation needs the container unlocked.
+    case locked
+    /// Another passcode check is in progress.
+    case busy
+    /// The call must be made by a registered app: call `Register` first.
+    case notRegistered
+    /// This connection already registered an app.
+    case alreadyRegistered(appId: String)
+    /// The app id is not acceptable.
+    case invalidAppId(appId: String, reason: String)
+    /// No key is available: the container is locked without a key, or uninitialized.
+    case keyUnavailable(state: String)
+    /// The app is registered unmanaged and gets no key.
+    case notManaged(appId: String)
+    /// The subscriber did not read its events; the agent disconnected it.
+    case subscriberTooSlow(limit: Int)
+    /// The registration token is unknown or belongs to another process.
+    case invalidToken
+    /// The acknowledged sequence number is not one the app was sent.
+    case unknownSequence(seq: Int)
+    /// The agent failed internally (for example the database is unavailable).
+    case internalError(reason: String)
+
+    /// The varlink error name.
+    public var varlinkName: String {
+        switch self {
+        case .notInitialized: return "io.cordon.Agent.NotInitialized"
+        case .alreadyInitialized: return "io.cordon.Agent.AlreadyInitialized"
+        case .wrongPasscode: return "io.cordon.Agent.WrongPasscode"
+        case .retryLater: return "io.cordon.Agent.RetryLater"
+        case .passcodeRequired: return "io.cordon.Agent.PasscodeRequired"
+        case .invalidPasscode: return "io.cordon.Agent.InvalidPasscode"
+        case .locked: return "io.cordon.Agent.Locked"
+        case .busy: return "io.cordon.Agent.Busy"
+        case .internalError: return "io.cordon.Agent.InternalError"
+        case .notRegistered: return "io.cordon.App.NotRegistered"
+        case .alreadyRegistered: return "io.cordon.App.AlreadyRegistered"
+        case .invalidAppId: return "io.cordon.App.InvalidAppId"
+        case .keyUnavailable: return "io.cordon.App.KeyUnavailable"
+        case .notManaged: return "io.cordon.App.NotManaged"
+        case .subscriberTooSlow: return "io.cordon.App.SubscriberTooSlow"
+        case .invalidToken: return "io.cordon.App.InvalidToken"
+        case .unknownSequence: return "io.cordon.App.UnknownSequence"
+        }
+    }
+
+    /// The varlink error parameters.
+    public var varlinkParameters: [String: JSONValue] {
+        switch self {
+        case .wrongPasscode(let left, let delay):
+            return ["attemptsLeft": .int(left), "retryAfterSeconds": .double(delay)]
+        case .retryLater(let delay): return ["retryAfterSeconds": .double(delay)]
+        case .invalidPasscode(let reason), .internalError(let reason): return ["reason": .string(reason)]
+        case .alreadyRegistered(let appId), .notManaged(let appId): return ["appId": .string(appId)]
+        case .invalidAppId(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
+        case .keyUnavailable(let state): return ["state": .string(state)]
+        case .subscriberTooSlow(let limit): return ["limit": .int(limit)]
+        case .unknownSequence(let seq): return ["seq": .int(seq)]
+        case .notInitialized, .alreadyInitialized, .passcodeRequired, .locked, .busy, .notRegistered,
+            .invalidToken:
+            return [:]
+        }
+    }
+
+    /// The error as a varlink error reply.
+    public var varlinkError: VarlinkError {
+        VarlinkError(name: varlinkName, parameters: varlinkParameters)
+    }
+
+    /// Decodes a varlink error into a typed error, or `nil` for names Cordon does not define.
+    public init?(_ error: VarlinkError) {
+        let p = error.parameters
+        let string = { (key: String) in p[key]?.stringValue ?? "" }
+        switch error.name {
+        case "io.cordon.Agent.NotInitialized": self = .notInitialized
+        case "io.cordon.Agent.AlreadyInitialized": self = .alreadyInitialized
+        case "io.cordon.Agent.WrongPasscode":
+            self = .wrongPasscode(
+                attemptsLeft: p["attemptsLeft"]?.intValue ?? 0,
+                retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
+        case "io.cordon.Agent.RetryLater": self = .retryLater(retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
+        case "io.cordon.Agent.PasscodeRequired": self = .passcodeRequired
+        case "io.cordon.Agent.InvalidPasscode": self = .invalidPasscode(reason: string("reason"))
+        case "io.cordon.Agent.Locked": self = .locked
+        case "io.cordon.Agent.Busy": self = .busy
+        case "io.cordon.Agent.InternalError": self = .internalError(reason: string("reason"))
+        case "io.cordon.App.NotRegistered": self = .notRegistered
+        case "io.cordon.App.AlreadyRegistered": self = .alreadyRegistered(appId: string("appId"))
+        case "io.cordon.App.InvalidAppId": self = .invalidAppId(appId: string("appId"), reason: string("reason"))
+        case "io.cordon.App.KeyUnavailable": self = .keyUnavailable(state: string("state"))
+        case "io.cordon.App.NotManaged": self = .notManaged(appId: string("appId"))
+        case "io.cordon.App.SubscriberTooSlow": self = .subscriberTooSlow(limit: p["limit"]?.intValue ?? 0)
+        case "io.cordon.App.InvalidToken": self = .invalidToken
+        case "io.cordon.App.UnknownSequence": self = .unknownSequence(seq: p["seq"]?.intValue ?? 0)
+        default: return nil
+        }
+    }
+}

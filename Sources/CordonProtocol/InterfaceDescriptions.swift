@@ -1,0 +1,238 @@
+/// The varlink interface definitions (IDL) the agent serves through
+/// `org.varlink.service.GetInterfaceDescription`.
+public enum InterfaceDescriptions {
+    /// The protocol version string reported by `GetInfo`.
+    public static let version = "0.1.0"
+
+    /// Every interface the agent implements, by name.
+    public static let all: [String: String] = [
+        "org.varlink.service": service,
+        "io.cordon.Agent": agent,
+        "io.cordon.App": app,
+    ]
+
+    /// Interface names in the order `GetInfo` lists them.
+    public static let names = ["org.varlink.service", "io.cordon.Agent", "io.cordon.App"]
+
+    /// `org.varlink.service`, as defined by the varlink specification.
+    public static let service = """
+        # The Varlink Service Interface is provided by every varlink service. It
+        # describes the service and the interfaces it implements.
+        interface org.varlink.service
+
+        # Get a list of all the interfaces a service provides and information
+        # about the implementation.
+        method GetInfo() -> (
+          vendor: string,
+          product: string,
+          version: string,
+          url: string,
+          interfaces: []string
+        )
+
+        # Get the description of an interface that is implemented by this service.
+        method GetInterfaceDescription(interface: string) -> (description: string)
+
+        # The requested interface was not found.
+        error InterfaceNotFound (interface: string)
+
+        # The requested method was not found
+        error MethodNotFound (method: string)
+
+        # The interface defines the requested method, but the service does not
+        # implement it.
+        error MethodNotImplemented (method: string)
+
+        # One of the passed parameters is invalid.
+        error InvalidParameter (parameter: string)
+
+        # Client is denied access
+        error PermissionDenied ()
+
+        # Method is expected to be called with 'more' set to true, but wasn't
+        error ExpectedMore ()
+
+        """
+
+    /// `io.cordon.Agent`: the user's container: passcode, lock and key lifecycle.
+    public static let agent = """
+        # The Cordon agent: one user's container, its passcode, lock state and key.
+        interface io.cordon.Agent
+
+        # The lifecycle state of the container.
+        type State (uninitialized, lockedNoKey, unlocked, lockedKeyHeld)
+
+        # Whether an app has done what the last event asked of it.
+        type Compliance (compliant, pending, overdue, unmanaged)
+
+        # The agent's status.
+        type Status (
+          state: State,
+          seq: int,
+          failedAttempts: int,
+          maxAttempts: int,
+          retryAfterSeconds: float,
+          idleTimeoutSeconds: int,
+          reauthGraceSeconds: int,
+          ackDeadlineMs: int,
+          apps: int,
+          version: string,
+          insecureKDF: bool
+        )
+
+        # A registered app.
+        type App (
+          appId: string,
+          pid: int,
+          executable: string,
+          managed: bool,
+          subscribed: bool,
+          compliance: Compliance,
+          pendingSeq: ?int,
+          lastAckSeq: ?int
+        )
+
+        # The current state, attempt counter and settings.
+        method GetStatus() -> (status: Status)
+
+        # Sets the first passcode and creates the master key; the container stays locked.
+        method Initialize(passcode: string) -> ()
+
+        # Unlocks; the passcode may be omitted within the re-authentication grace.
+        method Unlock(passcode: ?string) -> ()
+
+        # Locks; the key stays in memory unless the settings discard it.
+        method Lock() -> ()
+
+        # Revokes: locks, zeroes every key and tells every app.
+        method Logout() -> ()
+
+        # Re-wraps the master key under a new passcode.
+        method ChangePasscode(old: string, new: string) -> ()
+
+        # Crypto-erases the container (needs it unlocked and confirm = true).
+        method Wipe(confirm: bool) -> ()
+
+        # The registered apps and their compliance.
+        method ListApps() -> (apps: []App)
+
+        # No passcode is set yet: call Initialize.
+        error NotInitialized ()
+
+        # A passcode is already set.
+        error AlreadyInitialized ()
+
+        # The passcode was wrong.
+        error WrongPasscode (attemptsLeft: int, retryAfterSeconds: float)
+
+        # Too many recent failures: try again after the delay.
+        error RetryLater (retryAfterSeconds: float)
+
+        # The passcode is required.
+        error PasscodeRequired ()
+
+        # The passcode does not meet the rules.
+        error InvalidPasscode (reason: string)
+
+        # The container must be unlocked for this.
+        error Locked ()
+
+        # Another passcode check is in progress.
+        error Busy ()
+
+        # The agent failed internally.
+        error InternalError (reason: string)
+
+        # The message is not a valid varlink call; the connection is closed.
+        error InvalidMessage (reason: string)
+
+        # The message exceeds the size limit; the connection is closed.
+        error MessageTooLarge (limit: int)
+
+        # Too many connections from this user.
+        error TooManyConnections (limit: int)
+
+        """
+
+    /// `io.cordon.App`: what wrapped apps call.
+    public static let app = """
+        # What wrapped apps call: registration, events, acknowledgements and their key.
+        interface io.cordon.App
+
+        type State (uninitialized, lockedNoKey, unlocked, lockedKeyHeld)
+
+        type Kind (
+          State,
+          EncryptionKeyAvailable,
+          EncryptionKeyUnavailable,
+          DidLock,
+          DidUnlock,
+          Wiped,
+          PolicyDidChange
+        )
+
+        type Reason (
+          userRequest,
+          idleTimeout,
+          screenLock,
+          suspend,
+          logout,
+          maxAttempts,
+          policy,
+          wipe,
+          shutdown,
+          startup,
+          agentUnavailable
+        )
+
+        # One event; the first reply of Subscribe is a State snapshot.
+        type Event (
+          seq: int,
+          kind: Kind,
+          reason: Reason,
+          time: float,
+          state: State,
+          ackDeadline: ?float
+        )
+
+        # Registers this connection as the app; the token binds a subscription to it.
+        method Register(appId: string) -> (appId: string, managed: bool, token: string)
+
+        # Streams events (call with more): the current state first, then every change.
+        method Subscribe(token: ?string) -> (event: Event)
+
+        # Says the app handled the event with this seq (halted: I/O stopped, key dropped).
+        method Acknowledge(seq: int, status: (halted, handled)) -> ()
+
+        # The app's own 256-bit key (base64) while the key is available.
+        method GetKey() -> (key: string)
+
+        # Resets the idle timer.
+        method ReportActivity() -> ()
+
+        # Call Register first.
+        error NotRegistered ()
+
+        # This connection already registered an app.
+        error AlreadyRegistered (appId: string)
+
+        # The app id is not acceptable.
+        error InvalidAppId (appId: string, reason: string)
+
+        # No key: the container is locked without a key, or uninitialized.
+        error KeyUnavailable (state: string)
+
+        # The app is registered unmanaged and gets no key.
+        error NotManaged (appId: string)
+
+        # The subscriber did not read its events and was disconnected.
+        error SubscriberTooSlow (limit: int)
+
+        # The registration token is unknown or belongs to another process.
+        error InvalidToken ()
+
+        # The acknowledged seq was never sent to this app.
+        error UnknownSequence (seq: int)
+
+        """
+}

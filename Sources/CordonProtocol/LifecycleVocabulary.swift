@@ -1,0 +1,64 @@
+/// The four lifecycle states of a container (DESIGN.md "Lifecycle").
+public enum LifecycleState: String, Sendable, Codable, CaseIterable {
+    /// No passcode has been set.
+    case uninitialized
+    /// Locked and no key in memory: the passcode is needed.
+    case lockedNoKey
+    /// Unlocked: the key is available.
+    case unlocked
+    /// Locked, but the key stays in memory (apps may finish background work).
+    case lockedKeyHeld
+
+    /// Whether the container is locked (every state but `unlocked`).
+    public var isLocked: Bool { self != .unlocked }
+    /// Whether the master key is in the agent's memory.
+    public var keyAvailable: Bool { self == .unlocked || self == .lockedKeyHeld }
+}
+
+/// The kinds of events the agent sends to subscribers.
+public enum EventKind: String, Sendable, Codable, CaseIterable {
+    /// A snapshot of the current state: the first reply of every subscription.
+    case state = "State"
+    case encryptionKeyAvailable = "EncryptionKeyAvailable"
+    case encryptionKeyUnavailable = "EncryptionKeyUnavailable"
+    case didLock = "DidLock"
+    case didUnlock = "DidUnlock"
+    case wiped = "Wiped"
+    case policyDidChange = "PolicyDidChange"
+}
+
+/// Why an event happened.
+public enum EventReason: String, Sendable, Codable, CaseIterable {
+    case userRequest
+    case idleTimeout
+    case screenLock
+    case suspend
+    case logout
+    case maxAttempts
+    case policy
+    case wipe
+    case shutdown
+    case startup
+    /// Never sent by the agent: CordonKit reports a lost connection with it.
+    case agentUnavailable
+}
+
+/// How an app says it has complied with an event.
+public enum AcknowledgeStatus: String, Sendable, Codable, CaseIterable {
+    /// The app halted its I/O and dropped the key (answer to `EncryptionKeyUnavailable`).
+    case halted
+    /// The app handled the event (any other kind).
+    case handled
+}
+
+/// Whether an app has done what the last event asked of it.
+public enum Compliance: String, Sendable, Codable, CaseIterable {
+    /// Nothing is pending.
+    case compliant
+    /// An acknowledgement is awaited and its deadline has not passed.
+    case pending
+    /// The deadline passed without an acknowledgement.
+    case overdue
+    /// The app is registered unmanaged: nothing is asked of it.
+    case unmanaged
+}

@@ -1,0 +1,88 @@
+/// One event as sent to subscribers.
+public struct WireEvent: Sendable, Codable, Equatable {
+    /// Position in the agent's event order; every subscriber sees the same order.
+    public var seq: Int
+    public var kind: EventKind
+    public var reason: EventReason
+    /// Seconds since the Unix epoch.
+    public var time: Double
+    /// The state after the event.
+    public var state: LifecycleState
+    /// For `EncryptionKeyUnavailable`: when the app's acknowledgement is due (Unix seconds).
+    public var ackDeadline: Double?
+
+    public init(
+        seq: Int, kind: EventKind, reason: EventReason, time: Double, state: LifecycleState,
+        ackDeadline: Double? = nil
+    ) {
+        self.seq = seq
+        self.kind = kind
+        self.reason = reason
+        self.time = time
+        self.state = state
+        self.ackDeadline = ackDeadline
+    }
+
+    /// Whether the key is in the agent's memory after this event.
+    public var keyAvailable: Bool { state.keyAvailable }
+}
+
+/// The agent's status (`io.cordon.Agent.GetStatus`).
+public struct AgentStatus: Sendable, Codable, Equatable {
+    public var state: LifecycleState
+    public var seq: Int
+    public var failedAttempts: Int
+    public var maxAttempts: Int
+    public var retryAfterSeconds: Double
+    public var idleTimeoutSeconds: Int
+    public var reauthGraceSeconds: Int
+    public var ackDeadlineMs: Int
+    public var apps: Int
+    public var version: String
+    /// True when the daemon runs with the insecure fast KDF (tests only).
+    public var insecureKDF: Bool
+
+    public init(
+        state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
+        idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
+        insecureKDF: Bool
+    ) {
+        self.state = state
+        self.seq = seq
+        self.failedAttempts = failedAttempts
+        self.maxAttempts = maxAttempts
+        self.retryAfterSeconds = retryAfterSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.reauthGraceSeconds = reauthGraceSeconds
+        self.ackDeadlineMs = ackDeadlineMs
+        self.apps = apps
+        self.version = version
+        self.insecureKDF = insecureKDF
+    }
+}
+
+/// A registered app (`io.cordon.Agent.ListApps`).
+public struct AppInfo: Sendable, Codable, Equatable {
+    public var appId: String
+    public var pid: Int
+    public var executable: String
+    public var managed: Bool
+    public var subscribed: Bool
+    public var compliance: Compliance
+    public var pendingSeq: Int?
+    public var lastAckSeq: Int?
+
+    public init(
+        appId: String, pid: Int, executable: String, managed: Bool, subscribed: Bool, compliance: Compliance,
+        pendingSeq: Int?, lastAckSeq: Int?
+    ) {
+        self.appId = appId
+        self.pid = pid
+        self.executable = executable
+        self.managed = managed
+        self.subscribed = subscribed
+        self.compliance = compliance
+        self.pendingSeq = pendingSeq
+        self.lastAckSeq = lastAckSeq
+    }
+}
