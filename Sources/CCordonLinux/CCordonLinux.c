@@ -72,3 +72,21 @@ void cordon_unprotect_memory(void *addr, size_t len) {
 void cordon_secure_zero(void *addr, size_t len) {
     explicit_bzero(addr, len);
 }
+
+#include <sys/un.h>
+
+int cordon_probe_unix_socket(const char *path) {
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof(addr));
+    addr.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(addr.sun_path)) return -ENAMETOOLONG;
+    strcpy(addr.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    int rc = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
+    int err = errno;
+    close(fd);
+    if (rc == 0) return 1;
+    if (err == ECONNREFUSED) return 0;
+    return -err;
+}

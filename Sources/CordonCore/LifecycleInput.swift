@@ -14,6 +14,8 @@ public enum LifecycleInput: Sendable, Equatable {
     case changePasscodeRequested(newPasscodeLength: Int, now: Double)
     /// The passcode check (unwrapping the master key) finished.
     case passcodeChecked(correct: Bool, now: Double)
+    /// The passcode check could not run (the counter could not be stored); nothing was checked.
+    case checkAborted(now: Double)
     /// A lock trigger fired (explicit, idle, screen lock, suspend).
     case lock(reason: EventReason, now: Double)
     /// The key must go (logout, policy, shutdown).

@@ -77,6 +77,11 @@ public struct LifecycleMachine: Sendable {
             return beginCheck(.changePasscode, now: now)
         case .passcodeChecked(let correct, let now):
             return finishCheck(correct: correct, now: now)
+        case .checkAborted:
+            guard pending != nil, pending != .initialize else { return [] }
+            // The counter stays as counted: an aborted check never gives an attempt back.
+            pending = nil
+            return [.fail(.internalError(reason: "the failed-attempt counter could not be stored"))]
         case .lock(let reason, let now):
             guard state != .uninitialized else { return [.fail(.notInitialized)] }
             return lock(reason: reason, now: now) + [.succeed]

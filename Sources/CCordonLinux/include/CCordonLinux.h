@@ -20,3 +20,5 @@ int cordon_protect_memory(void *addr, size_t len);
 void cordon_unprotect_memory(void *addr, size_t len);
 /// Zeroes `len` bytes in a way the compiler cannot elide.
 void cordon_secure_zero(void *addr, size_t len);
+/// Probes a Unix socket path: 1 if a listener answers, 0 if nothing listens (stale), -errno otherwise.
+int cordon_probe_unix_socket(const char *path);

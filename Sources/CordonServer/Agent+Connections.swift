@@ -1,0 +1,55 @@
+import CordonCore
+import CordonProtocol
+import CordonSystem
+import NIOCore
+
+extension Agent {
+    /// Admits a new identified connection, or returns why not.
+    func connectionOpened(channel: any Channel, identity: PeerIdentity, pidfd: Pidfd?) -> Result<
+        AgentConnection, VarlinkError
+    > {
+        loop.preconditionInEventLoop()
+        guard identity.uid == configuration.allowedUID else {
+            logger.warning(
+                "connection refused: another user",
+                metadata: ["uid": "\(identity.uid)", "pid": "\(identity.pid)", "exe": "\(identity.executable)"])
+            return .failure(.permissionDenied)
+        }
+        guard !isShuttingDown else { return .failure(CordonError.keyUnavailable(state: "shutdown").varlinkError) }
+        let limit = configuration.limits.maxConnectionsPerUID
+        guard connections.count < limit else {
+            logger.warning("connection refused: limit reached", metadata: ["limit": "\(limit)"])
+            return .failure(.tooManyConnections(limit: limit))
+        }
+        let connection = AgentConnection(id: nextConnectionID, identity: identity, pidfd: pidfd, channel: channel)
+        nextConnectionID += 1
+        connections[connection.id] = connection
+        return .success(connection)
+    }
+
+    /// Forgets everything a closed connection held.
+    func connectionClosed(_ id: ConnectionID) {
+        loop.preconditionInEventLoop()
+        connections.removeValue(forKey: id)
+        subscribers.removeValue(forKey: id)
+        if let registration = registry.registrations[id] {
+            logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
+        }
+        registry.connectionClosed(id)
+    }
+
+    /// Graceful shutdown: revoke (zero keys, tell every app), flush, then close every connection.
+    func shutdown() -> EventLoopFuture<Void> {
+        loop.preconditionInEventLoop()
+        isShuttingDown = true
+        run(.revoke(reason: .shutdown, now: clock()))
+        masterKey?.zero()
+        masterKey = nil
+        timer?.cancel()
+        let closes = connections.values.map { connection -> EventLoopFuture<Void> in
+            let channel = connection.channel
+            return channel.writeAndFlush(ByteBuffer()).flatMap { channel.close() }.recover { _ in }
+        }
+        return EventLoopFuture.andAllComplete(closes, on: loop)
+    }
+}

@@ -1,0 +1,185 @@
+import CordonCore
+import CordonProtocol
+import CordonStore
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The agent: runs the lifecycle machine and performs its actions.
+///
+/// Every mutable field is confined to `loop`, the single event loop that also serves every
+/// connection, so a fan-out is a loop over channels with no locks or hops. Slow work
+/// (scrypt, SQLite writes) runs on a one-thread pool, which also keeps it in order.
+final class Agent: @unchecked Sendable {
+    let loop: any EventLoop
+    let configuration: AgentConfiguration
+    let database: CordonDatabase
+    let logger: Logger
+    let clock: @Sendable () -> Double
+    let custody = KeyCustody()
+    /// Serial: store writes and key derivations run one at a time, in submission order.
+    let storePool: NIOThreadPool
+
+    var machine: LifecycleMachine
+    var registry = AppRegistry()
+    var masterKey: SecureBytes?
+    var wrappedKey: WrappedKey?
+    var pending: PendingRequest?
+    var subscribers: [ConnectionID: Subscriber] = [:]
+    var connections: [ConnectionID: AgentConnection] = [:]
+    var nextConnectionID: ConnectionID = 1
+    var timer: Scheduled<Void>?
+    var isShuttingDown = false
+
+    /// A passcode check or key creation in flight.
+    struct PendingRequest {
+        let promise: EventLoopPromise<ByteBuffer>
+        let passcode: String
+        let newPasscode: String?
+        let encoder: ReplyEncoder
+    }
+
+    init(
+        loop: any EventLoop, configuration: AgentConfiguration, database: CordonDatabase, storePool: NIOThreadPool,
+        logger: Logger, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) throws {
+        self.loop = loop
+        self.configuration = configuration
+        self.database = database
+        self.storePool = storePool
+        self.logger = logger
+        self.clock = clock
+        machine = LifecycleMachine(configuration: configuration.lifecycle)
+        wrappedKey = try database.loadWrappedKey()
+        let attempts = try database.loadAttempts()
+        _ = machine.handle(
+            .start(
+                initialized: wrappedKey != nil, failedAttempts: attempts.count, lastFailureAt: attempts.lastFailureAt,
+                now: clock()))
+        if configuration.insecureFastKDF {
+            logger.critical(
+                "INSECURE: the fast test KDF is enabled (--insecure-fast-kdf); passcodes are trivial to brute-force. Never use this outside tests."
+            )
+        }
+    }
+
+    // MARK: - Running the machine
+
+    /// Feeds `input` to the machine and performs the resulting actions.
+    /// `request` answers `.succeed` / `.fail` for a synchronous call.
+    func run(_ input: LifecycleInput, request: RequestContext? = nil) {
+        loop.preconditionInEventLoop()
+        let actions = machine.handle(input)
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            switch action {
+            case .emit(let event):
+                broadcast(event)
+            case .persistFailedAttempts(let count, let lastFailure):
+                // A check that follows is chained behind the write and never runs if it failed.
+                if index < actions.count, actions[index] == .checkPasscode || actions[index] == .rewrapMasterKey {
+                    let work = actions[index]
+                    index += 1
+                    startCheck(work, count: count, lastFailureAt: lastFailure, request: request)
+                } else {
+                    persistAttempts(count: count, lastFailureAt: lastFailure)
+                }
+            case .createMasterKey:
+                startCreate(request: request)
+            case .checkPasscode, .rewrapMasterKey:
+                // Always preceded by the counter write; handled above.
+                logger.error("passcode check requested without a stored attempt counter; refused")
+                complete(request, with: .failure(.internalError(reason: "attempt counter not stored")))
+            case .installKey:
+                break  // The candidate key is installed by finishCheck before the machine runs.
+            case .discardKey:
+                discardKeys()
+            case .eraseKeystore:
+                eraseKeystore()
+            case .succeed:
+                complete(request, with: .success(()))
+            case .fail(let error):
+                complete(request, with: .failure(error))
+            }
+        }
+        rescheduleTimer()
+    }
+
+    /// Who answers a request: a synchronous call's promise, or the pending one.
+    struct RequestContext {
+        let promise: EventLoopPromise<ByteBuffer>
+        let encoder: ReplyEncoder
+        var passcode: String?
+        var newPasscode: String?
+    }
+
+    private func complete(_ request: RequestContext?, with result: Result<Void, CordonError>) {
+        let target: (EventLoopPromise<ByteBuffer>, ReplyEncoder)?
+        if let request {
+            target = (request.promise, request.encoder)
+        } else if let pending {
+            target = (pending.promise, pending.encoder)
+            self.pending = nil
+        } else {
+            target = nil
+        }
+        guard let (promise, encoder) = target else { return }
+        switch result {
+        case .success: promise.succeed(encoder.empty())
+        case .failure(let error): promise.succeed(encoder.error(error.varlinkError))
+        }
+    }
+
+    // MARK: - Keys and store
+
+    private func discardKeys() {
+        masterKey?.zero()
+        masterKey = nil
+        logger.info("key discarded: every key copy in the agent is zeroed")
+    }
+
+    private func persistAttempts(count: Int, lastFailureAt: Double?) {
+        let database = self.database
+        storePool.runIfActive(eventLoop: loop) {
+            try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
+        }.whenFailure { [logger] error in
+            logger.error("could not store the failed-attempt counter: \(error)")
+        }
+    }
+
+    private func eraseKeystore() {
+        wrappedKey = nil
+        let database = self.database
+        storePool.runIfActive(eventLoop: loop) {
+            try database.eraseKeystore()
+        }.whenComplete { [logger] result in
+            switch result {
+            case .success: logger.warning("keystore erased: the master key is gone (crypto-erase)")
+            case .failure(let error): logger.error("could not erase the keystore: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Timers
+
+    func rescheduleTimer() {
+        timer?.cancel()
+        timer = nil
+        let deadlines = [machine.nextDeadline, registry.nextDeadline].compactMap { $0 }
+        guard let next = deadlines.min(), !isShuttingDown else { return }
+        let delay = max(0, next - clock())
+        timer = loop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9) + 1_000_000)) { [self] in
+            timer = nil
+            let now = clock()
+            for app in registry.tick(now: now) {
+                logger.warning(
+                    "app did not acknowledge the revocation in time",
+                    metadata: ["appId": "\(app.appId)", "pid": "\(app.pid)", "seq": "\(app.pendingSeq ?? 0)"])
+            }
+            run(.tick(now: now))
+        }
+    }
+}

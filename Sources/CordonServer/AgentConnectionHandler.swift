@@ -1,0 +1,183 @@
+import CordonCore
+import CordonProtocol
+import CordonSystem
+import CordonTransport
+import Foundation
+import NIOCore
+
+/// Serves one connection: identifies the peer, then answers its calls in order.
+///
+/// Backpressure keeps a client's footprint bounded: while a call is in flight, or the
+/// socket's send buffer is full, further messages wait in a bounded backlog, and once that
+/// is full the handler stops reading from the socket.
+final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let agent: Agent
+    private var connection: AgentConnection?
+    private var backlog: BoundedQueue<ByteBuffer>
+    private var busy = false
+    private var streaming = false
+    private var readHeld = false
+    private var closing = false
+    private var needsFlush = false
+
+    init(agent: Agent) {
+        self.agent = agent
+        backlog = BoundedQueue(capacity: agent.configuration.limits.maxPendingCalls)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        let channel = context.channel
+        guard let provider = channel as? any SocketOptionProvider else {
+            refuse(context: context, with: .permissionDenied)
+            return
+        }
+        // On the channel's own loop these futures are already complete.
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        let pidfd: EventLoopFuture<CInt> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(77))  // SO_PEERPIDFD
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        credentials.and(pidfd.recover { _ in -1 }).whenComplete { [self] result in
+            let context = bound.value
+            switch result {
+            case .success(let (credentials, pidfdNumber)):
+                let (identity, handle) = PeerIdentity.resolve(
+                    pid: credentials.pid, uid: credentials.uid, gid: credentials.gid, pidfd: pidfdNumber)
+                switch agent.connectionOpened(channel: channel, identity: identity, pidfd: handle) {
+                case .success(let connection):
+                    self.connection = connection
+                    processBacklog(context: context)
+                case .failure(let error):
+                    refuse(context: context, with: error)
+                }
+            case .failure:
+                refuse(context: context, with: .permissionDenied)
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connection { agent.connectionClosed(connection.id) }
+        connection = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        let frame = unwrapInboundIn(data)
+        if !backlog.push(frame) {
+            // Only reachable if one read delivered more messages than the backlog holds.
+            fail(context: context, with: .invalidMessage(reason: "too many pipelined calls"))
+            return
+        }
+        processBacklog(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfNeeded(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            if let connection { agent.subscriberWritable(connection.id) }
+            processBacklog(context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // A streaming connection keeps reading so its close is seen at once.
+        if backlog.count >= backlog.capacity / 2 && !streaming {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if case VarlinkFrameError.messageTooLarge(let limit) = error {
+            fail(context: context, with: .messageTooLarge(limit: limit))
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    // MARK: - Calls
+
+    private func processBacklog(context: ChannelHandlerContext) {
+        while connection != nil, !busy, !streaming, !closing, context.channel.isWritable, let frame = backlog.pop() {
+            handle(frame, context: context)
+        }
+        flushIfNeeded(context: context)
+        if readHeld && backlog.count < backlog.capacity / 2 {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    private func handle(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+        guard let connection else { return }
+        let message = Data(frame.readableBytesView)
+        let header: VarlinkCallHeader
+        do {
+            header = try VarlinkCodec().decodeHeader(message)
+        } catch {
+            fail(context: context, with: error)
+            return
+        }
+        switch agent.dispatch(header, message: message, connection: connection) {
+        case .reply(let reply):
+            send(reply, oneway: header.oneway, context: context)
+        case .deferred(let future):
+            busy = true
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            future.whenComplete { [self] result in
+                let context = bound.value
+                busy = false
+                switch result {
+                case .success(let reply): send(reply, oneway: header.oneway, context: context)
+                case .failure: context.close(promise: nil)
+                }
+                processBacklog(context: context)
+            }
+        case .streaming:
+            streaming = true
+        case .close(let reply):
+            fail(context: context, frame: reply)
+        }
+    }
+
+    private func send(_ reply: ByteBuffer, oneway: Bool, context: ChannelHandlerContext) {
+        guard !oneway, !closing, context.channel.isActive else { return }
+        context.write(wrapOutboundOut(reply), promise: nil)
+        needsFlush = true
+    }
+
+    private func flushIfNeeded(context: ChannelHandlerContext) {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
+    }
+
+    private func refuse(context: ChannelHandlerContext, with error: VarlinkError) {
+        fail(context: context, with: error)
+    }
+
+    private func fail(context: ChannelHandlerContext, with error: VarlinkError) {
+        fail(context: context, frame: ReplyEncoder(allocator: context.channel.allocator).error(error))
+    }
+
+    private func fail(context: ChannelHandlerContext, frame: ByteBuffer) {
+        guard !closing else { return }
+        closing = true
+        flushIfNeeded(context: context)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}

@@ -1,0 +1,91 @@
+import CordonCore
+import CordonProtocol
+import CordonStore
+import CordonSystem
+import CordonTransport
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The agent's Unix-socket server: binds the socket and owns the loop, the pool and the agent.
+public final class AgentServer: Sendable {
+    public let configuration: AgentConfiguration
+    private let group: MultiThreadedEventLoopGroup
+    private let storePool: NIOThreadPool
+    private let agent: Agent
+    private let logger: Logger
+    private let channel = Mutex<(any Channel)?>(nil)
+
+    /// Opens the database and prepares the agent; `start()` binds the socket.
+    public init(configuration: AgentConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        try FileManager.default.createDirectory(
+            atPath: configuration.paths.dataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let database = try CordonDatabase(path: configuration.paths.databasePath)
+        // One loop serves every connection: the agent's state needs no locks.
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        storePool = NIOThreadPool(numberOfThreads: 1)
+        storePool.start()
+        let loop = group.next()
+        agent = try loop.submit { [storePool] in
+            try Agent(
+                loop: loop, configuration: configuration, database: database, storePool: storePool, logger: logger)
+        }.wait()
+    }
+
+    /// The socket path clients connect to.
+    public var socketPath: String { configuration.paths.socketPath }
+
+    /// Binds the socket (0600 in a 0700 directory) and starts accepting.
+    public func start() async throws {
+        let paths = configuration.paths
+        try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID)
+        try RuntimeDirectory.claimSocketPath(paths.socketPath)
+        let agent = self.agent
+        let limits = configuration.limits
+        let previousMask = umask(0o177)
+        defer { umask(previousMask) }
+        let bound = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 512)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: limits.maxMessageBytes)))
+                    try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(agent: agent))
+                }
+            }
+            .bind(unixDomainSocketPath: paths.socketPath).get()
+        chmod(paths.socketPath, 0o600)
+        channel.withLock { $0 = bound }
+        logger.notice(
+            "listening", metadata: ["socket": "\(paths.socketPath)", "database": "\(paths.databasePath)"])
+    }
+
+    /// A one-line status for the service manager.
+    public func statusLine() async throws -> String {
+        let agent = self.agent
+        let status = try await agent.loop.submit { agent.status(now: agent.clock()) }.get()
+        return "state: \(status.state.rawValue), apps: \(status.apps)"
+    }
+
+    /// Stops accepting, revokes (zeroing every key and telling every app), closes everything.
+    public func stop() async throws {
+        let listener = channel.withLock { value -> (any Channel)? in
+            defer { value = nil }
+            return value
+        }
+        try? await listener?.close()
+        let agent = self.agent
+        try await agent.loop.flatSubmit { agent.shutdown() }.get()
+        unlink(configuration.paths.socketPath)
+        try await storePool.shutdownGracefully()
+        try await group.shutdownGracefully()
+        logger.notice("stopped")
+    }
+}

@@ -1,0 +1,113 @@
+import CordonCore
+import Foundation
+import GRDB
+
+/// The agent's SQLite database: the wrapped master key and the failed-attempt counter.
+///
+/// WAL mode with `synchronous = FULL`: a write that returned is on disk, so the attempt
+/// counter survives a `kill -9` right after it is stored.
+public final class CordonDatabase: Sendable {
+    private let queue: DatabaseQueue
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+        }
+        try Self.migrator.migrate(queue)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-keystore") { db in
+            try db.create(table: "keystore") { table in
+                table.column("id", .integer).primaryKey(onConflict: .replace)
+                table.column("version", .integer).notNull()
+                table.column("kdfRounds", .integer).notNull()
+                table.column("kdfBlockSize", .integer).notNull()
+                table.column("kdfParallelism", .integer).notNull()
+                table.column("salt", .blob).notNull()
+                table.column("sealed", .blob).notNull()
+                table.column("createdAt", .double).notNull()
+            }
+            try db.create(table: "attempts") { table in
+                table.column("id", .integer).primaryKey(onConflict: .replace)
+                table.column("failed", .integer).notNull()
+                table.column("lastFailureAt", .double)
+            }
+        }
+        return migrator
+    }
+
+    /// The stored wrapped master key, if the container is initialized.
+    public func loadWrappedKey() throws -> WrappedKey? {
+        try queue.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM keystore WHERE id = 1") else { return nil }
+            let salt: Data = row["salt"]
+            let sealed: Data = row["sealed"]
+            let kdf = KDFParameters(
+                rounds: row["kdfRounds"], blockSize: row["kdfBlockSize"], parallelism: row["kdfParallelism"],
+                salt: Array(salt))
+            return WrappedKey(version: row["version"], kdf: kdf, sealed: Array(sealed))
+        }
+    }
+
+    /// Stores (replacing) the wrapped master key.
+    public func saveWrappedKey(_ key: WrappedKey, now: Double) throws {
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt)
+                    VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    key.version, key.kdf.rounds, key.kdf.blockSize, key.kdf.parallelism, Data(key.kdf.salt),
+                    Data(key.sealed), now,
+                ])
+        }
+    }
+
+    /// Crypto-erase: deletes the wrapped key (overwritten on disk by `secure_delete`) and
+    /// truncates the WAL so no copy of the record remains in the log.
+    public func eraseKeystore() throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM keystore")
+        }
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    /// The failed-attempt counter and the time of the last failure.
+    public func loadAttempts() throws -> (count: Int, lastFailureAt: Double?) {
+        try queue.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT failed, lastFailureAt FROM attempts WHERE id = 1") else {
+                return (0, nil)
+            }
+            return (row["failed"], row["lastFailureAt"])
+        }
+    }
+
+    /// Durably stores the failed-attempt counter.
+    public func saveAttempts(count: Int, lastFailureAt: Double?) throws {
+        try queue.write { db in
+            try db.execute(
+                sql: "INSERT INTO attempts (id, failed, lastFailureAt) VALUES (1, ?, ?)",
+                arguments: [count, lastFailureAt])
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when sound).
+    public func integrityCheck() throws -> String {
+        try queue.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "no answer" }
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import CordonCore
+import CordonProtocol
+import CordonServer
+import CordonSystem
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `cordond`: the per-user Cordon agent.
+@main
+struct Cordond: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cordond",
+        abstract: "The Cordon agent: keeps the container's key behind a passcode and a lock, and serves wrapped apps.",
+        discussion: """
+            Listens on $XDG_RUNTIME_DIR/cordon/agent.sock. Directories can be overridden with the flags below
+            or with CORDON_RUNTIME_DIR, CORDON_DATA_DIR and CORDON_CONFIG_DIR.
+            """)
+
+    @Option(help: "Directory for the socket (default: $XDG_RUNTIME_DIR/cordon).")
+    var runtimeDir: String?
+    @Option(help: "Directory for the database (default: $XDG_DATA_HOME/cordon).")
+    var dataDir: String?
+    @Option(help: "Directory for user settings and policy (default: $XDG_CONFIG_HOME/cordon).")
+    var configDir: String?
+    @Option(help: "Seconds without activity before the container locks; 0 disables.")
+    var idleTimeout: Int = 300
+    @Option(help: "Seconds after a lock during which unlocking needs no passcode.")
+    var reauthGrace: Int = 60
+    @Option(help: "Failed passcode attempts before the container is wiped.")
+    var maxAttempts: Int = 10
+    @Option(help: "Milliseconds an app has to acknowledge a revocation.")
+    var ackDeadlineMs: Int = 2000
+    @Option(help: "Failed attempts allowed before the back-off delay starts.")
+    var backoffFreeAttempts: Int = 3
+    @Option(help: "First back-off delay in seconds (doubles per failure, capped at 300).")
+    var backoffBaseSeconds: Double = 1
+    @Flag(help: "Discard the key on every lock (every lock becomes a revocation).")
+    var discardKeyOnLock = false
+    @Flag(help: "INSECURE, tests only: near-free passcode KDF. Also CORDON_INSECURE_FAST_KDF=1.")
+    var insecureFastKdf = false
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "cordond")
+        do {
+            try ProcessHardening.disableDumping()
+        } catch {
+            logger.warning("could not make the process non-dumpable: \(error)")
+        }
+        let uid = getuid()
+        let paths = CordonPaths.resolve(
+            environment: environment, uid: uid, runtime: runtimeDir, data: dataDir, config: configDir)
+        let lifecycle = LifecycleConfiguration(
+            idleTimeoutSeconds: idleTimeout, reauthGraceSeconds: reauthGrace, discardKeyOnLock: discardKeyOnLock,
+            maxAttempts: maxAttempts, ackDeadlineMs: ackDeadlineMs,
+            backoff: Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds))
+        let configuration = AgentConfiguration(
+            paths: paths, lifecycle: lifecycle,
+            insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1", allowedUID: uid)
+        let server: AgentServer
+        do {
+            server = try AgentServer(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: AgentService(server: server))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("stopped on error: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import CordonCore
+import CordonProtocol
+import Testing
+
+@Suite("LifecycleMachine: change passcode and wipe")
+struct LifecycleMachinePasscodeTests {
+    @Test func changePasscodeCountsTheAttemptThenRewraps() {
+        var h = LifecycleHarness()
+        h.startUnlocked()
+        h.advance(1)
+        #expect(
+            h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)) == [
+                .persistFailedAttempts(count: 1, lastFailureAt: h.now), .rewrapMasterKey,
+            ])
+        #expect(h.machine.pending == .changePasscode)
+        #expect(h.checked(true) == [.persistFailedAttempts(count: 0, lastFailureAt: nil), .succeed])
+        #expect(h.machine.state == .unlocked)
+        #expect(h.machine.pending == nil)
+        #expect(h.machine.failedAttempts == 0)
+        #expect(h.machine.seq == 2, "changing the passcode emits no event")
+    }
+
+    @Test func changePasscodeWhileLockedKeepsTheStateAndInstallsNothing() {
+        var h = LifecycleHarness()
+        h.start(initialized: true)
+        #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)).last == .rewrapMasterKey)
+        #expect(h.checked(true) == [.persistFailedAttempts(count: 0, lastFailureAt: nil), .succeed])
+        #expect(h.machine.state == .lockedNoKey)
+        #expect(h.emitted.isEmpty)
+    }
+
+    @Test func changePasscodeRejectsAShortNewPasscodeWithoutCounting() {
+        var h = LifecycleHarness()
+        h.startUnlocked()
+        #expect(
+            h.handle(.changePasscodeRequested(newPasscodeLength: 2, now: h.now))
+                == [.fail(.invalidPasscode(reason: "the passcode must have at least 4 characters"))])
+        #expect(h.machine.failedAttempts == 0)
+        #expect(h.machine.pending == nil)
+    }
+
+    @Test func changePasscodeWithTheWrongOldPasscodeCounts() {
+        var h = LifecycleHarness()
+        h.startUnlocked()
+        h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
+        #expect(h.checked(false) == [.fail(.wrongPasscode(attemptsLeft: 9, retryAfterSeconds: 0))])
+        #expect(h.machine.state == .unlocked, "a wrong old passcode does not lock")
+        #expect(h.machine.failedAttempts == 1)
+        #expect(h.machine.pending == nil)
+    }
+
+    @Test func changePasscodeWhileBusyIsBusy() {
+        var h = LifecycleHarness()
+        h.startUnlocked()
+        h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
+        #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)) == [.fail(.busy)])
+        #expect(h.machine.failedAttempts == 1)
+    }
+
+    @Test func changePasscodeWrongTooOftenWipesAnUnlockedContainer() {
+        var h = LifecycleHarness(
+            configuration: LifecycleConfiguration(maxAttempts: 2, backoff: Backoff(freeAttempts: 10)))
+        h.startUnlocked()
+        h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
+        h.checked(false)
+        h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
+        #expect(
+            h.checked(false) == [
+                .emit(WireEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
+                .discardKey,
+                .emit(
+                    WireEvent(
+                        seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
+                        state: .lockedNoKey, ackDeadline: h.now + 2)),
+                .eraseKeystore,
+                .persistFailedAttempts(count: 0, lastFailureAt: nil),
+                .emit(WireEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
+            ])
+        #expect(h.machine.state == .uninitialized)
+    }
+
+    @Test func wipeFromUnlockedRevokesThenErases() {
+        var h = LifecycleHarness(configuration: LifecycleConfiguration(ackDeadlineMs: 3000))
+        h.startUnlocked()
+        h.advance(9)
+        #expect(
+            h.handle(.wipeRequested(now: h.now)) == [
+                .emit(WireEvent(seq: 3, kind: .didLock, reason: .wipe, time: h.now, state: .lockedKeyHeld)),
+                .discardKey,
+                .emit(
+                    WireEvent(
+                        seq: 4, kind: .encryptionKeyUnavailable, reason: .wipe, time: h.now, state: .lockedNoKey,
+                        ackDeadline: h.now + 3)),
+                .eraseKeystore,
+                .persistFailedAttempts(count: 0, lastFailureAt: nil),
+                .emit(WireEvent(seq: 5, kind: .wiped, reason: .wipe, time: h.now, state: .uninitialized)),
+                .succeed,
+            ])
+        #expect(h.machine.state == .uninitialized)
+        #expect(h.machine.lockedAt == nil)
+        #expect(h.machine.nextDeadline == nil)
+    }
+
+    @Test func wipeNeedsTheContainerUnlocked() {
+        var h = LifecycleHarness()
+        h.start(initialized: true)
+        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.locked)], "locked without key")
+        h.unlock()
+        h.checked(true)
+        h.lock()
+        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.locked)], "locked with key")
+        #expect(h.machine.state == .lockedKeyHeld)
+    }
+
+    @Test func afterAWipeTheContainerCanBeInitializedAgainAndSeqContinues() {
+        var h = LifecycleHarness()
+        h.startUnlocked()
+        h.handle(.wipeRequested(now: h.now))
+        let seq = h.machine.seq
+        #expect(h.handle(.initializeRequested(passcodeLength: 6, now: h.now)) == [.createMasterKey])
+        #expect(h.handle(.initializeFinished(success: true, now: h.now)) == [.succeed])
+        h.unlock()
+        let events = h.checked(true).events
+        #expect(events.map(\.seq) == [seq + 1, seq + 2])
+    }
+
+    @Test func wipeWhileAPasscodeChangeIsRunningMustNotLeaveItPending() {
+        var h = LifecycleHarness()
+        h.startUnlocked()
+        #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)).last == .rewrapMasterKey)
+        let wipe = h.handle(.wipeRequested(now: h.now))
+        withKnownIssue(
+            "wipeRequested does not check `pending`: a wipe during a running re-wrap is accepted and the re-wrap stays pending"
+        ) {
+            // Either refuse the wipe as Busy, or wipe and forget the running check.
+            let refused = wipe == [.fail(.busy)]
+            #expect(refused || h.machine.pending == nil)
+        }
+        if h.machine.state == .uninitialized {
+            withKnownIssue("the stale re-wrap then blocks Initialize with Busy and is answered with succeed") {
+                #expect(h.handle(.initializeRequested(passcodeLength: 6, now: h.now)) == [.createMasterKey])
+            }
+        }
+    }
+}
