@@ -1,0 +1,98 @@
+import CordonProtocol
+import Crypto
+import Foundation
+
+/// A wrapped app: registered with the agent, hearing its events, holding its own key.
+///
+/// Manual integration, as the mobile SDKs document it:
+/// ```swift
+/// let app = try await CordonApp.connect(appId: "com.example.notes")
+/// for await event in app.events {
+///     switch event.kind {
+///     case .encryptionKeyAvailable: key = try await app.key()
+///     case .encryptionKeyUnavailable:
+///         closeFiles(); key = nil
+///         try await app.acknowledge(event, status: .halted)
+///     default: break
+///     }
+/// }
+/// ```
+/// A lost connection to the agent arrives as `encryptionKeyUnavailable` with reason
+/// `agentUnavailable`, after which the sequence ends.
+public final class CordonApp: Sendable {
+    public let appId: String
+    /// Whether the agent manages this app (only managed apps get a key).
+    public let managed: Bool
+    /// Typed events: a `state` snapshot first, then every change.
+    public let events: AsyncStream<CordonEvent>
+    private let control: VarlinkClientConnection
+    private let subscription: EventStream
+
+    private init(
+        appId: String, managed: Bool, control: VarlinkClientConnection, subscription: EventStream,
+        events: AsyncStream<CordonEvent>
+    ) {
+        self.appId = appId
+        self.managed = managed
+        self.control = control
+        self.subscription = subscription
+        self.events = events
+    }
+
+    /// Registers `appId` with the agent and subscribes to its events.
+    public static func connect(appId: String, socketPath: String? = nil) async throws -> CordonApp {
+        let path = socketPath ?? CordonSocket.defaultPath
+        let control = try await VarlinkClientConnection.connect(path: path)
+        let registration = try await control.call(
+            .register, RegisterParameters(appId: appId), returning: RegisterReply.self)
+        let subscription = try await EventStream.open(socketPath: path, token: registration.token)
+        let source = subscription.events
+        let events = AsyncStream<CordonEvent> { continuation in
+            let task = Task {
+                var lastSeq = 0
+                do {
+                    for try await event in source {
+                        lastSeq = max(lastSeq, event.seq)
+                        continuation.yield(event)
+                    }
+                } catch {}
+                // However the stream ended, the key must be treated as gone.
+                continuation.yield(.agentUnavailable(lastSeq: lastSeq))
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        let app = CordonApp(
+            appId: appId, managed: registration.managed, control: control, subscription: subscription, events: events)
+        // Losing the control connection means losing the registration: end the events too.
+        control.closeFuture.whenComplete { _ in Task { await subscription.connection.close() } }
+        return app
+    }
+
+    /// Tells the agent the app handled `event` (`halted`: I/O stopped and the key dropped).
+    public func acknowledge(_ event: CordonEvent, status: AcknowledgeStatus = .halted) async throws {
+        _ = try await control.call(
+            .acknowledge, AcknowledgeParameters(seq: event.seq, status: status), returning: NoParameters.self)
+    }
+
+    /// The app's own key while the key is available; throws `CordonError.keyUnavailable` otherwise.
+    public func key() async throws -> SymmetricKey {
+        let reply = try await control.call(.getKey, NoParameters(), returning: GetKeyReply.self)
+        guard var bytes = Data(base64Encoded: reply.key), bytes.count == 32 else {
+            throw CordonClientError.protocolViolation("the key is not 32 base64-encoded bytes")
+        }
+        defer { bytes.resetBytes(in: 0..<bytes.count) }
+        return SymmetricKey(data: bytes)
+    }
+
+    /// Resets the agent's idle timer (call on user activity).
+    public func reportActivity() async throws {
+        _ = try await control.call(.reportActivity, NoParameters(), returning: NoParameters.self)
+    }
+
+    /// Unregisters and closes both connections.
+    public func close() async {
+        await subscription.connection.close()
+        await control.close()
+    }
+}

@@ -1,0 +1,73 @@
+import CordonProtocol
+import Foundation
+
+/// A typed lifecycle event, as an app or tool receives it.
+public struct CordonEvent: Sendable, Equatable {
+    /// What happened.
+    public var kind: EventKind
+    /// Why.
+    public var reason: EventReason
+    /// The agent's sequence number (0 for an event CordonKit made up, e.g. a lost connection).
+    public var seq: Int
+    public var time: Date
+    /// The container's state after the event.
+    public var state: LifecycleState
+    /// For `encryptionKeyUnavailable`: when the acknowledgement is due.
+    public var ackDeadline: Date?
+
+    public init(
+        kind: EventKind, reason: EventReason, seq: Int, time: Date, state: LifecycleState, ackDeadline: Date? = nil
+    ) {
+        self.kind = kind
+        self.reason = reason
+        self.seq = seq
+        self.time = time
+        self.state = state
+        self.ackDeadline = ackDeadline
+    }
+
+    init(_ event: WireEvent) {
+        self.init(
+            kind: event.kind, reason: event.reason, seq: event.seq, time: Date(timeIntervalSince1970: event.time),
+            state: event.state, ackDeadline: event.ackDeadline.map { Date(timeIntervalSince1970: $0) })
+    }
+
+    /// Whether the key is available after this event.
+    public var keyAvailable: Bool { state.keyAvailable }
+
+    /// The event CordonKit reports when the agent is gone: the key must be treated as revoked.
+    public static func agentUnavailable(lastSeq: Int) -> CordonEvent {
+        CordonEvent(
+            kind: .encryptionKeyUnavailable, reason: .agentUnavailable, seq: lastSeq, time: Date(),
+            state: .lockedNoKey)
+    }
+}
+
+/// The typed event stream of one subscription connection.
+struct EventStream: Sendable {
+    let connection: VarlinkClientConnection
+    let events: AsyncThrowingStream<CordonEvent, any Error>
+
+    static func open(socketPath: String, token: String?) async throws -> EventStream {
+        let connection = try await VarlinkClientConnection.connect(path: socketPath)
+        let raw = try connection.stream(.subscribe, SubscribeParameters(token: token))
+        let events = AsyncThrowingStream<CordonEvent, any Error> { continuation in
+            let task = Task {
+                do {
+                    for try await message in raw {
+                        let reply = try connection.decode(SubscribeReply.self, from: message)
+                        continuation.yield(CordonEvent(reply.event))
+                    }
+                    continuation.finish(throwing: CordonClientError.connectionClosed)
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                Task { await connection.close() }
+            }
+        }
+        return EventStream(connection: connection, events: events)
+    }
+}
