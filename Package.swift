@@ -112,6 +112,10 @@ let package = Package(
         .testTarget(name: "CordonSystemTests", dependencies: ["CordonSystem"], swiftSettings: strict),
         .testTarget(name: "CordonServerTests", dependencies: ["CordonServer", "CordonKit"], swiftSettings: strict),
         .testTarget(name: "CordonKitTests", dependencies: ["CordonKit"], swiftSettings: strict),
-        .testTarget(name: "EndToEndTests", dependencies: ["CordonKit"], swiftSettings: strict),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["CordonKit", "CordonStore", "CordonSystem"],
+            swiftSettings: strict
+        ),
     ]
 )

@@ -214,7 +214,8 @@ public struct LifecycleMachine: Sendable {
 
     private func passcodeProblem(length: Int) -> CordonError? {
         guard length >= configuration.minPasscodeLength else {
-            return .invalidPasscode(reason: "the passcode must have at least \(configuration.minPasscodeLength) characters")
+            return .invalidPasscode(
+                reason: "the passcode must have at least \(configuration.minPasscodeLength) characters")
         }
         return nil
     }

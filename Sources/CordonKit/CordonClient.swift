@@ -32,7 +32,8 @@ public final class CordonClient: Sendable {
 
     /// Sets the first passcode; the container stays locked until `unlock`.
     public func initialize(passcode: String) async throws {
-        _ = try await connection.call(.initialize, InitializeParameters(passcode: passcode), returning: NoParameters.self)
+        _ = try await connection.call(
+            .initialize, InitializeParameters(passcode: passcode), returning: NoParameters.self)
     }
 
     /// Unlocks; `nil` works within the re-authentication grace.

@@ -49,7 +49,9 @@ final class VarlinkClientConnection: Sendable {
     }
 
     /// Calls `method` with `more` and yields each reply's raw message until the stream ends.
-    func stream<P: Encodable & Sendable>(_ method: Method, _ parameters: P) throws -> AsyncThrowingStream<Data, any Error> {
+    func stream<P: Encodable & Sendable>(_ method: Method, _ parameters: P) throws -> AsyncThrowingStream<
+        Data, any Error
+    > {
         let frame = try codec.encode(VarlinkCall(method: method.rawValue, parameters: parameters, more: true))
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let handler = self.handler

@@ -95,7 +95,8 @@ public enum CordonError: Error, Sendable, Equatable {
             self = .wrongPasscode(
                 attemptsLeft: p["attemptsLeft"]?.intValue ?? 0,
                 retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
-        case "io.cordon.Agent.RetryLater": self = .retryLater(retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
+        case "io.cordon.Agent.RetryLater":
+            self = .retryLater(retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
         case "io.cordon.Agent.PasscodeRequired": self = .passcodeRequired
         case "io.cordon.Agent.InvalidPasscode": self = .invalidPasscode(reason: string("reason"))
         case "io.cordon.Agent.Locked": self = .locked

@@ -1,5 +1,7 @@
 /// `GetStatus` reply.
-public struct StatusReply: Sendable, Codable { public var status: AgentStatus; public init(status: AgentStatus) { self.status = status } }
+public struct StatusReply: Sendable, Codable {
+    public var status: AgentStatus; public init(status: AgentStatus) { self.status = status }
+}
 
 /// `Initialize` parameters.
 public struct InitializeParameters: Sendable, Codable {

@@ -124,7 +124,9 @@ extension Agent {
         }
         logger.info(
             "app registered",
-            metadata: ["appId": "\(appId)", "pid": "\(connection.identity.pid)", "exe": "\(connection.identity.executable)"])
+            metadata: [
+                "appId": "\(appId)", "pid": "\(connection.identity.pid)", "exe": "\(connection.identity.executable)",
+            ])
         return encoder.reply(RegisterReply(appId: appId, managed: true, token: token))
     }
 

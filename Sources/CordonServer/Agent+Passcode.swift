@@ -75,7 +75,8 @@ extension Agent {
             run(.initializeFinished(success: false, now: clock()))
             return
         }
-        pending = PendingRequest(promise: request.promise, passcode: passcode, newPasscode: nil, encoder: request.encoder)
+        pending = PendingRequest(
+            promise: request.promise, passcode: passcode, newPasscode: nil, encoder: request.encoder)
         let database = self.database
         let custody = self.custody
         let insecure = configuration.insecureFastKDF

@@ -64,6 +64,8 @@ extension Agent {
         let subscriber = Subscriber(connection: connection, capacity: configuration.limits.maxQueuedEvents)
         subscribers[connection.id] = subscriber
         let snapshot = machine.snapshot(now: clock())
-        deliver(ReplyEncoder(allocator: connection.channel.allocator).reply(SubscribeReply(event: snapshot), continues: true), to: subscriber)
+        deliver(
+            ReplyEncoder(allocator: connection.channel.allocator).reply(
+                SubscribeReply(event: snapshot), continues: true), to: subscriber)
     }
 }

@@ -11,15 +11,21 @@ public final class CordonDatabase: Sendable {
     /// The database file.
     public let path: String
 
-    /// Opens (creating if needed) the database at `path` and migrates it.
-    public init(path: String) throws {
+    /// Opens (creating if needed) the database at `path` and migrates it; `readOnly` opens an
+    /// existing database for inspection (tools, tests) while the agent runs.
+    public init(path: String, readOnly: Bool = false) throws {
         self.path = path
         var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "PRAGMA secure_delete = ON")
+        configuration.busyMode = .timeout(10)
+        configuration.readonly = readOnly
+        if !readOnly {
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA secure_delete = ON")
+            }
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
+        if readOnly { return }
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
         }

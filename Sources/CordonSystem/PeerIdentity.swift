@@ -22,7 +22,8 @@ public struct PeerIdentity: Sendable, Equatable {
 
     /// Builds the identity from credentials already read (`SO_PEERCRED`) and a peer pidfd
     /// (`SO_PEERPIDFD`, or < 0 to open one by pid). Returns it with the owned pidfd.
-    public static func resolve(pid: Int32, uid: UInt32, gid: UInt32, pidfd descriptor: Int32) -> (PeerIdentity, Pidfd?) {
+    public static func resolve(pid: Int32, uid: UInt32, gid: UInt32, pidfd descriptor: Int32) -> (PeerIdentity, Pidfd?)
+    {
         let pidfd = Pidfd(adopting: descriptor) ?? Pidfd(pid: pid)
         let executable = ProcessInfoReader.executable(of: pid)
         // The executable is only trusted if the process is still the one that connected.

@@ -41,7 +41,8 @@ public enum RuntimeDirectoryError: Error, Sendable, Equatable, CustomStringConve
         switch self {
         case .notADirectory(let path): return "\(path) exists and is not a directory"
         case .wrongOwner(let path, let owner): return "\(path) belongs to uid \(owner), not to this user"
-        case .notASocket(let path): return "\(path) exists and is not a socket; remove it or choose another runtime directory"
+        case .notASocket(let path):
+            return "\(path) exists and is not a socket; remove it or choose another runtime directory"
         case .socketInUse(let path): return "another agent is already listening on \(path)"
         }
     }

@@ -36,6 +36,8 @@ struct Cordond: AsyncParsableCommand {
     var backoffFreeAttempts: Int = 3
     @Option(help: "First back-off delay in seconds (doubles per failure, capped at 300).")
     var backoffBaseSeconds: Double = 1
+    @Option(help: "Milliseconds one passcode derivation should take when scrypt is tuned on init.")
+    var kdfTargetMs: Int = 250
     @Flag(help: "Discard the key on every lock (every lock becomes a revocation).")
     var discardKeyOnLock = false
     @Flag(help: "INSECURE, tests only: near-free passcode KDF. Also CORDON_INSECURE_FAST_KDF=1.")
@@ -66,7 +68,8 @@ struct Cordond: AsyncParsableCommand {
             backoff: Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds))
         let configuration = AgentConfiguration(
             paths: paths, lifecycle: lifecycle,
-            insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1", allowedUID: uid)
+            insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1",
+            kdfTargetSeconds: Double(kdfTargetMs) / 1000, allowedUID: uid)
         let server: AgentServer
         do {
             server = try AgentServer(configuration: configuration, logger: logger)

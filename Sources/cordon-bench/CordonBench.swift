@@ -1,0 +1,11 @@
+import ArgumentParser
+import Foundation
+
+/// `cordon-bench`: Cordon's benchmarks, each measured against its baseline in the same run.
+@main
+struct CordonBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cordon-bench",
+        abstract: "Benchmarks for Cordon, each against its baseline in the same run.",
+        subcommands: [RTTBenchmark.self])
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Starts the `cordond` next to this executable on a temporary directory.
+enum DaemonLauncher {
+    static func start(in directory: String) throws -> (process: Process, socket: String) {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("cordond")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [
+            "--runtime-dir", directory + "/run", "--data-dir", directory + "/data", "--config-dir",
+            directory + "/config", "--log-level", "warning", "--idle-timeout", "0",
+        ]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let socket = directory + "/run/agent.sock"
+        for _ in 0..<500 {
+            if (try? RawUnixSocket.connect(to: socket)) != nil { return (process, socket) }
+            guard process.isRunning else { throw BenchError.daemon("exited at startup") }
+            usleep(10_000)
+        }
+        process.terminate()
+        throw BenchError.daemon("did not answer at \(socket)")
+    }
+}

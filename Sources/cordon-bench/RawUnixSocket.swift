@@ -1,0 +1,107 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A blocking Unix stream socket: the same client code measures the agent and the baseline.
+/// Each instance is used by one thread at a time.
+final class RawUnixSocket: @unchecked Sendable {
+    let descriptor: Int32
+    private var buffer = [UInt8](repeating: 0, count: 65536)
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Connects to `path`.
+    static func connect(to path: String) throws -> RawUnixSocket {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError.system("socket", errno) }
+        var address = try makeAddress(path)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw BenchError.system("connect(\(path))", errno)
+        }
+        return RawUnixSocket(descriptor: fd)
+    }
+
+    /// Binds and listens on `path`.
+    static func listen(at path: String) throws -> RawUnixSocket {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError.system("socket", errno) }
+        unlink(path)
+        var address = try makeAddress(path)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0, Glibc.listen(fd, 16) == 0 else { throw BenchError.system("bind(\(path))", errno) }
+        return RawUnixSocket(descriptor: fd)
+    }
+
+    /// Accepts one connection.
+    func accept() throws -> RawUnixSocket {
+        let fd = Glibc.accept(descriptor, nil, nil)
+        guard fd >= 0 else { throw BenchError.system("accept", errno) }
+        return RawUnixSocket(descriptor: fd)
+    }
+
+    /// Writes all of `bytes`.
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+            guard written > 0 else { throw BenchError.system("write", errno) }
+            offset += written
+        }
+    }
+
+    /// Reads until a NUL byte ends a message; returns the message's length (without the NUL).
+    func receiveMessage() throws -> Int {
+        var total = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            guard count > 0 else { throw BenchError.closed }
+            total += count
+            if buffer[count - 1] == 0 { return total - 1 }
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    private static func makeAddress(_ path: String) throws -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { throw BenchError.pathTooLong(path) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case system(String, Int32)
+    case closed
+    case pathTooLong(String)
+    case daemon(String)
+
+    var description: String {
+        switch self {
+        case .system(let call, let code): return "\(call) failed: \(String(cString: strerror(code)))"
+        case .closed: return "the connection closed"
+        case .pathTooLong(let path): return "socket path too long: \(path)"
+        case .daemon(let detail): return "cordond: \(detail)"
+        }
+    }
+}

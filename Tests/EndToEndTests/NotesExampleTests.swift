@@ -1,0 +1,38 @@
+import CordonKit
+import Foundation
+import Testing
+
+/// The example app halts its I/O when the key goes and resumes when it returns.
+@Suite struct NotesExampleTests {
+    @Test func notesHaltOnLogoutAndResumeOnUnlock() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { Task { await daemon.cleanUp() } }
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+
+        let output = daemon.root.appending("notes.out")
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let notes = Process()
+        notes.executableURL = Binaries.notes
+        notes.arguments = ["--dir", daemon.root.path, "--interval-ms", "20", "--socket", daemon.socketPath]
+        notes.standardOutput = FileHandle(forWritingAtPath: output)
+        try notes.run()
+        defer { if notes.isRunning { notes.terminate() } }
+        let read = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+
+        try await eventually("the app registered") { try await client.apps().count == 1 }
+        try await client.unlock(passcode: "2468")
+        try await eventually("notes are written") { read().contains("wrote note #2") }
+        try await client.logout()
+        try await eventually("the app halted and acknowledged") { read().contains("acknowledged seq") }
+        try await eventually("the agent sees compliance") { try await client.apps().first?.compliance == .compliant }
+        let halted = read()
+        #expect(halted.contains("file closed, key dropped, I/O halted"))
+        try await client.unlock(passcode: "2468")
+        try await eventually("notes resume") { read().contains("readable), resuming I/O") && read().count > halted.count }
+        #expect(read().components(separatedBy: "key received").count == 3, "the key was received twice")
+        try await daemon.stop()
+        try await eventually("the app exits when the agent goes") { !notes.isRunning }
+        #expect(read().contains("agent connection ended"))
+    }
+}

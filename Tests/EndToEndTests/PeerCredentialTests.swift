@@ -1,0 +1,67 @@
+import CordonKit
+import Foundation
+import Testing
+
+/// Another user is refused: by the 0700 runtime directory, and by `SO_PEERCRED` even when
+/// the permissions have been loosened by mistake.
+@Suite struct PeerCredentialTests {
+    /// A raw varlink call from Python, run as another uid with `setpriv`.
+    static let client = """
+        import json, socket, sys
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(sys.argv[1])
+        except OSError as e:
+            print(json.dumps({"connect": e.__class__.__name__})); sys.exit(0)
+        s.sendall(b'{"method":"io.cordon.Agent.GetStatus"}\\0')
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            data += chunk
+        replies = [json.loads(x) for x in data.split(b"\\0") if x]
+        print(json.dumps({"connect": "ok", "replies": replies, "eof": True}))
+        """
+
+    func runAsNobody(socket: String, root: TemporaryDirectory) async throws -> [String: Any] {
+        let script = root.appending("peer.py")
+        try Self.client.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o644)
+        let result = try await runCommand(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", script, socket])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        return try #require(object as? [String: Any])
+    }
+
+    @Test func otherUserCannotReachTheSocket() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { Task { await daemon.cleanUp() } }
+        chmod(daemon.root.path, 0o755)
+        let answer = try await runAsNobody(socket: daemon.socketPath, root: daemon.root)
+        #expect(answer["connect"] as? String == "PermissionError")
+        try await daemon.stop()
+    }
+
+    @Test func otherUserIsRefusedByPeerCredentials() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { Task { await daemon.cleanUp() } }
+        // Simulate a misconfiguration: the directory and socket open to everyone.
+        chmod(daemon.root.path, 0o755)
+        chmod(daemon.runtimeDirectory, 0o755)
+        chmod(daemon.socketPath, 0o666)
+        let answer = try await runAsNobody(socket: daemon.socketPath, root: daemon.root)
+        #expect(answer["connect"] as? String == "ok")
+        let replies = try #require(answer["replies"] as? [[String: Any]])
+        #expect(replies.count == 1)
+        #expect(replies.first?["error"] as? String == "org.varlink.service.PermissionDenied")
+        #expect(replies.first?["parameters"] as? [String: Any] == nil || replies.first?["error"] != nil)
+        #expect(answer["eof"] as? Bool == true, "the connection is closed after the refusal")
+        #expect(daemon.log.contains("connection refused: another user"))
+        // The agent's own user is still served.
+        let client = try await daemon.client()
+        #expect(try await client.status().state == .uninitialized)
+        try await daemon.stop()
+    }
+}

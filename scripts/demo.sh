@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A narrated run of Cordon on temporary directories: the agent, the CLI and the notes app.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=.build/debug
+demo=$(mktemp -d /tmp/cordon-demo.XXXXXX)
+export CORDON_SOCKET="$demo/run/agent.sock"
+passcode="demo-passcode-2468"
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+cleanup() {
+    [ -n "${notes_pid:-}" ] && kill "$notes_pid" 2>/dev/null || true
+    [ -n "${daemon_pid:-}" ] && kill "$daemon_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$demo"
+}
+trap cleanup EXIT
+
+say "Starting cordond on $demo (socket $CORDON_SOCKET)"
+"$bin/cordond" --runtime-dir "$demo/run" --data-dir "$demo/data" --config-dir "$demo/config" \
+    --ack-deadline-ms 2000 >"$demo/cordond.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 200); do [ -S "$CORDON_SOCKET" ] && break; sleep 0.05; done
+"$bin/cordon" status
+
+say "Setting the passcode (scrypt is tuned to ~250 ms on this machine)"
+echo "$passcode" | "$bin/cordon" init --passcode-stdin
+"$bin/cordon" status
+
+say "Starting the notes app: it registers and waits, locked and without a key"
+"$bin/cordon-notes" --dir "$demo" --interval-ms 400 &
+notes_pid=$!
+sleep 1
+
+say "Unlocking: the app receives its own key and starts writing encrypted notes"
+echo "$passcode" | "$bin/cordon" unlock --passcode-stdin
+sleep 1.5
+"$bin/cordon" apps
+
+say "Locking: DidLock; the key stays in memory, so the app may finish its work"
+"$bin/cordon" lock
+sleep 1
+
+say "Unlocking within the re-authentication grace: no passcode needed"
+"$bin/cordon" unlock
+sleep 1
+
+say "Logging out: EncryptionKeyUnavailable; the app closes its file, drops the key and acknowledges"
+"$bin/cordon" logout
+sleep 1
+"$bin/cordon" apps
+"$bin/cordon" status
+
+say "Unlocking again: the key returns and the app resumes"
+echo "$passcode" | "$bin/cordon" unlock --passcode-stdin
+sleep 1.2
+
+say "Stopping cordond (SIGTERM): a revocation for every app, then the app halts"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || true
+daemon_pid=""
+wait "$notes_pid" || true
+notes_pid=""
+
+say "The agent's log (no passcode or key ever appears in it)"
+cat "$demo/cordond.log"
+say "Done"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what Cordon needs to build and test on Debian/Ubuntu, or says exactly what to install.
+# System: libsystemd-dev, libsqlite3-dev, pkg-config, util-linux (setpriv), python3 + pip.
+# Python (test peers): varlink.
+set -euo pipefail
+
+packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+
+if ((${#missing[@]})); then
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo=""
+        if [ "$(id -u)" != 0 ]; then
+            if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+                echo "missing system packages: ${missing[*]}" >&2
+                echo "install them as root: apt-get install -y ${missing[*]}" >&2
+                exit 1
+            fi
+        fi
+        echo "installing system packages: ${missing[*]}"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "missing system packages: ${missing[*]} (install them with your package manager)" >&2
+        exit 1
+    fi
+fi
+
+# The Python varlink client is the third-party peer in the end-to-end tests.
+python=${PYTHON:-python3}
+if ! "$python" -c "import varlink" >/dev/null 2>&1; then
+    echo "installing the Python varlink client"
+    "$python" -m pip install -q varlink 2>/dev/null || "$python" -m pip install -q --break-system-packages varlink
+fi
