@@ -1,0 +1,127 @@
+import CordonKit
+
+/// An error as the user sees it: what went wrong, what to do, and the exit code.
+struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, printed after `cordon: error: `.
+    var message: String
+    /// What to do about it, printed after `hint: `.
+    var hint: String
+    var code: CLIExitCode
+
+    init(_ message: String, hint: String, code: CLIExitCode = .failure) {
+        self.message = message
+        self.hint = hint
+        self.code = code
+    }
+
+    var description: String { message }
+
+    /// The hint for every case where cordond cannot be reached.
+    static let agentHint = "is cordond running? try `cordon doctor`"
+
+    /// The user-facing form of `error`, or `nil` when it is not one of Cordon's errors.
+    init?(_ error: any Error) {
+        switch error {
+        case let error as CLIError: self = error
+        case let error as CordonError: self.init(error)
+        case let error as CordonClientError: self.init(error)
+        default: return nil
+        }
+    }
+
+    /// The user-facing form of a client-side error.
+    init(_ error: CordonClientError) {
+        let versionHint = "cordon and cordond may be different versions; update both, then try again"
+        switch error {
+        case .agentUnavailable(let socket, let reason):
+            self.init("cannot reach cordond at \(socket): \(reason)", hint: Self.agentHint, code: .agentUnavailable)
+        case .connectionClosed:
+            self.init("the connection to cordond closed", hint: Self.agentHint, code: .agentUnavailable)
+        case .remote(let error):
+            self.init("cordond answered with an unknown error: \(error.name)", hint: versionHint)
+        case .protocolViolation(let detail):
+            self.init("unexpected answer from cordond: \(detail)", hint: versionHint)
+        }
+    }
+
+    /// The passcode-throttling hint: how long to wait.
+    static func waitHint(_ seconds: Double) -> String {
+        guard seconds > 0 else { return "try again" }
+        return "wait \(Format.seconds(seconds)), then try again"
+    }
+}
+
+extension CLIError {
+    /// The user-facing form of an error the agent returned.
+    init(_ error: CordonError) {
+        let unlockHint = "unlock first: `cordon unlock`"
+        switch error {
+        case .notInitialized:
+            self.init(
+                "the container is not initialized (no passcode is set)", hint: "run `cordon init` first",
+                code: .initialization)
+        case .alreadyInitialized:
+            self.init(
+                "the container is already initialized",
+                hint: "change the passcode with `cordon passwd`, or erase everything with `cordon wipe --yes`",
+                code: .initialization)
+        case .wrongPasscode(let attemptsLeft, _) where attemptsLeft <= 0:
+            self.init(
+                "wrong passcode; no attempts left: the max-attempts action (lockout or wipe) was applied",
+                hint: "see what remains with `cordon status`", code: .passcode)
+        case .wrongPasscode(let attemptsLeft, let retryAfter):
+            self.init(
+                "wrong passcode; \(Format.count(attemptsLeft, "attempt")) left before the max-attempts action",
+                hint: Self.waitHint(retryAfter), code: .passcode)
+        case .retryLater(let retryAfter):
+            self.init(
+                "too many failed attempts: passcode checks are paused", hint: Self.waitHint(retryAfter),
+                code: .passcode)
+        case .passcodeRequired:
+            self.init(
+                "the passcode is required (the re-authentication grace has passed)",
+                hint: "run `cordon unlock` on a terminal, or pipe the passcode to `cordon unlock --passcode-stdin`",
+                code: .passcode)
+        case .invalidPasscode(let reason):
+            self.init(
+                "the passcode does not meet the passcode rules: \(reason)",
+                hint: "choose a passcode that meets the policy's rules (length and kind)", code: .invalidPasscode)
+        case .locked:
+            self.init("the container is locked", hint: unlockHint, code: .locked)
+        case .busy:
+            self.init("another passcode check is in progress", hint: "wait a moment, then try again", code: .passcode)
+        case .notRegistered:
+            self.init(
+                "this connection has not registered an app",
+                hint: "an app must register first (CordonApp.connect or `Register`)")
+        case .alreadyRegistered(let appId):
+            self.init(
+                "this connection already registered the app \(appId)",
+                hint: "use one connection per app")
+        case .invalidAppId(let appId, let reason):
+            self.init(
+                "the app id '\(appId)' is not acceptable: \(reason)",
+                hint: "use a reverse-DNS app id such as com.example.notes")
+        case .keyUnavailable(let state):
+            self.init("no key is available (state: \(state))", hint: unlockHint, code: .locked)
+        case .notManaged(let appId):
+            self.init(
+                "the app \(appId) is not managed and gets no key",
+                hint: "ask your administrator to list the app under apps.managed in the policy")
+        case .subscriberTooSlow(let limit):
+            self.init(
+                "cordond dropped this subscriber: more than \(limit) events were left unread",
+                hint: "read events promptly, then subscribe again")
+        case .invalidToken:
+            self.init(
+                "the registration token is unknown or belongs to another process",
+                hint: "register the app again")
+        case .unknownSequence(let seq):
+            self.init("event \(seq) was never sent to this app", hint: "acknowledge only events the app received")
+        case .internalError(let reason):
+            self.init(
+                "cordond failed internally: \(reason)",
+                hint: "check cordond's log (`journalctl --user -u cordond`), then try again")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import CordonKit
+import Foundation
+
+/// One line of `cordon doctor`.
+struct DoctorCheck: Equatable {
+    enum Outcome: String {
+        case ok
+        case warn
+        case fail = "FAIL"
+    }
+
+    var outcome: Outcome
+    var text: String
+    var hint: String?
+
+    /// `ok    text`, or `FAIL  text; hint: …`.
+    var line: String {
+        let label = outcome.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)
+        guard let hint else { return label + text }
+        return label + text + "; hint: " + hint
+    }
+
+    /// How to start the agent.
+    static let startHint = "start cordond (`systemctl --user start cordond`, or run `cordond`)"
+
+    /// The socket's directory exists, is a directory, has mode 0700 and belongs to `uid`.
+    static func runtimeDirectory(_ path: String, uid: uid_t) -> DoctorCheck {
+        let subject = "runtime directory \(path)"
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject): \(String(cString: strerror(errno)))",
+                hint: "check $XDG_RUNTIME_DIR and --socket; cordond creates the directory when it starts")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject) is not a directory", hint: "remove it, then " + startHint)
+        }
+        let mode = info.st_mode & 0o7777
+        if info.st_uid != uid {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject) belongs to uid \(info.st_uid), not to you (uid \(uid))",
+                hint: "use a runtime directory of your own (check $XDG_RUNTIME_DIR)")
+        }
+        if mode != 0o700 {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject) has mode \(octal(mode)), expected 0700",
+                hint: "run `chmod 700 \(path)`")
+        }
+        return DoctorCheck(outcome: .ok, text: "\(subject) exists, mode 0700, owned by you")
+    }
+
+    /// The socket exists, is a socket and has mode 0600.
+    static func socket(_ path: String) -> DoctorCheck {
+        let subject = "socket \(path)"
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject): \(String(cString: strerror(errno)))", hint: startHint)
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject) is not a socket", hint: "remove it, then " + startHint)
+        }
+        let mode = info.st_mode & 0o7777
+        guard mode == 0o600 else {
+            return DoctorCheck(
+                outcome: .fail, text: "\(subject) has mode \(octal(mode)), expected 0600",
+                hint: "restart cordond (it creates the socket with mode 0600)")
+        }
+        return DoctorCheck(outcome: .ok, text: "\(subject) is a socket, mode 0600")
+    }
+
+    /// The agent answered `status()`.
+    static func agent(_ answer: Result<AgentStatus, CLIError>) -> DoctorCheck {
+        switch answer {
+        case .success(let status):
+            return DoctorCheck(
+                outcome: .ok, text: "cordond answers: state \(status.state.rawValue), version \(status.version)")
+        case .failure(let error):
+            return DoctorCheck(outcome: .fail, text: error.message, hint: error.hint)
+        }
+    }
+
+    /// libsystemd can be loaded.
+    static func libsystemd() -> DoctorCheck {
+        guard let handle = dlopen("libsystemd.so.0", RTLD_LAZY) else {
+            return DoctorCheck(
+                outcome: .fail, text: "libsystemd.so.0 cannot be loaded",
+                hint: "install libsystemd (`apt install libsystemd0`)")
+        }
+        dlclose(handle)
+        return DoctorCheck(outcome: .ok, text: "libsystemd.so.0 is present")
+    }
+
+    /// Warns when the agent uses the insecure test KDF.
+    static func kdf(_ status: AgentStatus) -> DoctorCheck {
+        guard status.insecureKDF else {
+            return DoctorCheck(outcome: .ok, text: "the passcode KDF is scrypt, tuned")
+        }
+        return DoctorCheck(
+            outcome: .warn, text: "cordond runs with the INSECURE fast KDF: passcodes are trivial to brute-force",
+            hint: "for tests only; restart cordond without --insecure-fast-kdf and CORDON_INSECURE_FAST_KDF")
+    }
+
+    private static func octal(_ mode: mode_t) -> String {
+        "0" + String(mode, radix: 8)
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import CordonKit
+import Foundation
+
+/// `cordon events`: the state snapshot, and with `--follow` every event after it.
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Print the current state, and with --follow every lifecycle event, one per line.",
+        discussion: """
+            Each line: time (UTC), seq, kind, reason, state, and the acknowledgement deadline if any. With --json, \
+            one JSON object per line with the keys ackDeadline, kind, reason, seq, state and time (Unix seconds). \
+            With --follow the command runs until cordond closes the stream (exit 0) or it is interrupted.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Keep printing events until the stream ends.")
+    var follow = false
+
+    @Flag(help: "Print one JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        let client = try await global.connect()
+        let events = try await client.events()
+        do {
+            for try await event in events {
+                try Output.line(try render(event))
+                if !follow { break }
+            }
+        } catch CordonClientError.connectionClosed where follow {
+            Output.note("cordon: cordond closed the event stream")
+        }
+        await client.close()
+    }
+
+    /// One line for `event`.
+    func render(_ event: CordonEvent) throws -> String {
+        if json { return try Output.json(EventRecord(event), compact: true) }
+        var fields = [
+            Format.time(event.time), "seq=\(event.seq)", event.kind.rawValue, "reason=\(event.reason.rawValue)",
+            "state=\(event.state.rawValue)",
+        ]
+        if let deadline = event.ackDeadline { fields.append("ackDeadline=\(Format.time(deadline))") }
+        return fields.joined(separator: " ")
+    }
+}
+
+/// An event as `cordon events --json` prints it; `ackDeadline` is `null` when there is none.
+struct EventRecord: Encodable {
+    var kind: EventKind
+    var reason: EventReason
+    var seq: Int
+    /// Unix seconds.
+    var time: Double
+    var state: LifecycleState
+    /// Unix seconds.
+    var ackDeadline: Double?
+
+    init(_ event: CordonEvent) {
+        kind = event.kind
+        reason = event.reason
+        seq = event.seq
+        time = event.time.timeIntervalSince1970
+        state = event.state
+        ackDeadline = event.ackDeadline?.timeIntervalSince1970
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, reason, seq, time, state, ackDeadline
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(time, forKey: .time)
+        try container.encode(state, forKey: .state)
+        try container.encode(ackDeadline, forKey: .ackDeadline)
+    }
+}

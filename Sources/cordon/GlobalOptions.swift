@@ -1,0 +1,28 @@
+import ArgumentParser
+import CordonKit
+
+/// Options every command accepts.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The agent's socket (default: $CORDON_SOCKET, else $XDG_RUNTIME_DIR/cordon/agent.sock).",
+            valueName: "path"))
+    var socket: String?
+
+    /// The socket to use.
+    var socketPath: String { socket ?? CordonSocket.defaultPath }
+
+    /// Connects to the agent.
+    func connect() async throws -> CordonClient {
+        try await CordonClient.connect(socketPath: socketPath)
+    }
+}
+
+/// The `--passcode-stdin` flag.
+struct PasscodeOptions: ParsableArguments {
+    @Flag(help: "Read the passcode from standard input, one per line, instead of asking on the terminal.")
+    var passcodeStdin = false
+
+    /// The reader this flag selects.
+    var reader: PasscodeReader { PasscodeReader(fromStandardInput: passcodeStdin) }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+import CordonKit
+
+/// `cordon passwd`: changes the passcode.
+struct PasswdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "passwd",
+        abstract: "Change the passcode (the master key is re-wrapped; no data is re-encrypted).",
+        discussion: "With --passcode-stdin, stdin holds two lines: the current passcode, then the new one.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var passcode: PasscodeOptions
+
+    func run() async throws {
+        let reader = passcode.reader
+        try reader.checkAvailable()
+        let client = try await global.connect()
+        let old = try reader.read(prompt: "Current passcode: ")
+        let new = try reader.readNew(prompt: "New passcode: ", confirmation: "Repeat the new passcode: ")
+        try await client.changePasscode(old: old, new: new)
+        await client.close()
+        try Output.line("passcode changed")
+    }
+}

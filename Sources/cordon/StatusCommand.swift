@@ -1,0 +1,50 @@
+import ArgumentParser
+import CordonKit
+
+/// `cordon status`: the container's state and the agent's settings.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the container's state, the attempt counter and the agent's settings.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Print the status as a JSON object (sorted keys).")
+    var json = false
+
+    func run() async throws {
+        let client = try await global.connect()
+        let status = try await client.status()
+        await client.close()
+        if json {
+            try Output.line(try Output.json(status))
+        } else {
+            for line in Self.describe(status) { try Output.line(line) }
+        }
+    }
+
+    /// The human-readable lines for `status`.
+    static func describe(_ status: AgentStatus) -> [String] {
+        let rows: [[String]] = [
+            ["state:", status.state.rawValue],
+            ["key available:", Format.yesNo(status.state.keyAvailable)],
+            ["failed attempts:", "\(status.failedAttempts) of \(status.maxAttempts)"],
+            ["retry delay:", status.retryAfterSeconds > 0 ? Format.seconds(status.retryAfterSeconds) : "none"],
+            [
+                "idle timeout:",
+                status.idleTimeoutSeconds > 0 ? Format.count(status.idleTimeoutSeconds, "second") : "off",
+            ],
+            ["re-auth grace:", Format.count(status.reauthGraceSeconds, "second")],
+            ["ack deadline:", "\(status.ackDeadlineMs) ms"],
+            ["apps:", "\(status.apps)"],
+            ["events so far:", "\(status.seq)"],
+            ["version:", status.version],
+        ]
+        var lines = Format.table(rows)
+        if status.insecureKDF {
+            lines.append(
+                "WARNING: cordond runs with the INSECURE fast KDF (tests only): passcodes are trivial to brute-force")
+        }
+        return lines
+    }
+}
