@@ -35,6 +35,8 @@ final class VarlinkClientConnection: Sendable {
                     eventLoop: channel.eventLoop)
             }.get()
             return VarlinkClientConnection(channel: channel, handler: handler)
+        } catch let error as IOError {
+            throw .agentUnavailable(socket: path, reason: String(cString: strerror(error.errnoCode)))
         } catch {
             throw .agentUnavailable(socket: path, reason: String(describing: error))
         }

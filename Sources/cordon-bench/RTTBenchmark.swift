@@ -111,6 +111,7 @@ struct RTTReport: Codable {
         print(
             "raw socket echo       \(format(rawEcho.medianMicroseconds))  \(format(rawEcho.p99Microseconds))  "
                 + "\(format(rawEcho.meanMicroseconds))")
-        print(String(format: "ratio (agent / raw)   median %.2f×, p99 %.2f×   target: %@", medianRatio, p99Ratio, target))
+        print(
+            String(format: "ratio (agent / raw)   median %.2f×, p99 %.2f×   target: %@", medianRatio, p99Ratio, target))
     }
 }

@@ -9,7 +9,7 @@ import Testing
     @Test func counterSurvivesKillDuringUnlock() async throws {
         // A real (slow) KDF so the check is still running when the agent is killed.
         let daemon = try await DaemonProcess.started(arguments: ["--kdf-target-ms", "1500"], fastKDF: false)
-        defer { Task { await daemon.cleanUp() } }
+        defer { daemon.cleanUp() }
         let setup = try await daemon.client()
         try await setup.initialize(passcode: "correct-horse")
 
@@ -35,7 +35,7 @@ import Testing
 
     @Test func restartedAgentStartsLockedWithoutKey() async throws {
         let daemon = try await DaemonProcess.started()
-        defer { Task { await daemon.cleanUp() } }
+        defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
         try await client.unlock(passcode: "2468")

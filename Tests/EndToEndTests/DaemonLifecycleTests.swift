@@ -6,7 +6,7 @@ import Testing
 @Suite struct DaemonLifecycleTests {
     @Test func sigtermRevokesAndTellsEveryApp() async throws {
         let daemon = try await DaemonProcess.started()
-        defer { Task { await daemon.cleanUp() } }
+        defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
         try await client.unlock(passcode: "2468")
@@ -26,7 +26,7 @@ import Testing
 
     @Test func liveSocketIsNeverStolen() async throws {
         let first = try await DaemonProcess.started()
-        defer { Task { await first.cleanUp() } }
+        defer { first.cleanUp() }
         let second = try DaemonProcess(root: first.root)
         #expect(try await second.stop(signal: 0) == 1, "the second daemon refuses to start")
         #expect(second.log.contains("another agent is already listening"))
@@ -37,7 +37,7 @@ import Testing
 
     @Test func staleSocketIsReplaced() async throws {
         let first = try await DaemonProcess.started()
-        defer { Task { await first.cleanUp() } }
+        defer { first.cleanUp() }
         try await first.stop(signal: SIGKILL)
         #expect(FileManager.default.fileExists(atPath: first.socketPath), "kill -9 leaves the socket behind")
         let second = try await DaemonProcess.started(root: first.root)
@@ -71,7 +71,9 @@ import Testing
         let notifySocket = root.appending("notify.sock")
         let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"
         async let listener = runCommand(URL(fileURLWithPath: "/usr/bin/env"), [python, script, notifySocket])
-        try await eventually("the listener is bound") { FileManager.default.fileExists(atPath: notifySocket + ".ready") }
+        try await eventually("the listener is bound") {
+            FileManager.default.fileExists(atPath: notifySocket + ".ready")
+        }
         let daemon = try await DaemonProcess.started(root: root, environment: ["NOTIFY_SOCKET": notifySocket])
         try await daemon.stop()
         let result = try await listener

@@ -6,7 +6,7 @@ import Testing
 @Suite struct NotesExampleTests {
     @Test func notesHaltOnLogoutAndResumeOnUnlock() async throws {
         let daemon = try await DaemonProcess.started()
-        defer { Task { await daemon.cleanUp() } }
+        defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
 
@@ -29,8 +29,10 @@ import Testing
         let halted = read()
         #expect(halted.contains("file closed, key dropped, I/O halted"))
         try await client.unlock(passcode: "2468")
-        try await eventually("notes resume") { read().contains("readable), resuming I/O") && read().count > halted.count }
-        #expect(read().components(separatedBy: "key received").count == 3, "the key was received twice")
+        try await eventually("notes resume with the key received a second time") {
+            read().components(separatedBy: "key received").count == 3
+        }
+        try await eventually("writing resumes") { read().dropFirst(halted.count).contains("wrote note #") }
         try await daemon.stop()
         try await eventually("the app exits when the agent goes") { !notes.isRunning }
         #expect(read().contains("agent connection ended"))

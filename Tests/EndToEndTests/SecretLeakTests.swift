@@ -6,7 +6,7 @@ import Testing
 @Suite struct SecretLeakTests {
     @Test func passcodeAndKeyNeverLogged() async throws {
         let daemon = try await DaemonProcess.started()
-        defer { Task { await daemon.cleanUp() } }
+        defer { daemon.cleanUp() }
         let passcode = "Zebra-Quartz-7731"
         let wrong = "Wrong-Guess-4409"
         let changed = "Otter-Basalt-9902"

@@ -33,7 +33,7 @@ import Testing
 
     @Test func pythonVarlinkOpensEveryInterfaceAndCalls() async throws {
         let daemon = try await DaemonProcess.started()
-        defer { Task { await daemon.cleanUp() } }
+        defer { daemon.cleanUp() }
         let script = daemon.root.appending("client.py")
         try Self.script.write(toFile: script, atomically: true, encoding: .utf8)
         let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"

@@ -74,9 +74,12 @@ final class DaemonProcess: @unchecked Sendable {
     /// The daemon's log so far.
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// Stops the daemon if needed and removes its directories.
-    func cleanUp() async {
-        if process.isRunning { _ = try? await stop(signal: SIGKILL) }
+    /// Kills the daemon if it still runs and removes its directories (synchronous, for `defer`).
+    func cleanUp() {
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+        }
         root.remove()
     }
 }
