@@ -57,7 +57,10 @@ final class RawUnixSocket: @unchecked Sendable {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+            let written = bytes.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return -1 }
+                return write(descriptor, base + offset, raw.count - offset)
+            }
             guard written > 0 else { throw BenchError.system("write", errno) }
             offset += written
         }
@@ -67,7 +70,10 @@ final class RawUnixSocket: @unchecked Sendable {
     func receiveMessage() throws -> Int {
         var total = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { raw in
+                guard let base = raw.baseAddress else { return -1 }
+                return read(descriptor, base, raw.count)
+            }
             guard count > 0 else { throw BenchError.closed }
             total += count
             if buffer[count - 1] == 0 { return total - 1 }
