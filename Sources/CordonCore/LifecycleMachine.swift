@@ -21,6 +21,8 @@ public struct LifecycleMachine: Sendable {
     public private(set) var pending: PendingCheck?
     public private(set) var lastActivityAt: Double = 0
     public private(set) var lockedAt: Double?
+    /// Set when a revocation arrives while an unlock check runs: the revocation wins.
+    public private(set) var revokedDuringCheck: EventReason?
     public var configuration: LifecycleConfiguration
 
     public init(configuration: LifecycleConfiguration = LifecycleConfiguration()) {
@@ -87,9 +89,11 @@ public struct LifecycleMachine: Sendable {
             return lock(reason: reason, now: now) + [.succeed]
         case .revoke(let reason, let now):
             guard state != .uninitialized || reason == .shutdown else { return [.fail(.notInitialized)] }
+            if pending == .unlock { revokedDuringCheck = reason }
             return revoke(reason: reason, now: now) + [.succeed]
         case .wipeRequested(let now):
             guard state != .uninitialized else { return [.fail(.notInitialized)] }
+            guard pending == nil else { return [.fail(.busy)] }
             guard state == .unlocked else { return [.fail(.locked)] }
             return wipe(reason: .wipe, now: now) + [.succeed]
         case .activity(let now):
@@ -143,10 +147,16 @@ public struct LifecycleMachine: Sendable {
     private mutating func finishCheck(correct: Bool, now: Double) -> [LifecycleAction] {
         guard let check = pending, check != .initialize else { return [] }
         pending = nil
+        let revokedBy = revokedDuringCheck
+        revokedDuringCheck = nil
         if correct {
             failedAttempts = 0
             lastFailureAt = nil
             var actions: [LifecycleAction] = [.persistFailedAttempts(count: 0, lastFailureAt: nil)]
+            if check == .unlock, let revokedBy {
+                // The key was revoked while the passcode was checked: the revocation wins.
+                return actions + [.fail(.revoked(reason: revokedBy.rawValue))]
+            }
             if check == .unlock {
                 lastActivityAt = now
                 if state == .lockedNoKey {

@@ -3,6 +3,7 @@ import CordonTransport
 import Foundation
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// One varlink connection from a client: calls answered in order, and streamed calls.
 final class VarlinkClientConnection: Sendable {
@@ -19,22 +20,27 @@ final class VarlinkClientConnection: Sendable {
     static func connect(path: String, maxMessageBytes: Int = ConnectionLimits.standard.maxMessageBytes)
         async throws(CordonClientError) -> VarlinkClientConnection
     {
+        // The handler is kept from the initializer: the agent may refuse (and close) at once,
+        // and that refusal must still reach the first call.
+        let installed = Mutex<NIOLoopBound<VarlinkClientHandler>?>(nil)
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        let handler = VarlinkClientHandler()
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes * 16)))
-                        try channel.pipeline.syncOperations.addHandler(VarlinkClientHandler())
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        installed.withLock { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
                     }
                 }
                 .connect(unixDomainSocketPath: path).get()
-            let handler = try await channel.eventLoop.submit {
-                NIOLoopBound(
-                    try channel.pipeline.syncOperations.handler(type: VarlinkClientHandler.self),
-                    eventLoop: channel.eventLoop)
-            }.get()
+            guard let handler = installed.withLock({ $0 }) else {
+                throw CordonClientError.agentUnavailable(socket: path, reason: "the connection was not set up")
+            }
             return VarlinkClientConnection(channel: channel, handler: handler)
+        } catch let error as CordonClientError {
+            throw error
         } catch let error as IOError {
             throw .agentUnavailable(socket: path, reason: String(cString: strerror(error.errnoCode)))
         } catch {
@@ -85,10 +91,7 @@ final class VarlinkClientConnection: Sendable {
         let channel = self.channel
         return try await withCheckedThrowingContinuation { continuation in
             channel.eventLoop.execute {
-                guard channel.isActive else {
-                    continuation.resume(throwing: CordonClientError.connectionClosed)
-                    return
-                }
+                // A closed connection answers from the handler: its refusal, or connectionClosed.
                 handler.value.enqueue(.single(continuation))
                 channel.writeAndFlush(channel.allocator.varlinkFrame(frame), promise: nil)
             }
@@ -121,8 +124,20 @@ final class VarlinkClientHandler: ChannelInboundHandler {
     private var pending: [Pending] = []
     private var head = 0
     private var closed = false
+    /// A message that arrived before any call: the agent refusing the connection.
+    private var refusal: Data?
 
     func enqueue(_ call: Pending) {
+        if let refusal {
+            // The caller decodes the refusal into its typed error.
+            switch call {
+            case .single(let continuation): continuation.resume(returning: refusal)
+            case .stream(let continuation):
+                continuation.yield(refusal)
+                continuation.finish()
+            }
+            return
+        }
         guard !closed else {
             fail(call, CordonClientError.connectionClosed)
             return
@@ -132,7 +147,11 @@ final class VarlinkClientHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = Data(unwrapInboundIn(data).readableBytesView)
-        guard head < pending.count else { return }  // An unsolicited reply: ignore it.
+        guard head < pending.count else {
+            // Before any call, this can only be a refusal; later, an unsolicited reply is ignored.
+            if refusal == nil { refusal = message }
+            return
+        }
         switch pending[head] {
         case .single(let continuation):
             advance()

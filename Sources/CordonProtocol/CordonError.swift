@@ -19,6 +19,8 @@ public enum CordonError: Error, Sendable, Equatable {
     case locked
     /// Another passcode check is in progress.
     case busy
+    /// The key was revoked (logout, shutdown) while the passcode was being checked; unlock again.
+    case revoked(reason: String)
     /// The call must be made by a registered app: call `Register` first.
     case notRegistered
     /// This connection already registered an app.
@@ -49,6 +51,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case .invalidPasscode: return "io.cordon.Agent.InvalidPasscode"
         case .locked: return "io.cordon.Agent.Locked"
         case .busy: return "io.cordon.Agent.Busy"
+        case .revoked: return "io.cordon.Agent.Revoked"
         case .internalError: return "io.cordon.Agent.InternalError"
         case .notRegistered: return "io.cordon.App.NotRegistered"
         case .alreadyRegistered: return "io.cordon.App.AlreadyRegistered"
@@ -67,7 +70,8 @@ public enum CordonError: Error, Sendable, Equatable {
         case .wrongPasscode(let left, let delay):
             return ["attemptsLeft": .int(left), "retryAfterSeconds": .double(delay)]
         case .retryLater(let delay): return ["retryAfterSeconds": .double(delay)]
-        case .invalidPasscode(let reason), .internalError(let reason): return ["reason": .string(reason)]
+        case .invalidPasscode(let reason), .internalError(let reason), .revoked(let reason):
+            return ["reason": .string(reason)]
         case .alreadyRegistered(let appId), .notManaged(let appId): return ["appId": .string(appId)]
         case .invalidAppId(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         case .keyUnavailable(let state): return ["state": .string(state)]
@@ -101,6 +105,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Agent.InvalidPasscode": self = .invalidPasscode(reason: string("reason"))
         case "io.cordon.Agent.Locked": self = .locked
         case "io.cordon.Agent.Busy": self = .busy
+        case "io.cordon.Agent.Revoked": self = .revoked(reason: string("reason"))
         case "io.cordon.Agent.InternalError": self = .internalError(reason: string("reason"))
         case "io.cordon.App.NotRegistered": self = .notRegistered
         case "io.cordon.App.AlreadyRegistered": self = .alreadyRegistered(appId: string("appId"))

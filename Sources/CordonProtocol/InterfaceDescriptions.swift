@@ -140,6 +140,9 @@ public enum InterfaceDescriptions {
         # Another passcode check is in progress.
         error Busy ()
 
+        # The key was revoked while the passcode was being checked: unlock again.
+        error Revoked (reason: string)
+
         # The agent failed internally.
         error InternalError (reason: string)
 

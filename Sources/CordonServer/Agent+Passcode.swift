@@ -55,12 +55,9 @@ extension Agent {
                 wrappedKey = rewrapped
                 logger.notice("passcode changed; the master key is re-wrapped")
             }
+            // Installed only if the machine answers with `installKey`; zeroed otherwise.
             if let key {
-                if unlocking && masterKey == nil && !isShuttingDown {
-                    masterKey = key
-                } else {
-                    key.zero()
-                }
+                if unlocking && !isShuttingDown { candidateKey = key } else { key.zero() }
             }
             run(.passcodeChecked(correct: true, now: now))
         case .failure(let error):

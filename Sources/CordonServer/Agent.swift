@@ -24,6 +24,8 @@ final class Agent: @unchecked Sendable {
     var machine: LifecycleMachine
     var registry = AppRegistry()
     var masterKey: SecureBytes?
+    /// A master key just unwrapped by a check, installed only if the machine says so.
+    var candidateKey: SecureBytes?
     var wrappedKey: WrappedKey?
     var pending: PendingRequest?
     var subscribers: [ConnectionID: Subscriber] = [:]
@@ -94,7 +96,9 @@ final class Agent: @unchecked Sendable {
                 logger.error("passcode check requested without a stored attempt counter; refused")
                 complete(request, with: .failure(.internalError(reason: "attempt counter not stored")))
             case .installKey:
-                break  // The candidate key is installed by finishCheck before the machine runs.
+                masterKey?.zero()
+                masterKey = candidateKey
+                candidateKey = nil
             case .discardKey:
                 discardKeys()
             case .eraseKeystore:
@@ -105,6 +109,9 @@ final class Agent: @unchecked Sendable {
                 complete(request, with: .failure(error))
             }
         }
+        // A candidate the machine did not install is zeroed at once.
+        candidateKey?.zero()
+        candidateKey = nil
         rescheduleTimer()
     }
 

@@ -92,8 +92,8 @@ final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func read(context: ChannelHandlerContext) {
-        // A streaming connection keeps reading so its close is seen at once.
-        if backlog.count >= backlog.capacity / 2 && !streaming {
+        // A streaming or closing connection keeps reading so the client's close is seen at once.
+        if backlog.count >= backlog.capacity / 2 && !streaming && !closing {
             readHeld = true
             return
         }
@@ -173,11 +173,22 @@ final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
         fail(context: context, frame: ReplyEncoder(allocator: context.channel.allocator).error(error))
     }
 
+    /// Sends a final error and ends the connection without losing that error to a reset: the
+    /// agent half-closes, discards whatever the client still sends, and closes fully once the
+    /// client does, or after a second.
     private func fail(context: ChannelHandlerContext, frame: ByteBuffer) {
         guard !closing else { return }
         closing = true
+        backlog = BoundedQueue(capacity: backlog.capacity)
         flushIfNeeded(context: context)
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+        }
+        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
     }
 }

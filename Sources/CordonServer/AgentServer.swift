@@ -47,8 +47,7 @@ public final class AgentServer: Sendable {
         try RuntimeDirectory.claimSocketPath(paths.socketPath)
         let agent = self.agent
         let limits = configuration.limits
-        let previousMask = umask(0o177)
-        defer { umask(previousMask) }
+        // The socket is made 0600 right after bind; until then the 0700 directory keeps others out.
         let bound = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -83,7 +82,8 @@ public final class AgentServer: Sendable {
         try? await listener?.close()
         let agent = self.agent
         try await agent.loop.flatSubmit { agent.shutdown() }.get()
-        unlink(configuration.paths.socketPath)
+        // Only a server that bound the socket removes it: never another agent's live socket.
+        if listener != nil { unlink(configuration.paths.socketPath) }
         try await storePool.shutdownGracefully()
         try await group.shutdownGracefully()
         logger.notice("stopped")

@@ -90,6 +90,10 @@ extension CLIError {
             self.init("the container is locked", hint: unlockHint, code: .locked)
         case .busy:
             self.init("another passcode check is in progress", hint: "wait a moment, then try again", code: .passcode)
+        case .revoked(let reason):
+            self.init(
+                "the key was revoked (\(reason)) while the passcode was being checked",
+                hint: "run `cordon unlock` again", code: .passcode)
         case .notRegistered:
             self.init(
                 "this connection has not registered an app",

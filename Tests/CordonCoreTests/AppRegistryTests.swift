@@ -51,7 +51,9 @@ struct AppRegistryTests {
         #expect(registry.registrations[1]?.appId == "com.example.first")
     }
 
-    @Test(arguments: ["", "com example", "com/example", "../etc", ".com.example", "com.example.", "com..example", "café.app"])
+    @Test(arguments: [
+        "", "com example", "com/example", "../etc", ".com.example", "com.example.", "com..example", "café.app",
+    ])
     func invalidAppIdsAreRefused(appId: String) throws {
         var registry = AppRegistry()
         let error = try #require(throws: CordonError.self) { try registry.register(registration(1, appId)) }
@@ -175,13 +177,15 @@ struct AppIdentifierTests {
 
     @Test func explainsEachProblem() {
         #expect(AppIdentifier.problem(with: "") == "the app id is empty")
-        #expect(AppIdentifier.problem(with: String(repeating: "a", count: 256)) == "the app id is longer than 255 bytes")
+        #expect(
+            AppIdentifier.problem(with: String(repeating: "a", count: 256)) == "the app id is longer than 255 bytes")
         #expect(AppIdentifier.problem(with: String(repeating: "a", count: 255)) == nil)
         #expect(
             AppIdentifier.problem(with: "com.exämple")
                 == "the app id may only contain ASCII letters, digits, '.', '_' and '-'")
         #expect(
-            AppIdentifier.problem(with: "com..example") == "the app id must be dot-separated names, e.g. com.example.notes")
+            AppIdentifier.problem(with: "com..example")
+                == "the app id must be dot-separated names, e.g. com.example.notes")
     }
 
     @Test(arguments: ["com\u{0}x", "com\nx", "a b", "a/b", "a:b", "a*b", "com.例え"])

@@ -28,7 +28,10 @@ struct LifecycleMachineAttemptsTests {
 
         #expect(h.unlock() == [.fail(.retryLater(retryAfterSeconds: 1))])
         #expect(h.unlock(passcode: false) == [.fail(.retryLater(retryAfterSeconds: 1))])
-        #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 6, now: h.now)) == [.fail(.retryLater(retryAfterSeconds: 1))])
+        #expect(
+            h.handle(.changePasscodeRequested(newPasscodeLength: 6, now: h.now)) == [
+                .fail(.retryLater(retryAfterSeconds: 1))
+            ])
         h.advance(0.25)
         #expect(h.unlock() == [.fail(.retryLater(retryAfterSeconds: 0.75))])
         #expect(h.machine.failedAttempts == 4, "refused attempts are not counted")
@@ -168,13 +171,28 @@ struct LifecycleMachineAttemptsTests {
         #expect(h.machine.state == .lockedNoKey)
     }
 
-    @Test func lockAndRevokeDuringACheckDoNotDisturbIt() {
+    @Test func lockDuringACheckDoesNotDisturbIt() {
         var h = LifecycleHarness()
         h.start(initialized: true)
         h.unlock()
         #expect(h.lock() == [.succeed])
+        #expect(h.machine.pending == .unlock)
+        #expect(h.checked(true).eventKinds == [.encryptionKeyAvailable, .didUnlock])
+    }
+
+    @Test func revocationDuringAnUnlockCheckWins() {
+        var h = LifecycleHarness()
+        h.start(initialized: true)
+        h.unlock()
         #expect(h.revoke(.logout) == [.succeed])
         #expect(h.machine.pending == .unlock)
+        let actions = h.handle(.passcodeChecked(correct: true, now: h.now))
+        #expect(
+            actions == [.persistFailedAttempts(count: 0, lastFailureAt: nil), .fail(.revoked(reason: "logout"))])
+        #expect(h.machine.state == .lockedNoKey)
+        #expect(h.machine.failedAttempts == 0)
+        // The next unlock works normally.
+        h.unlock()
         #expect(h.checked(true).eventKinds == [.encryptionKeyAvailable, .didUnlock])
     }
 }

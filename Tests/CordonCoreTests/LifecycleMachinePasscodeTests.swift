@@ -125,22 +125,12 @@ struct LifecycleMachinePasscodeTests {
         #expect(events.map(\.seq) == [seq + 1, seq + 2])
     }
 
-    @Test func wipeWhileAPasscodeChangeIsRunningMustNotLeaveItPending() {
+    @Test func wipeWhileAPasscodeChangeIsRunningIsRefusedAsBusy() {
         var h = LifecycleHarness()
         h.startUnlocked()
         #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)).last == .rewrapMasterKey)
-        let wipe = h.handle(.wipeRequested(now: h.now))
-        withKnownIssue(
-            "wipeRequested does not check `pending`: a wipe during a running re-wrap is accepted and the re-wrap stays pending"
-        ) {
-            // Either refuse the wipe as Busy, or wipe and forget the running check.
-            let refused = wipe == [.fail(.busy)]
-            #expect(refused || h.machine.pending == nil)
-        }
-        if h.machine.state == .uninitialized {
-            withKnownIssue("the stale re-wrap then blocks Initialize with Busy and is answered with succeed") {
-                #expect(h.handle(.initializeRequested(passcodeLength: 6, now: h.now)) == [.createMasterKey])
-            }
-        }
+        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.busy)])
+        #expect(h.machine.state == .unlocked)
+        #expect(h.machine.pending == .changePasscode)
     }
 }

@@ -1,0 +1,154 @@
+import CordonProtocol
+import Foundation
+import Testing
+
+@Suite("InterfaceDescriptions")
+struct InterfaceDescriptionsTests {
+    @Test func namesListExactlyTheDescribedInterfaces() {
+        #expect(InterfaceDescriptions.names == ["org.varlink.service", "io.cordon.Agent", "io.cordon.App"])
+        #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
+        #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
+        #expect(InterfaceDescriptions.all["io.cordon.Agent"] == InterfaceDescriptions.agent)
+        #expect(InterfaceDescriptions.all["io.cordon.App"] == InterfaceDescriptions.app)
+        #expect(!InterfaceDescriptions.version.isEmpty)
+    }
+
+    @Test(arguments: InterfaceDescriptions.names)
+    func startsWithCommentsThenItsInterfaceLine(name: String) throws {
+        let text = try #require(InterfaceDescriptions.all[name])
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let first = try #require(lines.firstIndex { !$0.isEmpty && !$0.hasPrefix("#") })
+        #expect(lines[first] == "interface \(name)")
+        #expect(lines[..<first].allSatisfy { $0.isEmpty || $0.hasPrefix("#") })
+        #expect(lines.filter { $0.hasPrefix("interface ") }.count == 1)
+    }
+
+    @Test(arguments: InterfaceDescriptions.names)
+    func isWellFormed(name: String) throws {
+        let interface = try #require(InterfaceDescriptions.parsed(name))
+        var depth = 0
+        for character in interface.text {
+            if character == "(" { depth += 1 }
+            if character == ")" { depth -= 1 }
+            #expect(depth >= 0)
+        }
+        #expect(depth == 0, "parentheses balance")
+        #expect(!interface.text.contains("\t"))
+        // Every top-level line starts a declaration; field lines are indented.
+        for line in interface.text.split(separator: "\n") where !line.hasPrefix(" ") && !line.hasPrefix("#") {
+            let keyword = line.prefix { $0 != " " }
+            #expect(["interface", "type", "method", "error", ")"].contains(String(keyword)), "\(line)")
+        }
+        let declared = interface.declared("method") + interface.declared("error") + interface.declared("type")
+        #expect(Set(declared).count == declared.count, "no name is declared twice")
+    }
+
+    @Test(arguments: Method.allCases)
+    func everyMethodIsDeclaredInItsInterface(method: Method) throws {
+        #expect(InterfaceDescriptions.names.contains(method.interfaceName))
+        let text = try #require(InterfaceDescriptions.all[method.interfaceName])
+        #expect(text.contains("method \(method.memberName)("))
+        #expect(method.rawValue == "\(method.interfaceName).\(method.memberName)")
+        #expect(VarlinkCallHeader(method: method.rawValue).interface == method.interfaceName)
+        #expect(VarlinkCallHeader(method: method.rawValue).member == method.memberName)
+    }
+
+    @Test func everyDeclaredMethodIsServed() throws {
+        for name in InterfaceDescriptions.names {
+            let interface = try #require(InterfaceDescriptions.parsed(name))
+            for member in interface.declared("method") {
+                #expect(Method(rawValue: "\(name).\(member)") != nil, "\(name).\(member) has no Method case")
+            }
+        }
+    }
+
+    @Test(arguments: everyCordonError)
+    func everyCordonErrorIsDeclaredWithItsParameters(error: CordonError) throws {
+        let name = error.varlinkName
+        let dot = try #require(name.lastIndex(of: "."))
+        let interface = try #require(InterfaceDescriptions.parsed(String(name[..<dot])))
+        let member = String(name[name.index(after: dot)...])
+        let parameters = try #require(interface.errorParameters(member), "error \(member) is not declared")
+        #expect(Set(parameters) == Set(error.varlinkParameters.keys))
+    }
+
+    @Test func connectionErrorsAreDeclared() throws {
+        let errors: [VarlinkError] = [
+            .invalidMessage(reason: "r"), .messageTooLarge(limit: 1), .tooManyConnections(limit: 1),
+            .interfaceNotFound("i"), .methodNotFound("m"), .methodNotImplemented("m"), .invalidParameter("p"),
+            .permissionDenied, .expectedMore,
+        ]
+        for error in errors {
+            let dot = try #require(error.name.lastIndex(of: "."))
+            let interface = try #require(InterfaceDescriptions.parsed(String(error.name[..<dot])))
+            let member = String(error.name[error.name.index(after: dot)...])
+            let parameters = try #require(interface.errorParameters(member), "error \(member) is not declared")
+            #expect(Set(parameters) == Set(error.parameters.keys), "\(error.name)")
+        }
+    }
+
+    @Test func enumTypesMatchTheSwiftVocabulary() throws {
+        let agent = try #require(InterfaceDescriptions.parsed("io.cordon.Agent"))
+        let app = try #require(InterfaceDescriptions.parsed("io.cordon.App"))
+        let states = LifecycleState.allCases.map(\.rawValue)
+        #expect(agent.typeFields("State") == states)
+        #expect(app.typeFields("State") == states)
+        #expect(agent.typeFields("Compliance") == Compliance.allCases.map(\.rawValue))
+        #expect(app.typeFields("Kind") == EventKind.allCases.map(\.rawValue))
+        #expect(app.typeFields("Reason") == EventReason.allCases.map(\.rawValue))
+        let acknowledge = try #require(app.parenthesized(after: "method", "Acknowledge"))
+        #expect(acknowledge.contains("status: (\(AcknowledgeStatus.allCases.map(\.rawValue).joined(separator: ", ")))"))
+    }
+
+    @Test func structTypesMatchTheSwiftTypes() throws {
+        let agent = try #require(InterfaceDescriptions.parsed("io.cordon.Agent"))
+        let app = try #require(InterfaceDescriptions.parsed("io.cordon.App"))
+        let status = AgentStatus(
+            state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
+            reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false)
+        #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
+        let info = AppInfo(
+            appId: "a", pid: 1, executable: "/x", managed: true, subscribed: true, compliance: .pending, pendingSeq: 1,
+            lastAckSeq: 1)
+        #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
+        let event = WireEvent(seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1)
+        #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
+    }
+
+    /// Encodable samples of each method's parameters and reply, for comparison with the IDL.
+    private func samples(_ method: Method) -> (input: any Encodable, output: any Encodable) {
+        let none = NoParameters()
+        let status = AgentStatus(
+            state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
+            reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false)
+        switch method {
+        case .getInfo:
+            return (none, ServiceInfo(vendor: "v", product: "p", version: "1", url: "u", interfaces: []))
+        case .getInterfaceDescription:
+            return (InterfaceDescriptionParameters(interface: "i"), InterfaceDescriptionReply(description: "d"))
+        case .getStatus: return (none, StatusReply(status: status))
+        case .initialize: return (InitializeParameters(passcode: "p"), none)
+        case .unlock: return (UnlockParameters(passcode: "p"), none)
+        case .lock, .logout, .reportActivity: return (none, none)
+        case .changePasscode: return (ChangePasscodeParameters(old: "o", new: "n"), none)
+        case .wipe: return (WipeParameters(confirm: true), none)
+        case .listApps: return (none, ListAppsReply(apps: []))
+        case .register: return (RegisterParameters(appId: "a"), RegisterReply(appId: "a", managed: true, token: "t"))
+        case .subscribe:
+            return (
+                SubscribeParameters(token: "t"),
+                SubscribeReply(event: WireEvent(seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked))
+            )
+        case .acknowledge: return (AcknowledgeParameters(seq: 1, status: .halted), none)
+        case .getKey: return (none, GetKeyReply(key: "k"))
+        }
+    }
+
+    @Test(arguments: Method.allCases)
+    func parameterAndReplyTypesMatchTheIDL(method: Method) throws {
+        let interface = try #require(InterfaceDescriptions.parsed(method.interfaceName))
+        let (input, output) = samples(method)
+        #expect(Set(try #require(interface.methodInput(method.memberName))) == (try jsonKeys(input)), "parameters")
+        #expect(Set(try #require(interface.methodOutput(method.memberName))) == (try jsonKeys(output)), "reply")
+    }
+}

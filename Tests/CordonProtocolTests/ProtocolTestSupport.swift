@@ -1,0 +1,159 @@
+import CordonProtocol
+import Foundation
+
+/// The bytes of a JSON text.
+func json(_ text: String) -> Data { Data(text.utf8) }
+
+/// Parses JSON bytes into a `JSONValue` for structural comparison.
+func parse(_ data: Data) throws -> JSONValue {
+    try JSONDecoder().decode(JSONValue.self, from: data)
+}
+
+/// The member names of the JSON object `value` encodes to.
+func jsonKeys<T: Encodable>(_ value: T) throws -> Set<String> {
+    let data = try JSONEncoder().encode(value)
+    guard case .object(let members) = try parse(data) else { return [] }
+    return Set(members.keys)
+}
+
+/// One instance of every `CordonError` case, with distinctive parameters.
+let everyCordonError: [CordonError] = [
+    .notInitialized,
+    .alreadyInitialized,
+    .wrongPasscode(attemptsLeft: 7, retryAfterSeconds: 2.5),
+    .retryLater(retryAfterSeconds: 30.25),
+    .passcodeRequired,
+    .invalidPasscode(reason: "the passcode must have at least 4 characters"),
+    .locked,
+    .busy,
+    .revoked(reason: "logout"),
+    .notRegistered,
+    .alreadyRegistered(appId: "com.example.notes"),
+    .invalidAppId(appId: "bad id", reason: "spaces are not allowed"),
+    .keyUnavailable(state: "lockedNoKey"),
+    .notManaged(appId: "com.example.viewer"),
+    .subscriberTooSlow(limit: 256),
+    .invalidToken,
+    .unknownSequence(seq: 42),
+    .internalError(reason: "the database is unavailable"),
+]
+
+/// The IDL of one interface, parsed just enough to compare it with the Swift types.
+struct ParsedInterface {
+    let name: String
+    let text: String
+
+    init(name: String, text: String) {
+        self.name = name
+        self.text = text
+    }
+
+    /// The lines that are not comments or blank.
+    var declarationLines: [Substring] {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.drop { $0 == " " } }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// The range inside the parentheses that open at `open`, up to the matching close.
+    private func balanced(from open: String.Index) -> Range<String.Index>? {
+        var depth = 0
+        var index = open
+        while index < text.endIndex {
+            if text[index] == "(" { depth += 1 }
+            if text[index] == ")" {
+                depth -= 1
+                if depth == 0 { return text.index(after: open)..<index }
+            }
+            index = text.index(after: index)
+        }
+        return nil
+    }
+
+    /// The range of the parenthesized list right after `keyword Member` (spaces allowed before it).
+    func parenthesizedRange(after keyword: String, _ member: String) -> Range<String.Index>? {
+        var searchStart = text.startIndex
+        while let range = text.range(of: "\(keyword) \(member)", range: searchStart..<text.endIndex) {
+            let rest = text[range.upperBound...]
+            if let open = rest.firstIndex(where: { $0 != " " }), text[open] == "(" {
+                return balanced(from: open)
+            }
+            searchStart = range.upperBound
+        }
+        return nil
+    }
+
+    /// The text inside the parenthesized list right after `keyword Member`.
+    func parenthesized(after keyword: String, _ member: String) -> String? {
+        parenthesizedRange(after: keyword, member).map { String(text[$0]) }
+    }
+
+    /// The field names of a parenthesized list, at the top level only.
+    static func fieldNames(_ list: String) -> [String] {
+        var fields: [String] = []
+        var depth = 0
+        var current = ""
+        for character in list {
+            if character == "(" { depth += 1 }
+            if character == ")" { depth -= 1 }
+            if character == "," && depth == 0 {
+                fields.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        fields.append(current)
+        return fields.compactMap { field in
+            let trimmed = field.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { return nil }
+            return String(trimmed.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    /// A method's input fields.
+    func methodInput(_ member: String) -> [String]? {
+        parenthesized(after: "method", member).map(Self.fieldNames)
+    }
+
+    /// A method's output fields (the list after `->`).
+    func methodOutput(_ member: String) -> [String]? {
+        guard let input = parenthesizedRange(after: "method", member) else { return nil }
+        let rest = text[text.index(after: input.upperBound)...].drop { $0 == " " }
+        guard rest.hasPrefix("->") else { return nil }
+        let afterArrow = rest.dropFirst(2).drop { $0 == " " }
+        guard afterArrow.first == "(", let output = balanced(from: afterArrow.startIndex) else { return nil }
+        return Self.fieldNames(String(text[output]))
+    }
+
+    /// An error's parameter names.
+    func errorParameters(_ member: String) -> [String]? {
+        parenthesized(after: "error", member).map(Self.fieldNames)
+    }
+
+    /// The fields (or enum values) of a type.
+    func typeFields(_ member: String) -> [String]? {
+        parenthesized(after: "type", member).map(Self.fieldNames)
+    }
+
+    /// Every name declared with `keyword` (method, error, type).
+    func declared(_ keyword: String) -> [String] {
+        declarationLines.compactMap { line in
+            guard line.hasPrefix(keyword + " ") else { return nil }
+            return String(line.dropFirst(keyword.count + 1).prefix { $0 != "(" && $0 != " " })
+        }
+    }
+}
+
+extension InterfaceDescriptions {
+    static func parsed(_ name: String) -> ParsedInterface? {
+        all[name].map { ParsedInterface(name: name, text: $0) }
+    }
+}
+
+extension Method {
+    /// The interface part of the method name.
+    var interfaceName: String { String(rawValue[..<rawValue.lastIndex(of: ".")!]) }
+    /// The member part of the method name.
+    var memberName: String { String(rawValue[rawValue.index(after: rawValue.lastIndex(of: ".")!)...]) }
+}

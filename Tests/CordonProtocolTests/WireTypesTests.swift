@@ -1,0 +1,92 @@
+import CordonProtocol
+import Foundation
+import Testing
+
+@Suite("Wire types")
+struct WireTypesTests {
+    @Test func wireEventEncodesWithWireNames() throws {
+        let event = WireEvent(
+            seq: 7, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.5, state: .lockedNoKey,
+            ackDeadline: 1_700_000_002.5)
+        #expect(
+            try parse(JSONEncoder().encode(event))
+                == .object([
+                    "seq": .int(7), "kind": .string("EncryptionKeyUnavailable"), "reason": .string("logout"),
+                    "time": .double(1_700_000_000.5), "state": .string("lockedNoKey"),
+                    "ackDeadline": .double(1_700_000_002.5),
+                ]))
+    }
+
+    @Test func wireEventOmitsAnAbsentDeadline() throws {
+        let event = WireEvent(seq: 1, kind: .didUnlock, reason: .userRequest, time: 10.5, state: .unlocked)
+        #expect(try jsonKeys(event) == ["seq", "kind", "reason", "time", "state"])
+        #expect(try JSONDecoder().decode(WireEvent.self, from: JSONEncoder().encode(event)) == event)
+    }
+
+    @Test func wireEventDecodesFromAnotherClient() throws {
+        let text = #"{"seq":3,"kind":"State","reason":"startup","time":12,"state":"lockedKeyHeld"}"#
+        let event = try JSONDecoder().decode(WireEvent.self, from: json(text))
+        #expect(event == WireEvent(seq: 3, kind: .state, reason: .startup, time: 12, state: .lockedKeyHeld))
+        #expect(event.keyAvailable)
+    }
+
+    @Test func unknownEventKindsFailToDecode() {
+        let text = #"{"seq":3,"kind":"Exploded","reason":"startup","time":12,"state":"unlocked"}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(WireEvent.self, from: json(text)) }
+    }
+
+    @Test func statesKnowWhetherTheyAreLockedAndHoldTheKey() {
+        #expect(LifecycleState.allCases.filter(\.isLocked) == [.uninitialized, .lockedNoKey, .lockedKeyHeld])
+        #expect(LifecycleState.allCases.filter(\.keyAvailable) == [.unlocked, .lockedKeyHeld])
+        for state in LifecycleState.allCases {
+            #expect(
+                WireEvent(seq: 0, kind: .state, reason: .startup, time: 0, state: state).keyAvailable
+                    == state.keyAvailable)
+        }
+    }
+
+    @Test func rawValuesAreTheWireVocabulary() {
+        #expect(
+            LifecycleState.allCases.map(\.rawValue) == ["uninitialized", "lockedNoKey", "unlocked", "lockedKeyHeld"])
+        #expect(
+            EventKind.allCases.map(\.rawValue) == [
+                "State", "EncryptionKeyAvailable", "EncryptionKeyUnavailable", "DidLock", "DidUnlock", "Wiped",
+                "PolicyDidChange",
+            ])
+        #expect(
+            EventReason.allCases.map(\.rawValue) == [
+                "userRequest", "idleTimeout", "screenLock", "suspend", "logout", "maxAttempts", "policy", "wipe",
+                "shutdown", "startup", "agentUnavailable",
+            ])
+        #expect(AcknowledgeStatus.allCases.map(\.rawValue) == ["halted", "handled"])
+        #expect(Compliance.allCases.map(\.rawValue) == ["compliant", "pending", "overdue", "unmanaged"])
+    }
+
+    @Test func statusRoundTrips() throws {
+        let status = AgentStatus(
+            state: .unlocked, seq: 12, failedAttempts: 1, maxAttempts: 10, retryAfterSeconds: 0.5,
+            idleTimeoutSeconds: 300, reauthGraceSeconds: 60, ackDeadlineMs: 2000, apps: 3, version: "0.1.0",
+            insecureKDF: true)
+        let data = try JSONEncoder().encode(StatusReply(status: status))
+        #expect(try JSONDecoder().decode(StatusReply.self, from: data).status == status)
+    }
+
+    @Test func appInfoRoundTripsWithAndWithoutOptionals() throws {
+        let pending = AppInfo(
+            appId: "com.example.notes", pid: 12, executable: "/usr/bin/notes", managed: true, subscribed: true,
+            compliance: .pending, pendingSeq: 4, lastAckSeq: 2)
+        let idle = AppInfo(
+            appId: "com.example.viewer", pid: 13, executable: "/usr/bin/viewer", managed: false, subscribed: false,
+            compliance: .unmanaged, pendingSeq: nil, lastAckSeq: nil)
+        let data = try JSONEncoder().encode(ListAppsReply(apps: [pending, idle]))
+        #expect(try JSONDecoder().decode(ListAppsReply.self, from: data).apps == [pending, idle])
+        #expect(!(try jsonKeys(idle)).contains("pendingSeq"))
+    }
+
+    @Test func serviceInfoRoundTrips() throws {
+        let info = ServiceInfo(
+            vendor: "Cordon", product: "cordond", version: InterfaceDescriptions.version, url: "https://example.org",
+            interfaces: InterfaceDescriptions.names)
+        #expect(try JSONDecoder().decode(ServiceInfo.self, from: JSONEncoder().encode(info)) == info)
+    }
+}
