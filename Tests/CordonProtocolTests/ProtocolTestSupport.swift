@@ -153,7 +153,7 @@ extension InterfaceDescriptions {
 
 extension Method {
     /// The interface part of the method name.
-    var interfaceName: String { String(rawValue[..<rawValue.lastIndex(of: ".")!]) }
+    var interfaceName: String { VarlinkCallHeader(method: rawValue).interface }
     /// The member part of the method name.
-    var memberName: String { String(rawValue[rawValue.index(after: rawValue.lastIndex(of: ".")!)...]) }
+    var memberName: String { VarlinkCallHeader(method: rawValue).member }
 }
