@@ -90,3 +90,9 @@ int cordon_probe_unix_socket(const char *path) {
     if (err == ECONNREFUSED) return 0;
     return -err;
 }
+
+#include <fcntl.h>
+
+int cordon_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
+}

@@ -8,6 +8,8 @@ import GRDB
 /// counter survives a `kill -9` right after it is stored.
 public final class CordonDatabase: Sendable {
     private let queue: DatabaseQueue
+    /// The connection, for this module's extensions.
+    var writer: DatabaseQueue { queue }
     /// The database file.
     public let path: String
 
@@ -51,6 +53,7 @@ public final class CordonDatabase: Sendable {
                 table.column("lastFailureAt", .double)
             }
         }
+        registerAuditMigration(&migrator)
         return migrator
     }
 

@@ -22,3 +22,5 @@ void cordon_unprotect_memory(void *addr, size_t len);
 void cordon_secure_zero(void *addr, size_t len);
 /// Probes a Unix socket path: 1 if a listener answers, 0 if nothing listens (stale), -errno otherwise.
 int cordon_probe_unix_socket(const char *path);
+/// Creates a close-on-exec pipe. Returns 0 or -errno.
+int cordon_pipe_cloexec(int fds[2]);
