@@ -19,10 +19,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Pure modules: no NIO, GRDB or CSystemd.
         .target(name: "CordonProtocol", swiftSettings: strict),
+        .target(name: "CordonPolicy", swiftSettings: strict),
         .target(
             name: "CordonCore",
             dependencies: [
@@ -56,7 +58,8 @@ let package = Package(
         .target(
             name: "CordonServer",
             dependencies: [
-                "CordonProtocol", "CordonCore", "CordonStore", "CordonSystem", "CordonTransport",
+                "CordonProtocol", "CordonCore", "CordonPolicy", "CordonStore", "CordonSystem", "CordonTransport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "cordon",
             dependencies: [
-                "CordonKit", "CordonSystem",
+                "CordonKit", "CordonSystem", "CordonPolicy", "CordonCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -107,6 +110,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CordonProtocolTests", dependencies: ["CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonPolicyTests",
+            dependencies: ["CordonPolicy", .product(name: "PropertyBased", package: "swift-property-based")],
+            exclude: ["fixtures"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "CordonCoreTests", dependencies: ["CordonCore"], swiftSettings: strict),
         .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore"], swiftSettings: strict),
         .testTarget(name: "CordonSystemTests", dependencies: ["CordonSystem"], swiftSettings: strict),

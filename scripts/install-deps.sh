@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Cordon needs to build and test on Debian/Ubuntu, or says exactly what to install.
 # System: libsystemd-dev, libsqlite3-dev, pkg-config, util-linux (setpriv), python3 + pip.
-# Python (test peers): varlink.
+# Python (test peers): varlink, jsonschema.
 set -euo pipefail
 
 packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip)
@@ -34,4 +34,11 @@ python=${PYTHON:-python3}
 if ! "$python" -c "import varlink" >/dev/null 2>&1; then
     echo "installing the Python varlink client"
     "$python" -m pip install -q varlink 2>/dev/null || "$python" -m pip install -q --break-system-packages varlink
+fi
+
+# The Python JSON Schema validator checks that policies/cordon.policy.v1.schema.json and the
+# Swift policy parser agree on every shipped policy and invalid fixture.
+if ! "$python" -c "import jsonschema" >/dev/null 2>&1; then
+    echo "installing the Python jsonschema validator"
+    "$python" -m pip install -q jsonschema 2>/dev/null || "$python" -m pip install -q --break-system-packages jsonschema
 fi

@@ -14,11 +14,16 @@ public struct LifecycleConfiguration: Sendable, Equatable {
     public var minPasscodeLength: Int
     /// The back-off between failed attempts.
     public var backoff: Backoff
+    /// What reaching `maxAttempts` does: wipe (crypto-erase) or lock out (revoke, then only
+    /// one attempt per maximum back-off delay).
+    public var onMaxAttempts: MaxAttemptsBehavior
 
     public init(
         idleTimeoutSeconds: Int = 300, reauthGraceSeconds: Int = 60, discardKeyOnLock: Bool = false,
-        maxAttempts: Int = 10, ackDeadlineMs: Int = 2000, minPasscodeLength: Int = 4, backoff: Backoff = Backoff()
+        maxAttempts: Int = 10, ackDeadlineMs: Int = 2000, minPasscodeLength: Int = 4, backoff: Backoff = Backoff(),
+        onMaxAttempts: MaxAttemptsBehavior = .wipe
     ) {
+        self.onMaxAttempts = onMaxAttempts
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.reauthGraceSeconds = reauthGraceSeconds
         self.discardKeyOnLock = discardKeyOnLock
@@ -27,6 +32,14 @@ public struct LifecycleConfiguration: Sendable, Equatable {
         self.minPasscodeLength = minPasscodeLength
         self.backoff = backoff
     }
+}
+
+/// What the maximum of failed passcode attempts triggers.
+public enum MaxAttemptsBehavior: String, Sendable, Equatable {
+    /// Crypto-erase the container.
+    case wipe
+    /// Revoke the key and allow one attempt per maximum back-off delay from then on.
+    case lockout
 }
 
 /// Growing delay after failed passcode attempts: free attempts, then doubling up to a cap.

@@ -20,12 +20,16 @@ public enum LifecycleInput: Sendable, Equatable {
     case lock(reason: EventReason, now: Double)
     /// The key must go (logout, policy, shutdown).
     case revoke(reason: EventReason, now: Double)
+    /// The policy wipes the container now (a condition with action `wipe`), whatever its state.
+    case forceWipe(reason: EventReason, now: Double)
     /// `Wipe` was called by the user (confirmed).
     case wipeRequested(now: Double)
     /// The user or an app was active.
     case activity(now: Double)
     /// Time passed: idle timeouts are checked.
     case tick(now: Double)
+    /// A new policy is in force (its version hash); subscribers hear `PolicyDidChange`.
+    case policyChanged(version: String, now: Double)
 }
 
 /// What the server must do after an input, in order.

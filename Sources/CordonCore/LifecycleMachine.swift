@@ -32,7 +32,9 @@ public struct LifecycleMachine: Sendable {
     /// When the next passcode attempt is allowed (nil: now).
     public var retryAt: Double? {
         guard let lastFailureAt else { return nil }
-        let delay = configuration.backoff.delay(afterFailures: failedAttempts)
+        let lockedOut = configuration.onMaxAttempts == .lockout && failedAttempts >= configuration.maxAttempts
+        let delay =
+            lockedOut ? configuration.backoff.maxSeconds : configuration.backoff.delay(afterFailures: failedAttempts)
         return delay > 0 ? lastFailureAt + delay : nil
     }
 
@@ -96,12 +98,24 @@ public struct LifecycleMachine: Sendable {
             guard pending == nil else { return [.fail(.busy)] }
             guard state == .unlocked else { return [.fail(.locked)] }
             return wipe(reason: .wipe, now: now) + [.succeed]
+        case .forceWipe(let reason, let now):
+            guard state != .uninitialized else { return [] }
+            var actions: [LifecycleAction] = []
+            if pending != nil {
+                // A check in flight is answered now; its late result is ignored.
+                pending = nil
+                revokedDuringCheck = nil
+                actions.append(.fail(.revoked(reason: reason.rawValue)))
+            }
+            return actions + wipe(reason: reason, now: now)
         case .activity(let now):
             lastActivityAt = max(lastActivityAt, now)
             return []
         case .tick(let now):
             guard let deadline = nextDeadline, now >= deadline else { return [] }
             return lock(reason: .idleTimeout, now: now)
+        case .policyChanged(let version, let now):
+            return [.emit(event(.policyDidChange, .policy, now, policyVersion: version))]
         }
     }
 
@@ -174,6 +188,12 @@ public struct LifecycleMachine: Sendable {
         }
         let left = max(0, configuration.maxAttempts - failedAttempts)
         if left == 0 {
+            if configuration.onMaxAttempts == .lockout {
+                // Locked out: the key goes, and each further attempt waits the longest back-off.
+                return revoke(reason: .maxAttempts, now: now) + [
+                    .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: retryAfter(now: now)))
+                ]
+            }
             return wipe(reason: .maxAttempts, now: now) + [.fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0))]
         }
         return [.fail(.wrongPasscode(attemptsLeft: left, retryAfterSeconds: retryAfter(now: now)))]
@@ -231,10 +251,13 @@ public struct LifecycleMachine: Sendable {
     }
 
     private mutating func event(
-        _ kind: EventKind, _ reason: EventReason, _ now: Double, ackDeadline: Double? = nil
+        _ kind: EventKind, _ reason: EventReason, _ now: Double, ackDeadline: Double? = nil,
+        policyVersion: String? = nil
     ) -> WireEvent {
         seq += 1
-        return WireEvent(seq: seq, kind: kind, reason: reason, time: now, state: state, ackDeadline: ackDeadline)
+        return WireEvent(
+            seq: seq, kind: kind, reason: reason, time: now, state: state, ackDeadline: ackDeadline,
+            policyVersion: policyVersion)
     }
 
     /// The current state as a snapshot event (the first reply of a subscription).

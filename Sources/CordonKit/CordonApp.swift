@@ -25,7 +25,7 @@ public final class CordonApp: Sendable {
     public let managed: Bool
     /// Typed events: a `state` snapshot first, then every change.
     public let events: AsyncStream<CordonEvent>
-    private let control: VarlinkClientConnection
+    let control: VarlinkClientConnection
     private let subscription: EventStream
 
     private init(

@@ -11,7 +11,7 @@ import Foundation
 public final class CordonClient: Sendable {
     /// The socket this client is connected to.
     public let socketPath: String
-    private let connection: VarlinkClientConnection
+    let connection: VarlinkClientConnection
 
     private init(socketPath: String, connection: VarlinkClientConnection) {
         self.socketPath = socketPath

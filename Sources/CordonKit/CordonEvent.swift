@@ -14,9 +14,13 @@ public struct CordonEvent: Sendable, Equatable {
     public var state: LifecycleState
     /// For `encryptionKeyUnavailable`: when the acknowledgement is due.
     public var ackDeadline: Date?
+    /// For `policyDidChange`: the version of the policy now in force (compare with
+    /// `CordonClient.policyStatus().version`).
+    public var policyVersion: String?
 
     public init(
-        kind: EventKind, reason: EventReason, seq: Int, time: Date, state: LifecycleState, ackDeadline: Date? = nil
+        kind: EventKind, reason: EventReason, seq: Int, time: Date, state: LifecycleState, ackDeadline: Date? = nil,
+        policyVersion: String? = nil
     ) {
         self.kind = kind
         self.reason = reason
@@ -24,12 +28,14 @@ public struct CordonEvent: Sendable, Equatable {
         self.time = time
         self.state = state
         self.ackDeadline = ackDeadline
+        self.policyVersion = policyVersion
     }
 
     init(_ event: WireEvent) {
         self.init(
             kind: event.kind, reason: event.reason, seq: event.seq, time: Date(timeIntervalSince1970: event.time),
-            state: event.state, ackDeadline: event.ackDeadline.map { Date(timeIntervalSince1970: $0) })
+            state: event.state, ackDeadline: event.ackDeadline.map { Date(timeIntervalSince1970: $0) },
+            policyVersion: event.policyVersion)
     }
 
     /// Whether the key is available after this event.

@@ -37,6 +37,10 @@ public enum CordonError: Error, Sendable, Equatable {
     case invalidToken
     /// The acknowledged sequence number is not one the app was sent.
     case unknownSequence(seq: Int)
+    /// The action is not one the policy decides.
+    case unknownAction(action: String)
+    /// The policy refuses this client (unknown app, executable mismatch, a blocking condition).
+    case refused(appId: String, reason: String)
     /// The agent failed internally (for example the database is unavailable).
     case internalError(reason: String)
 
@@ -61,6 +65,8 @@ public enum CordonError: Error, Sendable, Equatable {
         case .subscriberTooSlow: return "io.cordon.App.SubscriberTooSlow"
         case .invalidToken: return "io.cordon.App.InvalidToken"
         case .unknownSequence: return "io.cordon.App.UnknownSequence"
+        case .unknownAction: return "io.cordon.App.UnknownAction"
+        case .refused: return "io.cordon.App.Refused"
         }
     }
 
@@ -77,6 +83,8 @@ public enum CordonError: Error, Sendable, Equatable {
         case .keyUnavailable(let state): return ["state": .string(state)]
         case .subscriberTooSlow(let limit): return ["limit": .int(limit)]
         case .unknownSequence(let seq): return ["seq": .int(seq)]
+        case .unknownAction(let action): return ["action": .string(action)]
+        case .refused(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         case .notInitialized, .alreadyInitialized, .passcodeRequired, .locked, .busy, .notRegistered,
             .invalidToken:
             return [:]
@@ -115,6 +123,9 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.SubscriberTooSlow": self = .subscriberTooSlow(limit: p["limit"]?.intValue ?? 0)
         case "io.cordon.App.InvalidToken": self = .invalidToken
         case "io.cordon.App.UnknownSequence": self = .unknownSequence(seq: p["seq"]?.intValue ?? 0)
+        case "io.cordon.App.UnknownAction", "io.cordon.Policy.UnknownAction":
+            self = .unknownAction(action: string("action"))
+        case "io.cordon.App.Refused": self = .refused(appId: string("appId"), reason: string("reason"))
         default: return nil
         }
     }

@@ -9,10 +9,14 @@ public enum InterfaceDescriptions {
         "org.varlink.service": service,
         "io.cordon.Agent": agent,
         "io.cordon.App": app,
+        "io.cordon.Policy": policy,
+        "io.cordon.Audit": audit,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
-    public static let names = ["org.varlink.service", "io.cordon.Agent", "io.cordon.App"]
+    public static let names = [
+        "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Policy", "io.cordon.Audit",
+    ]
 
     /// `org.varlink.service`, as defined by the varlink specification.
     public static let service = """
@@ -195,7 +199,17 @@ public enum InterfaceDescriptions {
           reason: Reason,
           time: float,
           state: State,
-          ackDeadline: ?float
+          ackDeadline: ?float,
+          policyVersion: ?string
+        )
+
+        # A policy decision; truncateTo is an obligation (cut the content to that many characters).
+        type Decision (
+          allowed: bool,
+          action: string,
+          reason: string,
+          truncateTo: ?int,
+          rules: []string
         )
 
         # Registers this connection as the app; the token binds a subscription to it.
@@ -212,6 +226,11 @@ public enum InterfaceDescriptions {
 
         # Resets the idle timer.
         method ReportActivity() -> ()
+
+        # Asks the policy: pasteboard.copy, pasteboard.paste, document.send, document.receive or
+        # document.save; target is the other app's id (or the path for a save); context may hold
+        # contentType and length.
+        method Check(action: string, target: ?string, context: ?[string]string) -> (decision: Decision)
 
         # Call Register first.
         error NotRegistered ()
@@ -236,6 +255,88 @@ public enum InterfaceDescriptions {
 
         # The acknowledged seq was never sent to this app.
         error UnknownSequence (seq: int)
+
+        # The action name is not one the policy decides.
+        error UnknownAction (action: string)
+
+        # The policy refuses this client.
+        error Refused (appId: string, reason: string)
+
+        """
+
+    /// `io.cordon.Policy`: the effective policy, validation, explanation and reload.
+    public static let policy = """
+        # The policy in force: what it says, where each value came from, and why a decision fell.
+        interface io.cordon.Policy
+
+        type Setting (path: string, value: string, rules: []string)
+
+        type Problem (path: string, pointer: string, line: ?int, column: ?int, message: string)
+
+        type Decision (allowed: bool, action: string, reason: string, truncateTo: ?int, rules: []string)
+
+        type Candidate (rule: string, value: string, won: bool)
+
+        type Step (setting: string, value: string, candidates: []Candidate)
+
+        type Source (path: string, origin: string, status: string, problems: []string, signedBy: ?string)
+
+        type Status (
+          version: string,
+          appliedAt: float,
+          sources: []Source,
+          adminDirectory: string,
+          userDirectory: string,
+          trustDirectory: string,
+          trustedKeys: int
+        )
+
+        # Every setting of the effective policy with its provenance.
+        method GetEffective() -> (version: string, settings: []Setting)
+
+        # Validates a document (as an admin file, or as a user file with user = true).
+        method Validate(document: string, path: ?string, user: ?bool) -> (valid: bool, problems: []Problem)
+
+        # The decision for an app and the chain of settings and files behind it.
+        method Explain(
+          appId: string,
+          action: string,
+          target: ?string,
+          context: ?[string]string
+        ) -> (decision: Decision, steps: []Step)
+
+        # Re-reads every policy directory now.
+        method Reload() -> (status: Status)
+
+        # Sources, rejected files and the version in force.
+        method GetStatus() -> (status: Status)
+
+        # The action name is not one the policy decides.
+        error UnknownAction (action: string)
+
+        """
+
+    /// `io.cordon.Audit`: the audit log.
+    public static let audit = """
+        # The audit log: decisions, enforcement and policy changes.
+        interface io.cordon.Audit
+
+        type Record (
+          id: int,
+          time: float,
+          category: string,
+          appId: ?string,
+          action: ?string,
+          outcome: string,
+          reason: string,
+          rules: []string
+        )
+
+        # Records, oldest first (at most limit, the newest ones).
+        method Query(since: ?float, appId: ?string, limit: ?int) -> (records: []Record)
+
+        # Streams matching records as they are written (call with more).
+        method Follow(since: ?float, appId: ?string, limit: ?int) -> (record: Record)
 
         """
 }

@@ -15,6 +15,14 @@ public enum Method: String, Sendable, CaseIterable {
     case acknowledge = "io.cordon.App.Acknowledge"
     case getKey = "io.cordon.App.GetKey"
     case reportActivity = "io.cordon.App.ReportActivity"
+    case check = "io.cordon.App.Check"
+    case getEffectivePolicy = "io.cordon.Policy.GetEffective"
+    case validatePolicy = "io.cordon.Policy.Validate"
+    case explainPolicy = "io.cordon.Policy.Explain"
+    case reloadPolicy = "io.cordon.Policy.Reload"
+    case getPolicyStatus = "io.cordon.Policy.GetStatus"
+    case queryAudit = "io.cordon.Audit.Query"
+    case followAudit = "io.cordon.Audit.Follow"
 }
 
 /// Limits every connection is held to.

@@ -10,11 +10,14 @@ public struct WireEvent: Sendable, Codable, Equatable {
     public var state: LifecycleState
     /// For `EncryptionKeyUnavailable`: when the app's acknowledgement is due (Unix seconds).
     public var ackDeadline: Double?
+    /// For `PolicyDidChange`: the version hash of the policy now in force.
+    public var policyVersion: String?
 
     public init(
         seq: Int, kind: EventKind, reason: EventReason, time: Double, state: LifecycleState,
-        ackDeadline: Double? = nil
+        ackDeadline: Double? = nil, policyVersion: String? = nil
     ) {
+        self.policyVersion = policyVersion
         self.seq = seq
         self.kind = kind
         self.reason = reason

@@ -32,6 +32,7 @@ extension Agent {
         loop.preconditionInEventLoop()
         connections.removeValue(forKey: id)
         subscribers.removeValue(forKey: id)
+        auditFollowers.removeValue(forKey: id)
         if let registration = registry.registrations[id] {
             logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
         }
@@ -42,6 +43,8 @@ extension Agent {
     func shutdown() -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
         isShuttingDown = true
+        policyWatcher?.stop()
+        policyWatcher = nil
         run(.revoke(reason: .shutdown, now: clock()))
         masterKey?.zero()
         masterKey = nil

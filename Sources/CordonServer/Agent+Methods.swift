@@ -1,6 +1,9 @@
 import CordonCore
+import CordonPolicy
 import CordonProtocol
+import CordonStore
 import Foundation
+import Logging
 import NIOCore
 
 extension Agent {
@@ -46,6 +49,9 @@ extension Agent {
             return .reply(encoder.reply(ListAppsReply(apps: registry.all.map(\.info))))
         case .initialize:
             let parameters = try codec.decodeParameters(InitializeParameters.self, from: message)
+            if let problem = passcodeRules.problem(with: parameters.passcode) {
+                throw CordonError.invalidPasscode(reason: problem).varlinkError
+            }
             return request(.initializeRequested(passcodeLength: parameters.passcode.count, now: now), encoder) {
                 $0.passcode = parameters.passcode
             }
@@ -57,6 +63,9 @@ extension Agent {
             }
         case .changePasscode:
             let parameters = try codec.decodeParameters(ChangePasscodeParameters.self, from: message)
+            if let problem = passcodeRules.problem(with: parameters.new) {
+                throw CordonError.invalidPasscode(reason: problem).varlinkError
+            }
             return request(.changePasscodeRequested(newPasscodeLength: parameters.new.count, now: now), encoder) {
                 $0.passcode = parameters.old
                 $0.newPasscode = parameters.new
@@ -71,7 +80,7 @@ extension Agent {
             return request(.wipeRequested(now: now), encoder)
         case .register:
             let parameters = try codec.decodeParameters(RegisterParameters.self, from: message)
-            return .reply(try register(parameters.appId, connection: connection, encoder: encoder))
+            return register(parameters.appId, connection: connection, encoder: encoder)
         case .subscribe:
             let parameters = try codec.decodeParameters(SubscribeParameters.self, from: message)
             guard header.more else { throw .expectedMore }
@@ -95,6 +104,34 @@ extension Agent {
         case .reportActivity:
             run(.activity(now: now))
             return .reply(encoder.empty())
+        case .check:
+            let parameters = try codec.decodeParameters(CheckParameters.self, from: message)
+            return .reply(encoder.reply(CheckReply(decision: try typed { () throws(CordonError) in try check(parameters, connection: connection) })))
+        case .getEffectivePolicy:
+            return .reply(encoder.reply(effectivePolicy()))
+        case .validatePolicy:
+            let parameters = try codec.decodeParameters(ValidateParameters.self, from: message)
+            return .reply(encoder.reply(validate(parameters)))
+        case .explainPolicy:
+            let parameters = try codec.decodeParameters(ExplainParameters.self, from: message)
+            return .reply(encoder.reply(try typed { () throws(CordonError) in try explain(parameters) }))
+        case .reloadPolicy:
+            return .deferred(reloadPolicy().map { [self] in encoder.reply(StatusWrapper(status: policyStatus())) })
+        case .getPolicyStatus:
+            return .reply(encoder.reply(StatusWrapper(status: policyStatus())))
+        case .queryAudit, .followAudit:
+            let parameters = try codec.decodeParameters(AuditQueryParameters.self, from: message)
+            if method == .followAudit && !header.more { throw .expectedMore }
+            return audit(parameters, follow: method == .followAudit, connection: connection)
+        }
+    }
+
+    /// Runs `body`, turning a `CordonError` into its varlink error.
+    private func typed<T>(_ body: () throws(CordonError) -> T) throws(VarlinkError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw error.varlinkError
         }
     }
 
@@ -108,26 +145,62 @@ extension Agent {
         return .deferred(context.promise.futureResult)
     }
 
-    private func register(_ appId: String, connection: AgentConnection, encoder: ReplyEncoder) throws(VarlinkError)
-        -> ByteBuffer
+    /// Registers the app on `connection` as the policy says: managed (gets its key), unmanaged
+    /// (state events only) or refused; a condition set to `wipe` wipes the container.
+    private func register(_ appId: String, connection: AgentConnection, encoder: ReplyEncoder) -> CallOutcome {
+        if let problem = AppIdentifier.problem(with: appId) {
+            return .reply(encoder.error(CordonError.invalidAppId(appId: appId, reason: problem).varlinkError))
+        }
+        if let existing = registry.registrations[connection.id] {
+            return .reply(encoder.error(CordonError.alreadyRegistered(appId: existing.appId).varlinkError))
+        }
+        let identity = connection.identity
+        let facts = storePool.runIfActive(eventLoop: loop) { [self] in registrationFacts(appId: appId, identity: identity) }
+        return .deferred(
+            facts.map { [self] facts in
+                do throws(CordonError) {
+                    return encoder.reply(try completeRegistration(facts, connection: connection))
+                } catch {
+                    return encoder.error(error.varlinkError)
+                }
+            })
+    }
+
+    private func completeRegistration(_ facts: RegistrationFacts, connection: AgentConnection) throws(CordonError)
+        -> RegisterReply
     {
+        let decision = policy.register(facts)
+        let identity = connection.identity
+        let metadata: Logger.Metadata = [
+            "appId": "\(facts.appId)", "pid": "\(identity.pid)", "exe": "\(identity.executable)",
+            "outcome": "\(decision.outcome.rawValue)", "reason": "\(decision.reason)",
+        ]
+        for warning in decision.warnings { logger.warning("registration condition: \(warning)", metadata: metadata) }
+        if decision.outcome != .managed || decision.wipe || !decision.warnings.isEmpty || configuration.auditAllows {
+            writeAudit([
+                AuditRecord(
+                    time: clock(), category: "decision", appId: facts.appId, action: PolicyAction.appRegister.rawValue,
+                    outcome: decision.outcome.rawValue, reason: decision.reason,
+                    rules: decision.rules.map(\.description).joined(separator: "\n"))
+            ])
+        }
+        if decision.wipe {
+            logger.critical("a policy condition wipes the container", metadata: metadata)
+            run(.forceWipe(reason: .policy, now: clock()))
+        }
+        guard decision.outcome != .refused else {
+            logger.warning("app refused by policy", metadata: metadata)
+            throw .refused(appId: facts.appId, reason: decision.reason)
+        }
         var generator = SystemRandomNumberGenerator()
         let token = (0..<16).map { _ in String(format: "%02x", generator.next() as UInt8) }.joined()
-        // Until policies bind app ids to executables, every registered app is managed.
-        let registration = AppRegistration(
-            connection: connection.id, appId: appId, pid: Int(connection.identity.pid),
-            executable: connection.identity.executable, managed: true, token: token)
-        do {
-            try registry.register(registration)
-        } catch {
-            throw error.varlinkError
-        }
-        logger.info(
-            "app registered",
-            metadata: [
-                "appId": "\(appId)", "pid": "\(connection.identity.pid)", "exe": "\(connection.identity.executable)",
-            ])
-        return encoder.reply(RegisterReply(appId: appId, managed: true, token: token))
+        let managed = decision.outcome == .managed
+        try registry.register(
+            AppRegistration(
+                connection: connection.id, appId: facts.appId, pid: Int(identity.pid), executable: identity.executable,
+                managed: managed, token: token))
+        logger.info("app registered", metadata: metadata)
+        return RegisterReply(appId: facts.appId, managed: managed, token: token)
     }
 
     private func appKey(for connection: AgentConnection, encoder: ReplyEncoder) throws(VarlinkError) -> ByteBuffer {
@@ -136,6 +209,10 @@ extension Agent {
         }
         guard registration.managed else { throw CordonError.notManaged(appId: registration.appId).varlinkError }
         guard let master = masterKey else {
+            throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
+        }
+        // `storage.dataAccess: whenUnlocked`: the key is not handed out while locked.
+        if machine.state != .unlocked && policy.policy.forApp(registration.appId).storage.dataAccess.value == .whenUnlocked {
             throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
         }
         let key = custody.appKey(master: master, appId: registration.appId)
@@ -153,4 +230,9 @@ extension Agent {
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF)
     }
+}
+
+/// `Reload` / `GetStatus` reply envelope.
+struct StatusWrapper: Codable, Sendable {
+    var status: PolicyStatusReply
 }

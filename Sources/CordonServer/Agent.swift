@@ -1,5 +1,7 @@
 import CordonCore
+import CordonPolicy
 import CordonProtocol
+import CordonSystem
 import CordonStore
 import Foundation
 import Logging
@@ -34,6 +36,18 @@ final class Agent: @unchecked Sendable {
     var timer: Scheduled<Void>?
     var isShuttingDown = false
 
+    // Policy (see Agent+Policy.swift).
+    var policy: PolicyEvaluator
+    /// The last accepted version of each policy file, by path: a rejected file never replaces it.
+    var lastGoodPolicies: [String: LoadedPolicyFile] = [:]
+    var policySnapshot = PolicySnapshot(files: [], trustedKeys: 0, trustProblems: [])
+    var policyAppliedAt: Double = 0
+    var policyWatcher: DirectoryWatcher?
+    var reloadScheduled = false
+    /// Audit followers: connections streaming new audit records, with their app filter.
+    var auditFollowers: [ConnectionID: (Subscriber, String?)] = [:]
+    var auditWrites = 0
+
     /// A passcode check or key creation in flight.
     struct PendingRequest {
         let promise: EventLoopPromise<ByteBuffer>
@@ -53,12 +67,18 @@ final class Agent: @unchecked Sendable {
         self.logger = logger
         self.clock = clock
         machine = LifecycleMachine(configuration: configuration.lifecycle)
+        policy = PolicyEvaluator(documents: [(configuration.defaultPolicy, BuiltinPolicy.source)])
         wrappedKey = try database.loadWrappedKey()
         let attempts = try database.loadAttempts()
         _ = machine.handle(
             .start(
                 initialized: wrappedKey != nil, failedAttempts: attempts.count, lastFailureAt: attempts.lastFailureAt,
                 now: clock()))
+        if let directories = configuration.policyDirectories {
+            applyPolicy(PolicyLoader.load(directories), initial: true)
+        } else {
+            applyPolicy(PolicySnapshot(files: [], trustedKeys: 0, trustProblems: []), initial: true)
+        }
         if configuration.insecureFastKDF {
             logger.critical(
                 "INSECURE: the fast test KDF is enabled (--insecure-fast-kdf); passcodes are trivial to brute-force. Never use this outside tests."

@@ -1,5 +1,7 @@
 import CordonCore
+import CordonPolicy
 import CordonProtocol
+import CordonStore
 
 /// Everything the agent is started with.
 public struct AgentConfiguration: Sendable {
@@ -12,17 +14,47 @@ public struct AgentConfiguration: Sendable {
     public var kdfTargetSeconds: Double
     /// The uid allowed to connect (the agent's own).
     public var allowedUID: UInt32
+    /// Admin, user and trust directories; nil runs on the built-in default only.
+    public var policyDirectories: PolicyDirectories?
+    /// Audit allowed decisions too (denies are always audited).
+    public var auditAllows: Bool
+    /// How much audit history is kept.
+    public var auditRetention: AuditRetention
 
     public init(
         paths: CordonPaths, lifecycle: LifecycleConfiguration = LifecycleConfiguration(),
         limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
-        allowedUID: UInt32
+        allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
+        auditRetention: AuditRetention = AuditRetention()
     ) {
+        self.policyDirectories = policyDirectories
+        self.auditAllows = auditAllows
+        self.auditRetention = auditRetention
         self.paths = paths
         self.lifecycle = lifecycle
         self.limits = limits
         self.insecureFastKDF = insecureFastKDF
         self.kdfTargetSeconds = kdfTargetSeconds
         self.allowedUID = allowedUID
+    }
+}
+
+extension AgentConfiguration {
+    /// The built-in default policy with the daemon's lifecycle settings (flags) in place of
+    /// its lock and passcode values: admin and user files can only tighten from here.
+    public var defaultPolicy: PolicyDocument {
+        var document = BuiltinPolicy.document
+        var lock = document.lock ?? LockSection()
+        lock.idleTimeoutSeconds = lifecycle.idleTimeoutSeconds
+        lock.reauthGraceSeconds = lifecycle.reauthGraceSeconds
+        lock.discardKeyOnLock = lifecycle.discardKeyOnLock
+        lock.ackDeadlineMs = lifecycle.ackDeadlineMs
+        document.lock = lock
+        var passcode = document.passcode ?? PasscodeSection()
+        passcode.maxAttempts = lifecycle.maxAttempts
+        passcode.minLength = lifecycle.minPasscodeLength
+        passcode.onMaxAttempts = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
+        document.passcode = passcode
+        return document
     }
 }

@@ -3,7 +3,7 @@ import CordonSystem
 import NIOCore
 
 /// One identified client connection.
-final class AgentConnection {
+final class AgentConnection: Sendable {
     let id: ConnectionID
     let identity: PeerIdentity
     /// Keeps the peer's pidfd open for the connection's lifetime.

@@ -62,6 +62,7 @@ public final class AgentServer: Sendable {
             .bind(unixDomainSocketPath: paths.socketPath).get()
         chmod(paths.socketPath, 0o600)
         channel.withLock { $0 = bound }
+        try await agent.loop.submit { agent.startPolicyWatcher() }.get()
         logger.notice(
             "listening", metadata: ["socket": "\(paths.socketPath)", "database": "\(paths.databasePath)"])
     }

@@ -90,6 +90,23 @@ public enum ProcessInfoReader {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
     }
 
+    /// The pid tracing `pid` (a debugger), 0 when none, nil when unreadable.
+    public static func tracerPID(of pid: Int32) -> Int32? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
+            return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
+    /// Whether `pid` runs with a non-empty `LD_PRELOAD` (a library injected into it).
+    public static func hasPreload(_ pid: Int32) -> Bool {
+        guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+        return environ.split(separator: 0).contains { entry in
+            entry.starts(with: Array("LD_PRELOAD=".utf8)) && entry.count > "LD_PRELOAD=".utf8.count
+        }
+    }
+
     /// The one-letter state of `pid` from `/proc/PID/stat` (R, S, T, Z, ...), or nil.
     public static func state(of pid: Int32) -> Character? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

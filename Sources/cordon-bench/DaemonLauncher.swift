@@ -9,7 +9,8 @@ enum DaemonLauncher {
         process.executableURL = executable
         process.arguments = [
             "--runtime-dir", directory + "/run", "--data-dir", directory + "/data", "--config-dir",
-            directory + "/config", "--log-level", "warning", "--idle-timeout", "0",
+            directory + "/config", "--admin-policy-dir", directory + "/admin", "--trust-dir", directory + "/trust",
+            "--log-level", "warning", "--idle-timeout", "0",
         ]
         process.standardError = FileHandle.nullDevice
         try process.run()

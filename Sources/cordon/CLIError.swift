@@ -122,6 +122,16 @@ extension CLIError {
                 hint: "register the app again")
         case .unknownSequence(let seq):
             self.init("event \(seq) was never sent to this app", hint: "acknowledge only events the app received")
+        case .unknownAction(let action):
+            self.init(
+                "cordond does not decide the action '\(action)'",
+                hint: "use one of: \(PolicyActionName.allCases.map(\.rawValue).joined(separator: ", ")) "
+                    + "(cordon and cordond may be different versions)",
+                code: .usage)
+        case .refused(let appId, let reason):
+            self.init(
+                "the policy refuses \(appId.isEmpty ? "this client" : "the app \(appId)"): \(reason)",
+                hint: "see the rules with `cordon policy show`, or ask your administrator")
         case .internalError(let reason):
             self.init(
                 "cordond failed internally: \(reason)",

@@ -4,7 +4,8 @@ import ArgumentParser
 enum CLIExitCode: Int32, Sendable, CaseIterable {
     /// The command did what was asked.
     case success = 0
-    /// Anything not covered below (including `cordon doctor` finding a problem).
+    /// Anything not covered below (including `cordon doctor` finding a problem, `cordon policy check`
+    /// denied, `cordon policy validate` finding an invalid file).
     case failure = 1
     /// The command line was wrong, or a passcode is needed and there is no terminal to ask on.
     case usage = 2
@@ -26,8 +27,8 @@ enum CLIExitCode: Int32, Sendable, CaseIterable {
     static var summary: String {
         """
         0  success
-        1  failure (anything else; `cordon doctor` found a problem)
-        2  usage error (bad arguments, `wipe` without --yes, no terminal)
+        1  failure (anything else; `doctor` found a problem; `policy check` denied; a policy file is invalid)
+        2  usage error (bad arguments, `wipe` without --yes, no terminal, an action cordond does not know)
         3  cordond unavailable (not running, wrong socket, connection lost)
         4  wrong passcode, retry later, passcode required, or busy
         5  not initialized, or already initialized

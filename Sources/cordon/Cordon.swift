@@ -7,7 +7,7 @@ import Foundation
 struct Cordon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordon",
-        abstract: "Unlock, lock and inspect the Cordon container kept by cordond.",
+        abstract: "Unlock, lock and inspect the Cordon container kept by cordond, and manage its policies.",
         discussion: """
             Talks to cordond over its varlink socket: --socket, else $CORDON_SOCKET, else \
             $XDG_RUNTIME_DIR/cordon/agent.sock. Errors go to stderr as `cordon: error: …` followed by \
@@ -18,7 +18,8 @@ struct Cordon: AsyncParsableCommand {
             """,
         subcommands: [
             StatusCommand.self, InitCommand.self, UnlockCommand.self, LockCommand.self, LogoutCommand.self,
-            PasswdCommand.self, WipeCommand.self, EventsCommand.self, AppsCommand.self, DoctorCommand.self,
+            PasswdCommand.self, WipeCommand.self, EventsCommand.self, AppsCommand.self, PolicyCommand.self,
+            AuditCommand.self, DoctorCommand.self,
         ])
 
     /// Accepted before the subcommand too (`cordon --socket PATH status`).

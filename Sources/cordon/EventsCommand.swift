@@ -8,8 +8,9 @@ struct EventsCommand: AsyncParsableCommand {
         commandName: "events",
         abstract: "Print the current state, and with --follow every lifecycle event, one per line.",
         discussion: """
-            Each line: time (UTC), seq, kind, reason, state, and the acknowledgement deadline if any. With --json, \
-            one JSON object per line with the keys ackDeadline, kind, reason, seq, state and time (Unix seconds). \
+            Each line: time (UTC), seq, kind, reason, state, the acknowledgement deadline if any, and for \
+            PolicyDidChange the new policy version. With --json, one JSON object per line with the keys \
+            ackDeadline, kind, reason, seq, state and time (Unix seconds), plus policyVersion when set. \
             With --follow the command runs until cordond closes the stream (exit 0) or it is interrupted.
             """)
 
@@ -43,6 +44,7 @@ struct EventsCommand: AsyncParsableCommand {
             "state=\(event.state.rawValue)",
         ]
         if let deadline = event.ackDeadline { fields.append("ackDeadline=\(Format.time(deadline))") }
+        if let version = event.policyVersion { fields.append("policyVersion=\(version)") }
         return fields.joined(separator: " ")
     }
 }
@@ -57,6 +59,8 @@ struct EventRecord: Encodable {
     var state: LifecycleState
     /// Unix seconds.
     var ackDeadline: Double?
+    /// For `PolicyDidChange`: the policy version now in force; the key is left out when absent.
+    var policyVersion: String?
 
     init(_ event: CordonEvent) {
         kind = event.kind
@@ -65,10 +69,11 @@ struct EventRecord: Encodable {
         time = event.time.timeIntervalSince1970
         state = event.state
         ackDeadline = event.ackDeadline?.timeIntervalSince1970
+        policyVersion = event.policyVersion
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, reason, seq, time, state, ackDeadline
+        case kind, reason, seq, time, state, ackDeadline, policyVersion
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -79,5 +84,6 @@ struct EventRecord: Encodable {
         try container.encode(time, forKey: .time)
         try container.encode(state, forKey: .state)
         try container.encode(ackDeadline, forKey: .ackDeadline)
+        try container.encodeIfPresent(policyVersion, forKey: .policyVersion)
     }
 }

@@ -36,6 +36,14 @@ struct Cordond: AsyncParsableCommand {
     var backoffFreeAttempts: Int = 3
     @Option(help: "First back-off delay in seconds (doubles per failure, capped at 300).")
     var backoffBaseSeconds: Double = 1
+    @Option(help: "Admin policy directory (default: /etc/cordon/policy.d; also CORDON_ADMIN_POLICY_DIR).")
+    var adminPolicyDir: String?
+    @Option(help: "Trusted policy signing keys (default: /etc/cordon/trust; also CORDON_TRUST_DIR).")
+    var trustDir: String?
+    @Flag(help: "Audit allowed decisions too (denies are always audited).")
+    var auditAllows = false
+    @Option(help: "What max attempts does by default: wipe or lockout (a policy can only make it stricter).")
+    var onMaxAttempts: String = "wipe"
     @Option(help: "Milliseconds one passcode derivation should take when scrypt is tuned on init.")
     var kdfTargetMs: Int = 250
     @Flag(help: "Discard the key on every lock (every lock becomes a revocation).")
@@ -44,6 +52,12 @@ struct Cordond: AsyncParsableCommand {
     var insecureFastKdf = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
+
+    func validate() throws {
+        guard ["wipe", "lockout"].contains(onMaxAttempts) else {
+            throw ValidationError("--on-max-attempts must be wipe or lockout, not \(onMaxAttempts)")
+        }
+    }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -65,11 +79,22 @@ struct Cordond: AsyncParsableCommand {
         let lifecycle = LifecycleConfiguration(
             idleTimeoutSeconds: idleTimeout, reauthGraceSeconds: reauthGrace, discardKeyOnLock: discardKeyOnLock,
             maxAttempts: maxAttempts, ackDeadlineMs: ackDeadlineMs,
-            backoff: Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds))
+            backoff: Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds),
+            onMaxAttempts: onMaxAttempts == "lockout" ? .lockout : .wipe)
+        func pick(_ flag: String?, _ variable: String, _ fallback: String) -> String {
+            if let flag, !flag.isEmpty { return flag }
+            if let value = environment[variable], !value.isEmpty { return value }
+            return fallback
+        }
+        let policyDirectories = PolicyDirectories(
+            admin: pick(adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "/etc/cordon/policy.d"),
+            user: paths.configDirectory + "/policy.d",
+            trust: pick(trustDir, "CORDON_TRUST_DIR", "/etc/cordon/trust"))
         let configuration = AgentConfiguration(
             paths: paths, lifecycle: lifecycle,
             insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1",
-            kdfTargetSeconds: Double(kdfTargetMs) / 1000, allowedUID: uid)
+            kdfTargetSeconds: Double(kdfTargetMs) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
+            auditAllows: auditAllows)
         let server: AgentServer
         do {
             server = try AgentServer(configuration: configuration, logger: logger)

@@ -9,6 +9,9 @@ final class DaemonProcess: @unchecked Sendable {
     var socketPath: String { root.appending("run/agent.sock") }
     var runtimeDirectory: String { root.appending("run") }
     var databasePath: String { root.appending("data/cordon.sqlite") }
+    var adminPolicyDirectory: String { root.appending("admin") }
+    var userPolicyDirectory: String { root.appending("config/policy.d") }
+    var trustDirectory: String { root.appending("trust") }
 
     /// Starts `cordond` with test defaults (insecure fast KDF, no idle lock) plus `arguments`.
     init(
@@ -22,7 +25,8 @@ final class DaemonProcess: @unchecked Sendable {
         process.arguments =
             [
                 "--runtime-dir", self.root.appending("run"), "--data-dir", self.root.appending("data"),
-                "--config-dir", self.root.appending("config"), "--idle-timeout", "0", "--log-level", "trace",
+                "--config-dir", self.root.appending("config"), "--admin-policy-dir", self.root.appending("admin"),
+                "--trust-dir", self.root.appending("trust"), "--idle-timeout", "0", "--log-level", "trace",
             ] + (fastKDF ? ["--insecure-fast-kdf"] : []) + arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTIFY_SOCKET")

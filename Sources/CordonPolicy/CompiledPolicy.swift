@@ -1,0 +1,114 @@
+/// The effective policy compiled once for fast decisions: the base and every overridden app's
+/// settings precomputed, lists turned into sets and matchers, reason sentences built in advance.
+///
+/// Build it whenever the effective policy changes; ``PolicyEvaluator`` wraps it with the
+/// decision functions. It is immutable and `Sendable`, so any number of tasks can share one.
+public struct CompiledPolicy: Sendable {
+    /// The version hash of the policy it was compiled from.
+    public let versionHash: String
+    let base: CompiledAppPolicy
+    /// Apps that overrides name: base merged with their overrides.
+    let perApp: [String: CompiledAppPolicy]
+    let bindings: [String: CompiledBinding]
+    let unknown: UnknownAppAction
+    let unknownRules: [RuleReference]
+
+    /// Compiles `policy`.
+    public init(_ policy: EffectivePolicy) {
+        versionHash = policy.versionHash
+        base = CompiledAppPolicy(policy.base)
+        var perApp: [String: CompiledAppPolicy] = [:]
+        for app in policy.overrides.keys { perApp[app] = CompiledAppPolicy(policy.forApp(app)) }
+        self.perApp = perApp
+        bindings = policy.apps.managed.mapValues(CompiledBinding.init)
+        unknown = policy.apps.unknown.value
+        unknownRules = policy.apps.unknown.rules
+    }
+
+    /// The compiled settings of app `id` (the base unless an override names it).
+    @inline(__always)
+    func settings(for id: String) -> CompiledAppPolicy {
+        if perApp.isEmpty { return base }
+        return perApp[id] ?? base
+    }
+
+    /// Whether overrides name app `id`.
+    @inline(__always)
+    func isOverridden(_ id: String) -> Bool {
+        !perApp.isEmpty && perApp[id] != nil
+    }
+}
+
+/// One `apps.managed` binding, compiled.
+struct CompiledBinding: Sendable {
+    let executables: Set<String>
+    let sha256: Set<String>?
+    let rules: [RuleReference]
+
+    init(_ setting: ResolvedSetting<ManagedAppRequirement>) {
+        executables = setting.value.executables
+        sha256 = setting.value.sha256
+        rules = setting.rules
+    }
+
+    /// Why a client with `executable` and `digest` does not match, or nil when it does.
+    func mismatch(executable: String, digest: String?) -> String? {
+        guard executables.contains(executable) else { return "its executable is not one of the bound executables" }
+        guard let sha256 else { return nil }
+        guard let digest else { return "its executable's SHA-256 is unknown and the binding requires one" }
+        return sha256.contains(digest.lowercased()) ? nil : "its executable's SHA-256 is not one of the bound digests"
+    }
+}
+
+/// `saveCopies` and the compiled `saveLocations` clauses.
+struct CompiledSave: Sendable {
+    /// One clause: the location must match one of its globs.
+    struct Clause: Sendable {
+        let globs: [PathGlob]
+        let rules: [RuleReference]
+        func matches(_ location: String) -> Bool { globs.contains { $0.matches(location) } }
+    }
+
+    let saveCopies: SaveCopies
+    let saveCopiesRules: [RuleReference]
+    /// nil when no document restricts locations.
+    let clauses: [Clause]?
+    let locationRules: [RuleReference]
+    let allowRules: [RuleReference]
+    let allowReason: String
+    let blockReason: String
+    let outsideReason: String
+    let noLocationReason: String
+
+    init(saveCopies: ResolvedSetting<SaveCopies>, locations: ResolvedSetting<SaveLocationClauses?>) {
+        self.saveCopies = saveCopies.value
+        saveCopiesRules = saveCopies.rules
+        clauses = locations.value.map { value in
+            value.sortedClauses.map { clause in
+                let globs = clause.sorted().map(PathGlob.init)
+                let rules = locations.candidates.filter { $0.value?.clauses.contains(clause) ?? false }.map(\.rule)
+                return Clause(globs: globs, rules: rules)
+            }
+        }
+        locationRules = locations.rules
+        allowRules = PolicyFormat.sortedUnion(saveCopies.rules, locations.rules, by: <)
+        let setting = "documents.saveCopies is \(saveCopies.value.policyDescription)"
+        allowReason = setting + (clauses == nil ? "" : " and the location matches documents.saveLocations")
+        blockReason = setting
+        outsideReason = "documents.saveLocations does not match the location"
+        noLocationReason = "documents.saveLocations is set and the save names no location"
+    }
+}
+
+/// One `conditions` entry.
+struct CompiledCondition: Sendable {
+    let name: String
+    let action: ConditionAction
+    let rules: [RuleReference]
+
+    init(_ setting: ResolvedSetting<ConditionAction>, name: String) {
+        self.name = name
+        action = setting.value
+        rules = setting.rules
+    }
+}

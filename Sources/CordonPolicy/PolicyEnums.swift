@@ -1,0 +1,90 @@
+/// A value with a strictness order: merging keeps the most restrictive.
+public protocol Restrictiveness: Sendable, Equatable {
+    /// Higher is stricter.
+    var strictness: Int { get }
+}
+
+extension Restrictiveness {
+    /// The stricter of two values (`self` on a tie).
+    public func stricter(_ other: Self) -> Self { other.strictness > strictness ? other : self }
+}
+
+/// What a client that no managed app binding matches gets.
+public enum UnknownAppAction: String, Sendable, CaseIterable, Restrictiveness {
+    case unmanaged, refuse
+    public var strictness: Int { self == .refuse ? 1 : 0 }
+}
+
+/// Which characters a passcode must use.
+public enum PasscodeKind: String, Sendable, CaseIterable, Restrictiveness {
+    case numeric, alphanumeric
+    public var strictness: Int { self == .alphanumeric ? 1 : 0 }
+}
+
+/// What the maximum of failed attempts triggers.
+public enum MaxAttemptsAction: String, Sendable, CaseIterable, Restrictiveness {
+    case lockout, wipe
+    public var strictness: Int { self == .wipe ? 1 : 0 }
+}
+
+/// What an app that misses its acknowledgement deadline gets.
+public enum AckTimeoutAction: String, Sendable, CaseIterable, Restrictiveness {
+    case report, disconnect, freeze, terminate
+    public var strictness: Int {
+        switch self {
+        case .report: return 0
+        case .disconnect: return 1
+        case .freeze: return 2
+        case .terminate: return 3
+        }
+    }
+}
+
+/// Intune's clipboard levels, loosest first.
+public enum PasteboardLevel: String, Sendable, CaseIterable, Restrictiveness {
+    case any, managedWithPasteIn, managed, blocked
+    public var strictness: Int {
+        switch self {
+        case .any: return 0
+        case .managedWithPasteIn: return 1
+        case .managed: return 2
+        case .blocked: return 3
+        }
+    }
+}
+
+/// Where documents may go or come from.
+public enum ShareScope: String, Sendable, CaseIterable, Restrictiveness {
+    case any, managed, none
+    public var strictness: Int {
+        switch self {
+        case .any: return 0
+        case .managed: return 1
+        case .none: return 2
+        }
+    }
+}
+
+/// Whether copies may be saved.
+public enum SaveCopies: String, Sendable, CaseIterable, Restrictiveness {
+    case allow, block
+    public var strictness: Int { self == .block ? 1 : 0 }
+}
+
+/// When app data may be read.
+public enum DataAccess: String, Sendable, CaseIterable, Restrictiveness {
+    case afterFirstUnlock, whenUnlocked
+    public var strictness: Int { self == .whenUnlocked ? 1 : 0 }
+}
+
+/// What a detected condition triggers: wipe > block > warn.
+public enum ConditionAction: String, Sendable, CaseIterable, Restrictiveness {
+    case warn, block, wipe
+    public var strictness: Int {
+        switch self {
+        case .warn: return 0
+        case .block: return 1
+        case .wipe: return 2
+        }
+    }
+}

@@ -1,0 +1,244 @@
+/// A policy decision as sent on the wire.
+public struct WireDecision: Sendable, Codable, Equatable {
+    public var allowed: Bool
+    public var action: String
+    public var reason: String
+    /// The truncation obligation: the caller must cut the content to this many characters.
+    public var truncateTo: Int?
+    /// The deciding rules, as `FILE#POINTER`.
+    public var rules: [String]
+
+    public init(allowed: Bool, action: String, reason: String, truncateTo: Int?, rules: [String]) {
+        self.allowed = allowed
+        self.action = action
+        self.reason = reason
+        self.truncateTo = truncateTo
+        self.rules = rules
+    }
+}
+
+/// `io.cordon.App.Check` parameters.
+public struct CheckParameters: Sendable, Codable, Equatable {
+    /// `pasteboard.copy`, `pasteboard.paste`, `document.send`, `document.receive`, `document.save`.
+    public var action: String
+    /// The other app's id (send, receive, paste), or the destination path (save).
+    public var target: String?
+    /// Extra facts: `contentType`, `length`.
+    public var context: [String: String]?
+
+    public init(action: String, target: String?, context: [String: String]?) {
+        self.action = action
+        self.target = target
+        self.context = context
+    }
+}
+
+/// `Check` reply.
+public struct CheckReply: Sendable, Codable, Equatable {
+    public var decision: WireDecision
+    public init(decision: WireDecision) { self.decision = decision }
+}
+
+/// One resolved setting of the effective policy, with where it came from.
+public struct WireSetting: Sendable, Codable, Equatable {
+    /// e.g. `/pasteboard/copyOut`.
+    public var path: String
+    public var value: String
+    /// The rules whose value won, as `FILE#POINTER`.
+    public var rules: [String]
+    public init(path: String, value: String, rules: [String]) {
+        self.path = path
+        self.value = value
+        self.rules = rules
+    }
+}
+
+/// `io.cordon.Policy.GetEffective` reply.
+public struct EffectivePolicyReply: Sendable, Codable, Equatable {
+    public var version: String
+    public var settings: [WireSetting]
+    public init(version: String, settings: [WireSetting]) {
+        self.version = version
+        self.settings = settings
+    }
+}
+
+/// One problem in a policy document.
+public struct WireProblem: Sendable, Codable, Equatable {
+    public var path: String
+    public var pointer: String
+    public var line: Int?
+    public var column: Int?
+    public var message: String
+    public init(path: String, pointer: String, line: Int?, column: Int?, message: String) {
+        self.path = path
+        self.pointer = pointer
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+}
+
+/// `io.cordon.Policy.Validate` parameters: the document's text; `user` validates as a user file.
+public struct ValidateParameters: Sendable, Codable, Equatable {
+    public var document: String
+    public var path: String?
+    public var user: Bool?
+    public init(document: String, path: String?, user: Bool?) {
+        self.document = document
+        self.path = path
+        self.user = user
+    }
+}
+
+/// `Validate` reply.
+public struct ValidateReply: Sendable, Codable, Equatable {
+    public var valid: Bool
+    public var problems: [WireProblem]
+    public init(valid: Bool, problems: [WireProblem]) {
+        self.valid = valid
+        self.problems = problems
+    }
+}
+
+/// `io.cordon.Policy.Explain` parameters.
+public struct ExplainParameters: Sendable, Codable, Equatable {
+    public var appId: String
+    public var action: String
+    public var target: String?
+    public var context: [String: String]?
+    public init(appId: String, action: String, target: String?, context: [String: String]?) {
+        self.appId = appId
+        self.action = action
+        self.target = target
+        self.context = context
+    }
+}
+
+/// One consulted setting in an explanation: every file's value and which won.
+public struct WireExplanationStep: Sendable, Codable, Equatable {
+    public var setting: String
+    public var value: String
+    /// `FILE#POINTER = VALUE`, the winners marked by `won`.
+    public var candidates: [WireCandidate]
+    public init(setting: String, value: String, candidates: [WireCandidate]) {
+        self.setting = setting
+        self.value = value
+        self.candidates = candidates
+    }
+}
+
+/// One file's value for a setting.
+public struct WireCandidate: Sendable, Codable, Equatable {
+    public var rule: String
+    public var value: String
+    public var won: Bool
+    public init(rule: String, value: String, won: Bool) {
+        self.rule = rule
+        self.value = value
+        self.won = won
+    }
+}
+
+/// `Explain` reply.
+public struct ExplainReply: Sendable, Codable, Equatable {
+    public var decision: WireDecision
+    public var steps: [WireExplanationStep]
+    public init(decision: WireDecision, steps: [WireExplanationStep]) {
+        self.decision = decision
+        self.steps = steps
+    }
+}
+
+/// A policy source as the agent sees it.
+public struct WirePolicySource: Sendable, Codable, Equatable {
+    public var path: String
+    /// `builtin`, `admin` or `user`.
+    public var origin: String
+    /// `applied` or `rejected`.
+    public var status: String
+    /// For rejected files: why (parse, validation or signature problems).
+    public var problems: [String]
+    /// For signed admin files: the signing key id.
+    public var signedBy: String?
+    public init(path: String, origin: String, status: String, problems: [String], signedBy: String?) {
+        self.path = path
+        self.origin = origin
+        self.status = status
+        self.problems = problems
+        self.signedBy = signedBy
+    }
+}
+
+/// `io.cordon.Policy.GetStatus` and `Reload` reply.
+public struct PolicyStatusReply: Sendable, Codable, Equatable {
+    public var version: String
+    /// Unix seconds of the last applied change.
+    public var appliedAt: Double
+    public var sources: [WirePolicySource]
+    public var adminDirectory: String
+    public var userDirectory: String
+    public var trustDirectory: String
+    public var trustedKeys: Int
+    public init(
+        version: String, appliedAt: Double, sources: [WirePolicySource], adminDirectory: String,
+        userDirectory: String, trustDirectory: String, trustedKeys: Int
+    ) {
+        self.version = version
+        self.appliedAt = appliedAt
+        self.sources = sources
+        self.adminDirectory = adminDirectory
+        self.userDirectory = userDirectory
+        self.trustDirectory = trustDirectory
+        self.trustedKeys = trustedKeys
+    }
+}
+
+/// One audit record on the wire.
+public struct WireAuditRecord: Sendable, Codable, Equatable {
+    public var id: Int
+    public var time: Double
+    public var category: String
+    public var appId: String?
+    public var action: String?
+    public var outcome: String
+    public var reason: String
+    public var rules: [String]
+    public init(
+        id: Int, time: Double, category: String, appId: String?, action: String?, outcome: String, reason: String,
+        rules: [String]
+    ) {
+        self.id = id
+        self.time = time
+        self.category = category
+        self.appId = appId
+        self.action = action
+        self.outcome = outcome
+        self.reason = reason
+        self.rules = rules
+    }
+}
+
+/// `io.cordon.Audit.Query` / `Follow` parameters.
+public struct AuditQueryParameters: Sendable, Codable, Equatable {
+    public var since: Double?
+    public var appId: String?
+    public var limit: Int?
+    public init(since: Double?, appId: String?, limit: Int?) {
+        self.since = since
+        self.appId = appId
+        self.limit = limit
+    }
+}
+
+/// `Query` reply.
+public struct AuditQueryReply: Sendable, Codable, Equatable {
+    public var records: [WireAuditRecord]
+    public init(records: [WireAuditRecord]) { self.records = records }
+}
+
+/// One `Follow` reply.
+public struct AuditFollowReply: Sendable, Codable, Equatable {
+    public var record: WireAuditRecord
+    public init(record: WireAuditRecord) { self.record = record }
+}

@@ -1,0 +1,74 @@
+import CordonPolicy
+
+/// Sources, documents and requests shared by the merge, evaluation and explanation tests.
+enum MergeFixtures {
+    static let builtin = PolicySource(path: "<builtin>", origin: .builtin)
+    static let admin = PolicySource(path: "/etc/cordon/policy.d/10-base.json", origin: .admin)
+    static let team = PolicySource(path: "/etc/cordon/policy.d/20-team.json", origin: .admin)
+    static let user = PolicySource(path: "/home/ada/.config/cordon/policy.d/mine.json", origin: .user)
+
+    /// A default that sets every key (as the built-in default does), constructed directly.
+    static let defaults = PolicyDocument(
+        apps: AppsSection(managed: [], unknown: .unmanaged),
+        passcode: PasscodeSection(minLength: 4, kind: .numeric, allowSimple: true, maxAttempts: 10, onMaxAttempts: .wipe),
+        lock: LockSection(
+            idleTimeoutSeconds: 300, onScreenLock: true, onSuspend: true, reauthGraceSeconds: 60,
+            discardKeyOnLock: false, ackDeadlineMs: 2000, onAckTimeout: .report),
+        pasteboard: PasteboardSection(copyOut: .any, maxChars: 10_000_000, clearOnLock: false),
+        documents: DocumentsSection(sendTo: .any, receiveFrom: .any, saveCopies: .allow, blockedTypes: []),
+        storage: StorageSection(dataAccess: .afterFirstUnlock),
+        conditions: ConditionsSection(debuggerAttached: .warn, preloadInjected: .warn, executableMismatch: .warn))
+
+    static func rule(_ source: PolicySource, _ pointer: String) -> RuleReference {
+        RuleReference(source: source, pointer: pointer)
+    }
+
+    /// The merged policy of `documents`, without the default.
+    static func merge(_ documents: (PolicyDocument, PolicySource)...) -> EffectivePolicy {
+        EffectivePolicy.merge(documents)
+    }
+
+    /// An evaluator over the default plus `documents`.
+    static func evaluator(_ documents: (PolicyDocument, PolicySource)...) -> PolicyEvaluator {
+        PolicyEvaluator(documents: [(defaults, builtin)] + documents)
+    }
+
+    /// A document that only sets `pasteboard`.
+    static func pasteboard(_ copyOut: PasteboardLevel? = nil, maxChars: Int? = nil) -> PolicyDocument {
+        PolicyDocument(pasteboard: PasteboardSection(copyOut: copyOut, maxChars: maxChars))
+    }
+
+    /// A document that only sets `documents`.
+    static func documents(_ section: DocumentsSection) -> PolicyDocument {
+        PolicyDocument(documents: section)
+    }
+
+    static func app(_ id: String, managed: Bool = true) -> AppFacts { AppFacts(id: id, managed: managed) }
+
+    static let notes = AppFacts(id: "com.example.notes", managed: true)
+    static let mail = AppFacts(id: "com.example.mail", managed: true)
+    static let browser = AppFacts(id: "org.example.browser", managed: false)
+    static let game = AppFacts(id: "org.example.game", managed: false)
+
+    static func paste(into app: AppFacts, from source: AppFacts?, length: Int? = nil) -> DecisionRequest {
+        DecisionRequest(action: .pasteboardPaste, app: app, peer: source, length: length)
+    }
+
+    static func send(
+        from app: AppFacts, to target: AppFacts?, contentType: String? = nil
+    ) -> DecisionRequest {
+        DecisionRequest(action: .documentSend, app: app, peer: target, contentType: contentType)
+    }
+
+    static func receive(
+        by app: AppFacts, from source: AppFacts?, contentType: String? = nil
+    ) -> DecisionRequest {
+        DecisionRequest(action: .documentReceive, app: app, peer: source, contentType: contentType)
+    }
+
+    static func save(
+        by app: AppFacts = notes, to location: String?, contentType: String? = nil
+    ) -> DecisionRequest {
+        DecisionRequest(action: .documentSave, app: app, location: location, contentType: contentType)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+@testable import CordonPolicy
+
+@Suite("Policy parser: invalid fixtures and shipped policies")
+struct ParserFixtureTests {
+    typealias Support = ParserTestSupport
+
+    static let fixtureNames: [String] = (try? Support.invalidFixtureNames()) ?? []
+
+    @Test func thereAreEnoughFixtures() {
+        #expect(Self.fixtureNames.count >= 15)
+    }
+
+    /// Each `fixtures/invalid/NAME.json` gives exactly the diagnostics listed in `NAME.expected`.
+    @Test(arguments: fixtureNames)
+    func fixtureGivesItsExpectedMessages(_ name: String) throws {
+        let directory = Support.invalidFixturesDirectory
+        let bytes = try Support.bytes(of: directory.appendingPathComponent(name + ".json"))
+        let expectedText = try String(contentsOf: directory.appendingPathComponent(name + ".expected"), encoding: .utf8)
+        let expected = expectedText.split(separator: "\n").map(String.init)
+        let source = PolicySource(path: "fixtures/invalid/\(name).json", origin: .admin)
+        switch PolicyParser.parse(bytes, source: source) {
+        case .success:
+            Issue.record("\(name).json parsed without diagnostics")
+        case .failure(let failure):
+            #expect(failure.diagnostics.map(\.description) == expected)
+            #expect(failure.diagnostics.allSatisfy { $0.line != nil && $0.column != nil })
+        }
+    }
+
+    @Test func everyShippedPolicyIsValid() throws {
+        let files = try Support.policyFiles()
+        #expect(
+            files.map(\.lastPathComponent).sorted() == [
+                "corporate-baseline.json", "default.json", "developer-lenient.json", "strict.json",
+            ])
+        for file in files {
+            let source = PolicySource(path: file.path, origin: .admin)
+            if case .failure(let failure) = PolicyParser.parse(try Support.bytes(of: file), source: source) {
+                Issue.record("\(file.lastPathComponent):\n\(failure)")
+            }
+        }
+    }
+
+    @Test func theEmbeddedDefaultIsTheFileOnDiskByteForByte() throws {
+        let onDisk = try Support.bytes(of: Support.policiesDirectory.appendingPathComponent("default.json"))
+        #expect(Array(BuiltinPolicy.json.utf8) == onDisk)
+    }
+
+    @Test func theEmbeddedDefaultParses() {
+        #expect(BuiltinPolicy.source == PolicySource(path: "<builtin>", origin: .builtin))
+        #expect(BuiltinPolicy.document.schema == PolicyDocument.schemaIdentifier)
+        if case .failure(let failure) = PolicyParser.parse(BuiltinPolicy.json, source: BuiltinPolicy.source) {
+            Issue.record("\(failure)")
+        }
+    }
+
+    /// Every key of every section has a value, so the merged effective policy always has one.
+    /// Allow-lists are the exception: absent means "no allow-list", the loosest setting.
+    @Test func theDefaultSetsEveryKey() throws {
+        let json = try #require(Support.json(BuiltinPolicy.json))
+        let rules = PolicyParser.Rules.self
+        let sections = [
+            "apps": rules.appsKeys, "passcode": rules.passcodeKeys, "lock": rules.lockKeys,
+            "pasteboard": rules.pasteboardKeys,
+            "documents": rules.documentsKeys, "storage": rules.storageKeys, "conditions": rules.conditionsKeys,
+        ]
+        let allowLists: Set = ["allowedTargets", "allowedSources", "saveLocations"]
+        for (section, keys) in sections {
+            for key in keys where !allowLists.contains(key) {
+                #expect(json[section]?[key] != nil, "default.json lacks \(section).\(key)")
+            }
+            for key in allowLists { #expect(json[section]?[key] == nil, "default.json sets the allow-list \(key)") }
+        }
+        #expect(json["apps"]?["managed"]?.value == .array([]))
+        #expect(json["overrides"]?.value == .array([]))
+    }
+
+    /// The default matches the agent's behaviour, loosest sensible values elsewhere.
+    @Test func theDefaultIsTheAgreedBaseline() {
+        let document = BuiltinPolicy.document
+        #expect(document.apps == AppsSection(managed: [], unknown: .unmanaged))
+        #expect(
+            document.passcode
+                == PasscodeSection(
+                    minLength: 4, kind: .numeric, allowSimple: true, maxAttempts: 10, onMaxAttempts: .wipe))
+        #expect(
+            document.lock
+                == LockSection(
+                    idleTimeoutSeconds: 300, onScreenLock: true, onSuspend: true, reauthGraceSeconds: 60,
+                    discardKeyOnLock: false, ackDeadlineMs: 2000, onAckTimeout: .report))
+        #expect(document.pasteboard == PasteboardSection(copyOut: .any, maxChars: 10_000_000, clearOnLock: false))
+        #expect(
+            document.documents
+                == DocumentsSection(sendTo: .any, receiveFrom: .any, saveCopies: .allow, blockedTypes: []))
+        #expect(document.storage == StorageSection(dataAccess: .afterFirstUnlock))
+        #expect(
+            document.conditions
+                == ConditionsSection(debuggerAttached: .warn, preloadInjected: .warn, executableMismatch: .warn))
+        #expect(document.overrides.isEmpty)
+    }
+
+    @Test func aUserCannotShipTheCorporateBaseline() throws {
+        let file = Support.policiesDirectory.appendingPathComponent("examples/corporate-baseline.json")
+        let result = PolicyParser.parse(
+            try Support.bytes(of: file), source: PolicySource(path: "user.json", origin: .user))
+        guard case .failure(let failure) = result else {
+            Issue.record("a user file with apps.managed was accepted")
+            return
+        }
+        #expect(failure.diagnostics.map(\.pointer) == ["/apps/managed"])
+    }
+}

@@ -1,0 +1,71 @@
+@testable import CordonPolicy
+
+/// Small documents at the edges of every rule, valid and invalid, that both validators judge.
+enum SchemaAgreementSamples {
+    static func document(_ members: String) -> String { #"{"schema": "cordon.policy.v1", "# + members + "}" }
+
+    static let sectionOfKey: [String: String] = {
+        var result: [String: String] = [:]
+        for (section, keys) in PolicyParser.Rules.sectionKeys {
+            for key in keys { result[key] = section }
+        }
+        return result
+    }()
+
+    static func member(_ key: String, _ value: String) -> String {
+        document(#""\#(sectionOfKey[key] ?? "?")": {"\#(key)": \#(value)}"#)
+    }
+
+    static let strings = [
+        "com.example.notes", "a.b", "notes", "", ".a.b", "a..b", "a.b.", "a b.c", "/usr/bin/x", "bin/x",
+        "application/pdf",
+        "image/*", ".exe", "exe", "*/*", "a/b/c", ".", "..x", "text/plain+xml", String(repeating: "ab", count: 32),
+        String(repeating: "AB", count: 32), String(repeating: "a", count: 63), "/home/*/Documents/**",
+    ]
+
+    static let documents: [String] = {
+        var result = [
+            "{}", #"{"schema": "cordon.policy.v1"}"#, #"{"schema": "cordon.policy.v2"}"#, #"{"schema": null}"#, "[]",
+            "1", "null",
+            document(#""unknownSection": {}"#), document(#""overrides": []"#), document(#""overrides": [{}]"#),
+            document(#""overrides": [{"apps": []}]"#), document(#""overrides": [{"apps": ["a.b"]}]"#),
+            document(#""overrides": [{"apps": ["a.b"], "passcode": {}}]"#),
+            document(#""overrides": [{"apps": ["a.b"], "apps2": 1}]"#),
+            document(#""apps": {"managed": []}"#), document(#""apps": {"managed": [{"id": "a.b"}]}"#),
+            document(#""apps": {"managed": [{"id": "a.b", "executables": []}]}"#),
+            document(#""apps": {"managed": [{"id": "a.b", "executables": ["/x"], "extra": 1}]}"#),
+            document(#""apps": {"managed": [{"id": "a.b", "executables": ["/x"], "sha256": []}]}"#),
+            document(#""lock": []"#), document(#""lock": null"#), document(#""documents": {"blockedTypes": []}"#),
+        ]
+        for (key, range) in PolicyParser.Rules.ranges {
+            for value in [range.lowerBound - 1, range.lowerBound, range.upperBound, range.upperBound + 1] {
+                result.append(member(key, String(value)))
+            }
+            for value in [
+                "\(range.lowerBound).0", "\(range.lowerBound).5", "\"\(range.lowerBound)\"", "true", "null", "1e1",
+            ] {
+                result.append(member(key, value))
+            }
+        }
+        for (key, spellings) in PolicyParser.Rules.spellings {
+            for spelling in spellings + ["bogus", spellings[0].uppercased()] {
+                result.append(member(key, "\"\(spelling)\""))
+            }
+            result.append(member(key, "1"))
+        }
+        for key in ["allowSimple", "onScreenLock", "onSuspend", "discardKeyOnLock", "clearOnLock"] {
+            for value in ["true", "false", "0", "\"true\"", "null"] { result.append(member(key, value)) }
+        }
+        for text in strings {
+            let quoted = PositionedJSON.quoted(text, limit: 200)
+            result.append(document(#""documents": {"allowedTargets": [\#(quoted)]}"#))
+            result.append(document(#""documents": {"saveLocations": [\#(quoted)]}"#))
+            result.append(document(#""documents": {"blockedTypes": [\#(quoted)]}"#))
+            result.append(document(#""apps": {"managed": [{"id": \#(quoted), "executables": ["/x"]}]}"#))
+            result.append(document(#""apps": {"managed": [{"id": "a.b", "executables": [\#(quoted)]}]}"#))
+            result.append(
+                document(#""apps": {"managed": [{"id": "a.b", "executables": ["/x"], "sha256": [\#(quoted)]}]}"#))
+        }
+        return result
+    }()
+}
