@@ -16,7 +16,7 @@ extension CordonApp {
     /// pasteboard.copy(decision.truncateTo.map { String(text.prefix($0)) } ?? text)
     /// ```
     /// When allowed with `truncateTo`, the app must cut the content to that many characters.
-    /// Throws `CordonError.unknownAction` when the agent does not decide `action`.
+    /// Throws `CordonError.unknownAction` for `appRegister` and for actions the agent does not know.
     public func check(
         _ action: PolicyActionName, target: String? = nil, contentType: String? = nil, length: Int? = nil
     ) async throws -> CordonDecision {

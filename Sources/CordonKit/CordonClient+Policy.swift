@@ -92,6 +92,7 @@ extension CordonClient {
     /// if !decision.allowed { print("denied:", decision.reason) }
     /// ```
     /// A registered app asks with `CordonApp.check(_:target:contentType:length:)` instead.
+    /// Throws `CordonError.unknownAction` for `appRegister` and for actions the agent does not know.
     public func check(action: PolicyActionName, target: String? = nil, context: [String: String] = [:])
         async throws -> CordonDecision
     {

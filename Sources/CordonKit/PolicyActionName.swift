@@ -16,7 +16,8 @@ public enum PolicyActionName: String, Sendable, Hashable, CaseIterable, Codable 
     case documentReceive = "document.receive"
     /// Saving a copy of a document (the target is the destination path).
     case documentSave = "document.save"
-    /// Registering an app with the agent.
+    /// Registering an app with the agent: decided by `CordonApp.connect`, not by `check`; `explain`
+    /// takes it with the executable's path as the target.
     case appRegister = "app.register"
 }
 

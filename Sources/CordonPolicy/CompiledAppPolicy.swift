@@ -30,7 +30,7 @@ final class CompiledAppPolicy: Sendable {
 }
 
 /// `pasteboard.copyOut` and `maxChars` with the sentences for every outcome at this level.
-struct CompiledPasteboard: Sendable {
+final class CompiledPasteboard: Sendable {
     let level: PasteboardLevel
     /// `maxChars`, or `Int.max` when unlimited.
     let maxChars: Int
@@ -69,7 +69,7 @@ struct CompiledPasteboard: Sendable {
 }
 
 /// `sendTo` + `allowedTargets`, or `receiveFrom` + `allowedSources`.
-struct CompiledFlow: Sendable {
+final class CompiledFlow: Sendable {
     let scope: ShareScope
     let scopeRules: [RuleReference]
     /// The intersected allow-list; nil when no document sets one.

@@ -9,6 +9,8 @@ public struct CompiledPolicy: Sendable {
     let base: CompiledAppPolicy
     /// Apps that overrides name: base merged with their overrides.
     let perApp: [String: CompiledAppPolicy]
+    /// The same when there are few: comparing a few short ids beats hashing one.
+    let perAppList: [(id: String, settings: CompiledAppPolicy)]
     let bindings: [String: CompiledBinding]
     let unknown: UnknownAppAction
     let unknownRules: [RuleReference]
@@ -20,22 +22,35 @@ public struct CompiledPolicy: Sendable {
         var perApp: [String: CompiledAppPolicy] = [:]
         for app in policy.overrides.keys { perApp[app] = CompiledAppPolicy(policy.forApp(app)) }
         self.perApp = perApp
+        perAppList =
+            perApp.count <= Self.linearLookupLimit ? perApp.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } : []
         bindings = policy.apps.managed.mapValues(CompiledBinding.init)
         unknown = policy.apps.unknown.value
         unknownRules = policy.apps.unknown.rules
     }
 
+    /// Up to this many overridden apps are looked up by comparison instead of hashing.
+    static let linearLookupLimit = 8
+
     /// The compiled settings of app `id` (the base unless an override names it).
     @inline(__always)
     func settings(for id: String) -> CompiledAppPolicy {
-        if perApp.isEmpty { return base }
-        return perApp[id] ?? base
+        overridden(id) ?? base
     }
 
     /// Whether overrides name app `id`.
     @inline(__always)
     func isOverridden(_ id: String) -> Bool {
-        !perApp.isEmpty && perApp[id] != nil
+        overridden(id) != nil
+    }
+
+    /// The compiled settings of app `id` when overrides name it.
+    @inline(__always)
+    private func overridden(_ id: String) -> CompiledAppPolicy? {
+        if perApp.isEmpty { return nil }
+        if perApp.count > Self.linearLookupLimit { return perApp[id] }
+        for entry in perAppList where entry.id == id { return entry.settings }
+        return nil
     }
 }
 
@@ -61,7 +76,7 @@ struct CompiledBinding: Sendable {
 }
 
 /// `saveCopies` and the compiled `saveLocations` clauses.
-struct CompiledSave: Sendable {
+final class CompiledSave: Sendable {
     /// One clause: the location must match one of its globs.
     struct Clause: Sendable {
         let globs: [PathGlob]

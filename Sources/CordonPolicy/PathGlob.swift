@@ -25,6 +25,8 @@ struct PathGlob: Sendable, Hashable {
     /// The pattern as written.
     let pattern: String
     let tokens: [Token]
+    /// The automaton as bit masks, when it has at most 64 states.
+    private let masks: Masks?
 
     init(_ pattern: String) {
         self.pattern = pattern
@@ -47,6 +49,7 @@ struct PathGlob: Sendable, Hashable {
             }
         }
         self.tokens = tokens
+        masks = tokens.count < 64 ? Masks(tokens) : nil
     }
 
     /// Appends `*` or `**`, folding runs of wildcards into the widest (they match the same paths).
@@ -60,8 +63,13 @@ struct PathGlob: Sendable, Hashable {
 
     /// Whether `path` matches the whole pattern.
     func matches(_ path: String) -> Bool {
+        if let masks { return masks.matches(path, accepting: 1 << UInt64(tokens.count)) }
+        return matchesWithoutMasks(path)
+    }
+
+    /// The general automaton, for patterns of more than 64 tokens.
+    func matchesWithoutMasks(_ path: String) -> Bool {
         let states = tokens.count + 1
-        if states <= 64 { return matchesSmall(path) }
         return withUnsafeTemporaryAllocation(of: Bool.self, capacity: states * 2) { buffer in
             buffer.initialize(repeating: false)
             var current = UnsafeMutableBufferPointer(rebasing: buffer[0..<states])
@@ -85,25 +93,6 @@ struct PathGlob: Sendable, Hashable {
         }
     }
 
-    /// The automaton with its states in one 64-bit word.
-    private func matchesSmall(_ path: String) -> Bool {
-        var current: UInt64 = 1
-        closeOver(&current)
-        for scalar in path.unicodeScalars {
-            var next: UInt64 = 0
-            var remaining = current & ~(1 << UInt64(tokens.count))
-            while remaining != 0 {
-                let index = remaining.trailingZeroBitCount
-                remaining &= remaining - 1
-                advance(index, over: scalar) { next |= 1 << UInt64($0) }
-            }
-            guard next != 0 else { return false }
-            closeOver(&next)
-            current = next
-        }
-        return current & (1 << UInt64(tokens.count)) != 0
-    }
-
     /// The states reached from `index` by consuming `scalar`.
     @inline(__always)
     private func advance(_ index: Int, over scalar: Unicode.Scalar, reach: (Int) -> Void) {
@@ -121,16 +110,6 @@ struct PathGlob: Sendable, Hashable {
 
     /// Adds the states reachable without consuming: past a wildcard (it may match nothing), and
     /// from `**/` into its body or past it. Targets are always later states, so one pass suffices.
-    private func closeOver(_ states: inout UInt64) {
-        for index in tokens.indices where states & (1 << UInt64(index)) != 0 {
-            switch tokens[index] {
-            case .star, .globstar: states |= 1 << UInt64(index + 1)
-            case .segments: states |= 0b11 << UInt64(index + 1)
-            case .literal, .one, .segmentsBody: break
-            }
-        }
-    }
-
     private func closeOver(_ states: inout UnsafeMutableBufferPointer<Bool>) {
         for index in tokens.indices where states[index] {
             switch tokens[index] {
@@ -140,6 +119,77 @@ struct PathGlob: Sendable, Hashable {
                 states[index + 2] = true
             case .literal, .one, .segmentsBody: break
             }
+        }
+    }
+}
+
+extension PathGlob {
+    /// The automaton of up to 64 states as bit masks (bit `i` is token `i`; bit `count` accepts),
+    /// so a step is a handful of word operations.
+    fileprivate struct Masks: Sendable, Hashable {
+        /// Per ASCII character: the literal states it advances.
+        var ascii = [UInt64](repeating: 0, count: 128)
+        /// Literal states of non-ASCII characters.
+        var other: [Unicode.Scalar: UInt64] = [:]
+        /// `?` states (advance on anything but `/`) and `*` states (stay on anything but `/`).
+        var one: UInt64 = 0
+        var star: UInt64 = 0
+        /// States that stay on any character: `**` and the body of `**/` (which also advances on `/`).
+        var anything: UInt64 = 0
+        var body: UInt64 = 0
+        /// States that may be passed without consuming (`*`, `**`) and `**/` entries (skip 1 and 2).
+        var skipOne: UInt64 = 0
+        var skipTwo: UInt64 = 0
+
+        init(_ tokens: [Token]) {
+            for (index, token) in tokens.enumerated() {
+                let bit: UInt64 = 1 << UInt64(index)
+                switch token {
+                case .literal(let scalar):
+                    if scalar.isASCII { ascii[Int(scalar.value)] |= bit } else { other[scalar, default: 0] |= bit }
+                case .one: one |= bit
+                case .star:
+                    star |= bit
+                    skipOne |= bit
+                case .globstar:
+                    anything |= bit
+                    skipOne |= bit
+                case .segments: skipTwo |= bit
+                case .segmentsBody:
+                    anything |= bit
+                    body |= bit
+                }
+            }
+        }
+
+        /// Adds the states reachable without consuming (a fixed point: skips may chain).
+        @inline(__always)
+        func closed(_ states: UInt64) -> UInt64 {
+            var states = states
+            while true {
+                let next = states | (states & skipOne) << 1 | (states & skipTwo) << 1 | (states & skipTwo) << 2
+                if next == states { return states }
+                states = next
+            }
+        }
+
+        func matches(_ path: String, accepting: UInt64) -> Bool {
+            var current = closed(1)
+            for scalar in path.unicodeScalars {
+                let literal = scalar.isASCII ? ascii[Int(scalar.value)] : other[scalar] ?? 0
+                var advanced = current & literal
+                var stayed = current & anything
+                if scalar == "/" {
+                    advanced |= current & body
+                } else {
+                    advanced |= current & one
+                    stayed |= current & star
+                }
+                let next = advanced << 1 | stayed
+                guard next != 0 else { return false }
+                current = closed(next)
+            }
+            return current & accepting != 0
         }
     }
 }

@@ -5,7 +5,9 @@ extension PolicyEvaluator {
     ///   (when the binding lists digests; an unknown digest then does not match) registers
     ///   `managed`. Otherwise `conditions.executableMismatch` applies: `warn` registers it
     ///   `unmanaged` (no key) with a warning, `block` refuses it, `wipe` refuses it and wipes.
-    /// - An unbound id: `apps.unknown` (`unmanaged` or `refuse`).
+    /// - An unbound id: `apps.unknown` (`unmanaged` or `refuse`) — except that while no app at all
+    ///   is bound in `apps.managed`, `unmanaged` means every app is managed: before an admin binds
+    ///   apps to executables there is nothing to tell a managed app from an unknown one.
     /// - `debuggerAttached` / `preloadInjected` facts fire their conditions: `warn` adds a
     ///   warning, `block` refuses, `wipe` refuses and wipes.
     ///
@@ -23,6 +25,10 @@ extension PolicyEvaluator {
             } else {
                 verdict.note(.managed, "apps.managed binds \(app) and the client matches the binding", binding.rules)
             }
+        } else if compiled.bindings.isEmpty && compiled.unknown == .unmanaged {
+            verdict.note(
+                .managed, "no app is bound in apps.managed, so every app is managed until an admin binds apps",
+                compiled.unknownRules)
         } else {
             let action = compiled.unknown
             verdict.note(

@@ -43,7 +43,7 @@ extension PolicyParser.Validator {
 
     /// `apps.managed[i]`: an id, its executables and optionally their digests.
     private func managedApp(_ json: PositionedJSON) -> ManagedApp? {
-        let context = "apps.managed[\(json.pointer.split(separator: "/").last ?? "")]"
+        let context = "apps.managed[\(Self.index(of: json))]"
         guard let members = object(json, context: context, keys: Rules.managedAppKeys, required: ["id", "executables"])
         else { return nil }
         let id = members["id"].flatMap { appId($0) }
@@ -131,7 +131,7 @@ extension PolicyParser.Validator {
     /// `overrides`: per-app sections; `apps` is required and non-empty.
     func overrides(_ json: PositionedJSON) -> [PolicyOverride]? {
         list(json, of: "overrides") { [self] entry in
-            let context = "overrides[\(entry.pointer.split(separator: "/").last ?? "")]"
+            let context = "overrides[\(Self.index(of: entry))]"
             let special = [
                 "passcode": "\"passcode\" cannot be set per app in \(PositionedJSON.quoted(context)); "
                     + "passcode rules apply to the whole container"
@@ -150,5 +150,11 @@ extension PolicyParser.Validator {
                 conditions: members["conditions"].flatMap { conditions($0, context: context + ".conditions") })
             return apps == nil ? nil : override
         }
+    }
+
+    /// The index of an array element, for naming it in messages.
+    private static func index(of element: PositionedJSON) -> Int {
+        if case .element(_, let index) = element.path { return index }
+        return 0
     }
 }

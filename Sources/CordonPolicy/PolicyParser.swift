@@ -53,6 +53,7 @@ public struct PolicyParseFailure: Error, Sendable, Hashable, CustomStringConvert
     /// The problems; never empty.
     public var diagnostics: [PolicyDiagnostic]
 
+    /// A failure with these problems.
     public init(diagnostics: [PolicyDiagnostic]) {
         self.diagnostics = diagnostics
     }

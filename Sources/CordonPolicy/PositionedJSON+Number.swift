@@ -23,6 +23,7 @@ extension PositionedJSON {
         /// The nearest `Double` (infinite when out of range).
         public var doubleValue: Double { Double(text) ?? .nan }
 
+        /// The number as written.
         public var description: String { text }
 
         /// Whether the JSON number text is an integer, and its value if that fits in `Int`.

@@ -14,13 +14,16 @@ public struct PositionedJSON: Sendable, Hashable {
 
     /// One member of an object: its key, where the key starts, and its value.
     public struct Member: Sendable, Hashable {
+        /// The key, unescaped.
         public var key: String
         /// 1-based line of the key's opening quote.
         public var keyLine: Int
         /// 1-based column (in Unicode scalars) of the key's opening quote.
         public var keyColumn: Int
+        /// The member's value.
         public var value: PositionedJSON
 
+        /// A member from its parts.
         public init(key: String, keyLine: Int, keyColumn: Int, value: PositionedJSON) {
             self.key = key
             self.keyLine = keyLine
@@ -29,20 +32,25 @@ public struct PositionedJSON: Sendable, Hashable {
         }
     }
 
+    /// The value itself.
     public var value: Value
     /// 1-based line of the value's first character.
     public var line: Int
     /// 1-based column (in Unicode scalars) of the value's first character.
     public var column: Int
-    /// The value's JSON pointer: "" for the root, `/a/0/b~1c` for `{"a": [{"b/c": …}]}`.
-    public var pointer: String
+    /// Where the value sits: the reference tokens from the root, shared with the parent's.
+    public var path: Path
 
-    public init(value: Value, line: Int, column: Int, pointer: String) {
+    /// A positioned value from its parts.
+    public init(value: Value, line: Int, column: Int, path: Path) {
         self.value = value
         self.line = line
         self.column = column
-        self.pointer = pointer
+        self.path = path
     }
+
+    /// The value's JSON pointer: "" for the root, `/a/0/b~1c` for `{"a": [{"b/c": …}]}`.
+    public var pointer: String { path.pointer }
 
     /// The member named `key`, when this is an object that has it.
     public subscript(key: String) -> PositionedJSON? {
@@ -87,41 +95,6 @@ public struct PositionedJSON: Sendable, Hashable {
         case .array: return "an array"
         case .object: return "an object"
         }
-    }
-
-    /// `parent` extended by one reference token, escaped as RFC 6901 says (`~` → `~0`, `/` → `~1`).
-    public static func pointer(_ parent: String, appending token: String) -> String {
-        var escaped = parent + "/"
-        for character in token.unicodeScalars {
-            switch character {
-            case "~": escaped += "~0"
-            case "/": escaped += "~1"
-            default: escaped.unicodeScalars.append(character)
-            }
-        }
-        return escaped
-    }
-
-    /// `parent` extended by an array index.
-    public static func pointer(_ parent: String, appending index: Int) -> String { parent + "/" + String(index) }
-
-    /// One reference token unescaped (`~1` → `/`, then `~0` → `~`).
-    public static func unescapePointerToken(_ token: String) -> String {
-        var result = ""
-        var scalars = token.unicodeScalars.makeIterator()
-        while let scalar = scalars.next() {
-            guard scalar == "~" else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            switch scalars.next() {
-            case "0": result += "~"
-            case "1": result += "/"
-            case let other?: result += "~" + String(other)
-            case nil: result += "~"
-            }
-        }
-        return result
     }
 
     /// A token as an array index: decimal digits without leading zeros.

@@ -31,6 +31,7 @@ public struct PositionedJSONError: Error, Sendable, Hashable, CustomStringConver
         case byteOrderMark
     }
 
+    /// The class of problem.
     public var kind: Kind
     /// 1-based line of the offending character.
     public var line: Int
@@ -41,6 +42,7 @@ public struct PositionedJSONError: Error, Sendable, Hashable, CustomStringConver
     /// What is wrong and what was expected, e.g. `expected ',' or '}' after a member, got '"'`.
     public var message: String
 
+    /// An error from its parts.
     public init(kind: Kind, line: Int, column: Int, pointer: String, message: String) {
         self.kind = kind
         self.line = line

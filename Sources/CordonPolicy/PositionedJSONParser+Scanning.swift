@@ -40,8 +40,10 @@ extension PositionedJSONParser {
     }
 
     /// An error at the current position.
-    func failure(_ kind: PositionedJSONError.Kind, _ message: String, _ pointer: String) -> PositionedJSONError {
-        PositionedJSONError(kind: kind, line: line, column: column, pointer: pointer, message: message)
+    func failure(_ kind: PositionedJSONError.Kind, _ message: String, _ path: PositionedJSON.Path)
+        -> PositionedJSONError
+    {
+        PositionedJSONError(kind: kind, line: line, column: column, pointer: path.pointer, message: message)
     }
 
     /// The current character as a message shows it after "got".
@@ -102,13 +104,13 @@ extension PositionedJSONParser {
     }
 
     /// Reads the UTF-8 sequence at the current position, or fails naming the offending byte.
-    mutating func readScalar(pointer: String) throws(PositionedJSONError) -> Unicode.Scalar {
+    mutating func readScalar(path: PositionedJSON.Path) throws(PositionedJSONError) -> Unicode.Scalar {
         guard let (scalar, length) = scalar(at: index) else {
             let byte = peek() ?? 0
             throw failure(
                 .invalidUTF8,
                 "invalid UTF-8: the byte 0x\(PositionedJSON.hex(UInt32(byte), width: 2)) is not allowed here",
-                pointer)
+                path)
         }
         for _ in 0..<length { advance() }
         return scalar

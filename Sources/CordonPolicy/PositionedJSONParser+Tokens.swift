@@ -1,13 +1,13 @@
 extension PositionedJSONParser {
     /// A string starting at the opening quote; returns its decoded contents.
-    mutating func parseString(pointer: String) throws(PositionedJSONError) -> String {
+    mutating func parseString(path: PositionedJSON.Path) throws(PositionedJSONError) -> String {
         let (startLine, startColumn) = (line, column)
         advance()
         var scalars = String.UnicodeScalarView()
         while true {
             guard let byte = peek() else {
                 throw PositionedJSONError(
-                    kind: .unterminatedString, line: startLine, column: startColumn, pointer: pointer,
+                    kind: .unterminatedString, line: startLine, column: startColumn, pointer: path.pointer,
                     message: "unterminated string; expected a closing '\"' before the end of the document")
             }
             switch byte {
@@ -15,35 +15,35 @@ extension PositionedJSONParser {
                 advance()
                 return String(scalars)
             case UInt8(ascii: "\\"):
-                scalars.append(try parseEscape(pointer: pointer))
+                scalars.append(try parseEscape(path: path))
             case 0x0A, 0x0D:
                 throw PositionedJSONError(
-                    kind: .unterminatedString, line: startLine, column: startColumn, pointer: pointer,
+                    kind: .unterminatedString, line: startLine, column: startColumn, pointer: path.pointer,
                     message: "unterminated string; expected a closing '\"' before the end of the line")
             case 0x00..<0x20:
                 throw failure(
                     .controlCharacter,
                     "unescaped control character U+\(PositionedJSON.hex(UInt32(byte), width: 4)) in a string; "
-                        + "write it as an escape (\\t, \\u00XX)", pointer)
+                        + "write it as an escape (\\t, \\u00XX)", path)
             case 0x20..<0x80:
                 scalars.append(Unicode.Scalar(byte))
                 advance()
             default:
-                scalars.append(try readScalar(pointer: pointer))
+                scalars.append(try readScalar(path: path))
             }
         }
     }
 
     /// One escape sequence starting at the backslash; a surrogate pair counts as one.
-    private mutating func parseEscape(pointer: String) throws(PositionedJSONError) -> Unicode.Scalar {
+    private mutating func parseEscape(path: PositionedJSON.Path) throws(PositionedJSONError) -> Unicode.Scalar {
         let (escapeLine, escapeColumn) = (line, column)
         func escapeError(_ message: String) -> PositionedJSONError {
             PositionedJSONError(
-                kind: .invalidEscape, line: escapeLine, column: escapeColumn, pointer: pointer, message: message)
+                kind: .invalidEscape, line: escapeLine, column: escapeColumn, pointer: path.pointer, message: message)
         }
         advance()
         guard let byte = peek() else {
-            throw failure(.unterminatedString, "unterminated string; expected an escape after '\\'", pointer)
+            throw failure(.unterminatedString, "unterminated string; expected an escape after '\\'", path)
         }
         let simple: [UInt8: Unicode.Scalar] = [
             UInt8(ascii: "\""): "\"", UInt8(ascii: "\\"): "\\", UInt8(ascii: "/"): "/", UInt8(ascii: "b"): "\u{08}",
@@ -95,19 +95,19 @@ extension PositionedJSONParser {
     }
 
     /// A number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    mutating func parseNumber(pointer: String) throws(PositionedJSONError) -> PositionedJSON.Number {
+    mutating func parseNumber(path: PositionedJSON.Path) throws(PositionedJSONError) -> PositionedJSON.Number {
         let start = index
         if peek() == UInt8(ascii: "-") {
             advance()
             guard Self.isDigit(peek()) else {
                 throw failure(
-                    .invalidNumber, "invalid number; expected a digit after '-', got \(currentDescription)", pointer)
+                    .invalidNumber, "invalid number; expected a digit after '-', got \(currentDescription)", path)
             }
         }
         if peek() == UInt8(ascii: "0") {
             advance()
             if Self.isDigit(peek()) {
-                throw failure(.invalidNumber, "invalid number; leading zeros are not allowed", pointer)
+                throw failure(.invalidNumber, "invalid number; leading zeros are not allowed", path)
             }
         } else {
             while Self.isDigit(peek()) { advance() }
@@ -116,7 +116,7 @@ extension PositionedJSONParser {
             advance()
             guard Self.isDigit(peek()) else {
                 throw failure(
-                    .invalidNumber, "invalid number; expected a digit after '.', got \(currentDescription)", pointer)
+                    .invalidNumber, "invalid number; expected a digit after '.', got \(currentDescription)", path)
             }
             while Self.isDigit(peek()) { advance() }
         }
@@ -126,7 +126,7 @@ extension PositionedJSONParser {
             guard Self.isDigit(peek()) else {
                 throw failure(
                     .invalidNumber, "invalid number; expected a digit in the exponent, got \(currentDescription)",
-                    pointer)
+                    path)
             }
             while Self.isDigit(peek()) { advance() }
         }
@@ -134,7 +134,7 @@ extension PositionedJSONParser {
     }
 
     /// `true`, `false` or `null`; any other bare word is an error that names it.
-    mutating func parseLiteral(pointer: String) throws(PositionedJSONError) -> PositionedJSON.Value {
+    mutating func parseLiteral(path: PositionedJSON.Path) throws(PositionedJSONError) -> PositionedJSON.Value {
         let start = index
         var end = index
         while end < bytes.count, end - start < 32, isWordByte(bytes[end]) { end += 1 }
@@ -153,7 +153,7 @@ extension PositionedJSONParser {
             throw failure(
                 .invalidLiteral,
                 "expected a value, got '\(shown)'; the literals are true, false and null (lower case, unquoted)",
-                pointer)
+                path)
         }
     }
 

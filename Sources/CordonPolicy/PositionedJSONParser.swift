@@ -11,6 +11,7 @@ public struct PositionedJSONParser: Sendable {
         /// Most bytes of input.
         public var maxBytes: Int
 
+        /// Limits; the defaults are 64 levels and 1 MiB.
         public init(maxDepth: Int = 64, maxBytes: Int = 1 << 20) {
             self.maxDepth = maxDepth
             self.maxBytes = maxBytes
@@ -51,42 +52,44 @@ public struct PositionedJSONParser: Sendable {
 
     private mutating func parseDocument() throws(PositionedJSONError) -> PositionedJSON {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            throw failure(.byteOrderMark, "a byte order mark is not allowed; save the file as UTF-8 without BOM", "")
+            throw failure(.byteOrderMark, "a byte order mark is not allowed; save the file as UTF-8 without BOM", .root)
         }
         skipWhitespace()
-        let value = try parseValue(pointer: "", depth: 0)
+        let value = try parseValue(path: .root, depth: 0)
         skipWhitespace()
         guard index == bytes.count else {
             throw failure(
                 .trailingContent,
-                "expected the end of the document after the top-level value, got \(currentDescription)", "")
+                "expected the end of the document after the top-level value, got \(currentDescription)", .root)
         }
         return value
     }
 
     /// A value starting at the current character; `depth` counts the enclosing containers.
-    mutating func parseValue(pointer: String, depth: Int) throws(PositionedJSONError) -> PositionedJSON {
+    mutating func parseValue(path: PositionedJSON.Path, depth: Int) throws(PositionedJSONError) -> PositionedJSON {
         let (startLine, startColumn) = (line, column)
         guard let byte = peek() else {
-            throw failure(.unexpectedEnd, "expected a value, got the end of the document", pointer)
+            throw failure(.unexpectedEnd, "expected a value, got the end of the document", path)
         }
         let value: PositionedJSON.Value
         switch byte {
-        case UInt8(ascii: "{"): value = try parseObject(pointer: pointer, depth: depth + 1)
-        case UInt8(ascii: "["): value = try parseArray(pointer: pointer, depth: depth + 1)
-        case UInt8(ascii: "\""): value = .string(try parseString(pointer: pointer))
+        case UInt8(ascii: "{"): value = try parseObject(path: path, depth: depth + 1)
+        case UInt8(ascii: "["): value = try parseArray(path: path, depth: depth + 1)
+        case UInt8(ascii: "\""): value = .string(try parseString(path: path))
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            value = .number(try parseNumber(pointer: pointer))
+            value = .number(try parseNumber(path: path))
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            value = try parseLiteral(pointer: pointer)
+            value = try parseLiteral(path: path)
         default:
-            throw failure(.unexpectedCharacter, "expected a value, got \(currentDescription)", pointer)
+            throw failure(.unexpectedCharacter, "expected a value, got \(currentDescription)", path)
         }
-        return PositionedJSON(value: value, line: startLine, column: startColumn, pointer: pointer)
+        return PositionedJSON(value: value, line: startLine, column: startColumn, path: path)
     }
 
-    private mutating func parseObject(pointer: String, depth: Int) throws(PositionedJSONError) -> PositionedJSON.Value {
-        try checkDepth(depth, pointer: pointer)
+    private mutating func parseObject(path: PositionedJSON.Path, depth: Int) throws(PositionedJSONError)
+        -> PositionedJSON.Value
+    {
+        try checkDepth(depth, path: path)
         advance()
         skipWhitespace()
         var members: [PositionedJSON.Member] = []
@@ -99,19 +102,19 @@ public struct PositionedJSONParser: Sendable {
             guard peek() == UInt8(ascii: "\"") else {
                 if members.isEmpty {
                     throw failure(
-                        .unexpectedCharacter, "expected a string key or '}', got \(currentDescription)", pointer)
+                        .unexpectedCharacter, "expected a string key or '}', got \(currentDescription)", path)
                 }
                 let trailing = peek() == UInt8(ascii: "}") ? " (trailing commas are not allowed)" : ""
                 throw failure(
                     .unexpectedCharacter, "expected a string key after ',', got \(currentDescription)\(trailing)",
-                    pointer)
+                    path)
             }
             let (keyLine, keyColumn) = (line, column)
-            let key = try parseString(pointer: pointer)
-            let memberPointer = PositionedJSON.pointer(pointer, appending: key)
+            let key = try parseString(path: path)
+            let memberPath = path.appending(key)
             if let first = firstSeen[key] {
                 throw PositionedJSONError(
-                    kind: .duplicateKey, line: keyLine, column: keyColumn, pointer: memberPointer,
+                    kind: .duplicateKey, line: keyLine, column: keyColumn, pointer: memberPath.pointer,
                     message:
                         "duplicate key \(PositionedJSON.quoted(key)) (first at line \(first.line), column \(first.column))"
                 )
@@ -122,11 +125,11 @@ public struct PositionedJSONParser: Sendable {
                 throw failure(
                     .unexpectedCharacter,
                     "expected ':' after the key \(PositionedJSON.quoted(key)), got \(currentDescription)",
-                    memberPointer)
+                    memberPath)
             }
             advance()
             skipWhitespace()
-            let value = try parseValue(pointer: memberPointer, depth: depth)
+            let value = try parseValue(path: memberPath, depth: depth)
             members.append(PositionedJSON.Member(key: key, keyLine: keyLine, keyColumn: keyColumn, value: value))
             skipWhitespace()
             switch peek() {
@@ -138,13 +141,15 @@ public struct PositionedJSONParser: Sendable {
                 return .object(members)
             default:
                 throw failure(
-                    .unexpectedCharacter, "expected ',' or '}' after a member, got \(currentDescription)", pointer)
+                    .unexpectedCharacter, "expected ',' or '}' after a member, got \(currentDescription)", path)
             }
         }
     }
 
-    private mutating func parseArray(pointer: String, depth: Int) throws(PositionedJSONError) -> PositionedJSON.Value {
-        try checkDepth(depth, pointer: pointer)
+    private mutating func parseArray(path: PositionedJSON.Path, depth: Int) throws(PositionedJSONError)
+        -> PositionedJSON.Value
+    {
+        try checkDepth(depth, path: path)
         advance()
         skipWhitespace()
         var elements: [PositionedJSON] = []
@@ -156,10 +161,10 @@ public struct PositionedJSONParser: Sendable {
             if !elements.isEmpty, peek() == UInt8(ascii: "]") {
                 throw failure(
                     .unexpectedCharacter, "expected a value after ',', got ']' (trailing commas are not allowed)",
-                    pointer)
+                    path)
             }
             elements.append(
-                try parseValue(pointer: PositionedJSON.pointer(pointer, appending: elements.count), depth: depth))
+                try parseValue(path: path.appending(elements.count), depth: depth))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","):
@@ -171,14 +176,14 @@ public struct PositionedJSONParser: Sendable {
             default:
                 throw failure(
                     .unexpectedCharacter, "expected ',' or ']' after an array element, got \(currentDescription)",
-                    pointer)
+                    path)
             }
         }
     }
 
-    private func checkDepth(_ depth: Int, pointer: String) throws(PositionedJSONError) {
+    private func checkDepth(_ depth: Int, path: PositionedJSON.Path) throws(PositionedJSONError) {
         guard depth <= limits.maxDepth else {
-            throw failure(.tooDeep, "objects and arrays are nested deeper than \(limits.maxDepth) levels", pointer)
+            throw failure(.tooDeep, "objects and arrays are nested deeper than \(limits.maxDepth) levels", path)
         }
     }
 }

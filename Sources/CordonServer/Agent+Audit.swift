@@ -27,20 +27,30 @@ extension Agent {
     }
 
     private func streamAudit(_ records: [AuditRecord]) {
-        guard !auditFollowers.isEmpty else { return }
-        let encoder = ReplyEncoder(allocator: ByteBufferAllocator())
-        for record in records {
-            let frame = encoder.reply(AuditFollowReply(record: Self.wire(record)), continues: true)
-            for (subscriber, appFilter) in auditFollowers.values where appFilter == nil || appFilter == record.appId {
-                deliver(frame, to: subscriber)
+        for follower in auditFollowers.values {
+            let matching = records.filter { follower.appFilter == nil || follower.appFilter == $0.appId }
+            if follower.historySent {
+                send(matching, to: follower)
+            } else {
+                follower.held.append(contentsOf: matching)  // Sent after the history, in order.
             }
+        }
+    }
+
+    private func send(_ records: [AuditRecord], to follower: AuditFollower) {
+        let encoder = ReplyEncoder(allocator: follower.subscriber.connection.channel.allocator)
+        for record in records where record.id == 0 || record.id > follower.lastSentId {
+            follower.lastSentId = max(follower.lastSentId, record.id)
+            deliver(
+                encoder.reply(AuditFollowReply(record: Self.wire(record)), continues: true), to: follower.subscriber)
         }
     }
 
     /// Answers `Query`, or starts `Follow` (history first, then new records).
     func audit(_ parameters: AuditQueryParameters, follow: Bool, connection: AgentConnection) -> CallOutcome {
         let database = self.database
-        let query = AuditQuery(since: parameters.since, appId: parameters.appId, limit: min(parameters.limit ?? 1000, 100_000))
+        let query = AuditQuery(
+            since: parameters.since, appId: parameters.appId, limit: min(parameters.limit ?? 1000, 100_000))
         let encoder = ReplyEncoder(allocator: connection.channel.allocator)
         let history = storePool.runIfActive(eventLoop: loop) { try database.queryAudit(query) }
         guard follow else {
@@ -49,14 +59,16 @@ extension Agent {
                     encoder.error(CordonError.internalError(reason: "the audit log cannot be read").varlinkError)
                 })
         }
-        let subscriber = Subscriber(connection: connection, capacity: configuration.limits.maxQueuedEvents)
-        auditFollowers[connection.id] = (subscriber, parameters.appId)
-        let id = connection.id
-        history.whenSuccess { [self] records in
-            guard let (subscriber, _) = auditFollowers[id] else { return }
-            for record in records {
-                deliver(encoder.reply(AuditFollowReply(record: Self.wire(record)), continues: true), to: subscriber)
-            }
+        let follower = AuditFollower(
+            subscriber: Subscriber(connection: connection, capacity: configuration.limits.maxQueuedEvents),
+            appFilter: parameters.appId)
+        auditFollowers[connection.id] = follower
+        history.whenComplete { [self] result in
+            // History first, then whatever was written meanwhile; ids never repeat.
+            send((try? result.get()) ?? [], to: follower)
+            follower.historySent = true
+            send(follower.held, to: follower)
+            follower.held = []
         }
         return .streaming
     }
@@ -66,5 +78,20 @@ extension Agent {
             id: Int(record.id), time: record.time, category: record.category, appId: record.appId,
             action: record.action, outcome: record.outcome, reason: record.reason,
             rules: record.rules.split(separator: "\n").map(String.init))
+    }
+}
+
+/// A connection following the audit log: live records wait until its history has been sent.
+/// Confined to the agent's event loop.
+final class AuditFollower: @unchecked Sendable {
+    let subscriber: Subscriber
+    let appFilter: String?
+    var historySent = false
+    var held: [AuditRecord] = []
+    var lastSentId: Int64 = 0
+
+    init(subscriber: Subscriber, appFilter: String?) {
+        self.subscriber = subscriber
+        self.appFilter = appFilter
     }
 }

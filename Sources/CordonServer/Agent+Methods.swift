@@ -106,7 +106,11 @@ extension Agent {
             return .reply(encoder.empty())
         case .check:
             let parameters = try codec.decodeParameters(CheckParameters.self, from: message)
-            return .reply(encoder.reply(CheckReply(decision: try typed { () throws(CordonError) in try check(parameters, connection: connection) })))
+            return .reply(
+                encoder.reply(
+                    CheckReply(
+                        decision: try typed { () throws(CordonError) in try check(parameters, connection: connection) })
+                ))
         case .getEffectivePolicy:
             return .reply(encoder.reply(effectivePolicy()))
         case .validatePolicy:
@@ -155,7 +159,9 @@ extension Agent {
             return .reply(encoder.error(CordonError.alreadyRegistered(appId: existing.appId).varlinkError))
         }
         let identity = connection.identity
-        let facts = storePool.runIfActive(eventLoop: loop) { [self] in registrationFacts(appId: appId, identity: identity) }
+        let facts = storePool.runIfActive(eventLoop: loop) { [self] in
+            registrationFacts(appId: appId, identity: identity)
+        }
         return .deferred(
             facts.map { [self] facts in
                 do throws(CordonError) {
@@ -212,7 +218,9 @@ extension Agent {
             throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
         }
         // `storage.dataAccess: whenUnlocked`: the key is not handed out while locked.
-        if machine.state != .unlocked && policy.policy.forApp(registration.appId).storage.dataAccess.value == .whenUnlocked {
+        if machine.state != .unlocked
+            && policy.policy.forApp(registration.appId).storage.dataAccess.value == .whenUnlocked
+        {
             throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
         }
         let key = custody.appKey(master: master, appId: registration.appId)

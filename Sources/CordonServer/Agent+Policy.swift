@@ -31,12 +31,11 @@ extension Agent {
         }
         for problem in snapshot.trustProblems { logger.error("trust directory: \(problem)") }
         policySnapshot = snapshot
-        let documents =
-            [(configuration.defaultPolicy, BuiltinPolicy.source)]
-            + lastGoodPolicies.values.sorted { $0.source < $1.source }.compactMap { file in
-                file.document.map { ($0, file.source) }
-            }
-        let next = PolicyEvaluator(documents: documents)
+        let documents = lastGoodPolicies.values.sorted { $0.source < $1.source }.compactMap { file in
+            file.document.map { ($0, file.source) }
+        }
+        let next = PolicyEvaluator(
+            EffectivePolicy.merge(documents, fallback: (configuration.defaultPolicy, BuiltinPolicy.source)))
         let changed = next.versionHash != policy.versionHash
         policy = next
         if changed || initial {
@@ -49,7 +48,7 @@ extension Agent {
                 AuditRecord(
                     time: now, category: "policy", appId: nil, action: "policy.apply", outcome: "applied",
                     reason: "policy version \(next.versionHash)",
-                    rules: documents.map(\.1.path).joined(separator: "\n")))
+                    rules: ([BuiltinPolicy.source.path] + documents.map(\.1.path)).joined(separator: "\n")))
             run(.policyChanged(version: next.versionHash, now: now))
         }
         if !audit.isEmpty { writeAudit(audit) }
@@ -83,7 +82,8 @@ extension Agent {
         guard let directories = configuration.policyDirectories, policyWatcher == nil else { return }
         let loop = self.loop
         do {
-            policyWatcher = try DirectoryWatcher(directories: [directories.admin, directories.user, directories.trust]) {
+            policyWatcher = try DirectoryWatcher(directories: [directories.admin, directories.user, directories.trust])
+            {
                 [self] in
                 loop.execute { self.scheduleReload() }
             }
@@ -114,7 +114,8 @@ extension Agent {
     func policyStatus() -> PolicyStatusReply {
         let directories = configuration.policyDirectories
         var sources = [
-            WirePolicySource(path: BuiltinPolicy.source.path, origin: "builtin", status: "applied", problems: [], signedBy: nil)
+            WirePolicySource(
+                path: BuiltinPolicy.source.path, origin: "builtin", status: "applied", problems: [], signedBy: nil)
         ]
         for file in policySnapshot.files {
             let applied = file.accepted

@@ -33,17 +33,24 @@ extension Agent {
     }
 
     /// Builds a decision request; the peer is managed when the policy binds its id.
-    func decisionRequest(action name: String, app: AppFacts, target: String?, context: [String: String]?) throws(
-        CordonError
-    ) -> DecisionRequest {
+    func decisionRequest(action name: String, app: AppFacts, target: String?, context: [String: String]?)
+        throws(CordonError) -> DecisionRequest
+    {
         guard let action = PolicyAction(rawValue: name), action != .appRegister else {
             throw .unknownAction(action: name)
         }
         let isSave = action == .documentSave
-        let peer = isSave ? nil : target.map { AppFacts(id: $0, managed: policy.policy.apps.managed[$0] != nil) }
+        let peer = isSave ? nil : target.map { AppFacts(id: $0, managed: isManagedByPolicy($0)) }
         return DecisionRequest(
             action: action, app: app, peer: peer, location: isSave ? target : nil,
             contentType: context?["contentType"], length: context?["length"].flatMap { Int($0) })
+    }
+
+    /// Whether an app id counts as managed: bound in `apps.managed`, or any id while nothing is
+    /// bound and `apps.unknown` is `unmanaged` (the same rule registration follows).
+    func isManagedByPolicy(_ appId: String) -> Bool {
+        let apps = policy.policy.apps
+        return apps.managed[appId] != nil || (apps.managed.isEmpty && apps.unknown.value == .unmanaged)
     }
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when
@@ -71,7 +78,7 @@ extension Agent {
 
     /// `io.cordon.Policy.Explain`.
     func explain(_ parameters: ExplainParameters) throws(CordonError) -> ExplainReply {
-        let app = AppFacts(id: parameters.appId, managed: policy.policy.apps.managed[parameters.appId] != nil)
+        let app = AppFacts(id: parameters.appId, managed: isManagedByPolicy(parameters.appId))
         let explanation: PolicyExplanation
         if parameters.action == PolicyAction.appRegister.rawValue {
             explanation = policy.explain(
@@ -100,7 +107,8 @@ extension Agent {
             return ValidateReply(
                 valid: false,
                 problems: failure.diagnostics.map {
-                    WireProblem(path: $0.path, pointer: $0.pointer, line: $0.line, column: $0.column, message: $0.message)
+                    WireProblem(
+                        path: $0.path, pointer: $0.pointer, line: $0.line, column: $0.column, message: $0.message)
                 })
         }
     }

@@ -1,8 +1,8 @@
 import CordonCore
 import CordonPolicy
 import CordonProtocol
-import CordonSystem
 import CordonStore
+import CordonSystem
 import Foundation
 import Logging
 import NIOCore
@@ -45,7 +45,7 @@ final class Agent: @unchecked Sendable {
     var policyWatcher: DirectoryWatcher?
     var reloadScheduled = false
     /// Audit followers: connections streaming new audit records, with their app filter.
-    var auditFollowers: [ConnectionID: (Subscriber, String?)] = [:]
+    var auditFollowers: [ConnectionID: AuditFollower] = [:]
     var auditWrites = 0
 
     /// A passcode check or key creation in flight.
@@ -67,7 +67,8 @@ final class Agent: @unchecked Sendable {
         self.logger = logger
         self.clock = clock
         machine = LifecycleMachine(configuration: configuration.lifecycle)
-        policy = PolicyEvaluator(documents: [(configuration.defaultPolicy, BuiltinPolicy.source)])
+        policy = PolicyEvaluator(
+            EffectivePolicy.merge([], fallback: (configuration.defaultPolicy, BuiltinPolicy.source)))
         wrappedKey = try database.loadWrappedKey()
         let attempts = try database.loadAttempts()
         _ = machine.handle(

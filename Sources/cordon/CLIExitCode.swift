@@ -27,8 +27,8 @@ enum CLIExitCode: Int32, Sendable, CaseIterable {
     static var summary: String {
         """
         0  success
-        1  failure (anything else; `doctor` found a problem; `policy check` denied; a policy file is invalid)
-        2  usage error (bad arguments, `wipe` without --yes, no terminal, an action cordond does not know)
+        1  failure (anything else; `doctor` found a problem; a policy denied or invalid)
+        2  usage error (bad arguments, `wipe` without --yes, no terminal, unknown action)
         3  cordond unavailable (not running, wrong socket, connection lost)
         4  wrong passcode, retry later, passcode required, or busy
         5  not initialized, or already initialized

@@ -125,7 +125,8 @@ struct EvaluatorDocumentTests {
         #expect(bob.rules == [F.rule(F.user, "/documents/saveLocations")])
         let noLocation = evaluator.decide(F.save(to: nil))
         #expect(noLocation.reason == "documents.saveLocations is set and the save names no location")
-        #expect(!F.evaluator((F.documents(DocumentsSection(saveLocations: [])), F.admin)).decide(F.save(to: "/a")).allowed)
+        #expect(
+            !F.evaluator((F.documents(DocumentsSection(saveLocations: [])), F.admin)).decide(F.save(to: "/a")).allowed)
     }
 
     @Test func savingABlockedExtensionIsDeniedByItsLocation() {

@@ -1,5 +1,7 @@
-@testable import CordonPolicy
+import PropertyBased
 import Testing
+
+@testable import CordonPolicy
 
 @Suite("Evaluator: save-location globs")
 struct EvaluatorGlobTests {
@@ -39,5 +41,50 @@ struct EvaluatorGlobTests {
             #expect(!PathGlob(pattern).matches(path))
         }
         #expect(elapsed < .seconds(2))
+    }
+
+    static let patternCharacters: [Character] = ["a", "b", "/", "*", "?", "\\"]
+    static let pathCharacters: [Character] = ["a", "b", "/", "é"]
+    static let patterns = Gen<Character?>.element(of: patternCharacters).compactMap { $0 }.string(of: 0...9)
+    static let paths = Gen<Character?>.element(of: pathCharacters).compactMap { $0 }.string(of: 0...8)
+
+    @Test func bothAutomataAgreeWithABacktrackingReference() async {
+        await propertyCheck(count: 3000, input: Self.patterns, Self.paths) { pattern, path in
+            let glob = PathGlob(pattern)
+            let expected = Self.reference(Array(pattern), Array(path))
+            #expect(glob.matches(path) == expected, "\(pattern) vs \(path)")
+            #expect(glob.matchesWithoutMasks(path) == expected, "\(pattern) vs \(path)")
+        }
+    }
+
+    /// The documented semantics, by backtracking.
+    static func reference(_ pattern: [Character], _ path: [Character]) -> Bool {
+        guard let first = pattern.first else { return path.isEmpty }
+        switch first {
+        case "*":
+            let run = pattern.prefix { $0 == "*" }.count
+            if run == 1 {
+                let rest = Array(pattern.dropFirst())
+                let limit = path.firstIndex(of: "/") ?? path.count
+                return (0...limit).contains { reference(rest, Array(path.dropFirst($0))) }
+            }
+            var rest = Array(pattern.dropFirst(run))
+            if rest.first == "/" {
+                rest.removeFirst()
+                let ends = [0] + path.indices.filter { path[$0] == "/" }.map { $0 + 1 }
+                return ends.contains { reference(rest, Array(path.dropFirst($0))) }
+            }
+            return (0...path.count).contains { reference(rest, Array(path.dropFirst($0))) }
+        case "?":
+            guard let next = path.first, next != "/" else { return false }
+            return reference(Array(pattern.dropFirst()), Array(path.dropFirst()))
+        case "\\":
+            let literal = pattern.dropFirst().first ?? "\\"
+            guard path.first == literal else { return false }
+            return reference(Array(pattern.dropFirst(2)), Array(path.dropFirst()))
+        default:
+            guard path.first == first else { return false }
+            return reference(Array(pattern.dropFirst()), Array(path.dropFirst()))
+        }
     }
 }

@@ -32,7 +32,8 @@ struct EvaluatorRegistrationTests {
 
     @Test func digestsMustMatchWhenTheBindingListsThem() {
         let evaluator = F.evaluator((Self.binding, F.admin), (Self.conditions(mismatch: .block), F.team))
-        let good = RegistrationFacts(appId: "com.example.mail", executable: "/usr/bin/mail", sha256: Self.digest.uppercased())
+        let good = RegistrationFacts(
+            appId: "com.example.mail", executable: "/usr/bin/mail", sha256: Self.digest.uppercased())
         #expect(evaluator.register(good).outcome == .managed)
         let bad = RegistrationFacts(appId: "com.example.mail", executable: "/usr/bin/mail", sha256: "00")
         #expect(evaluator.register(bad).outcome == .refused)
@@ -67,7 +68,8 @@ struct EvaluatorRegistrationTests {
         #expect(decision.outcome == .unmanaged)
         #expect(decision.reason == #"apps.unknown is "unmanaged" and "org.example.game" is not bound in apps.managed"#)
         #expect(decision.rules == [F.rule(F.builtin, "/apps/unknown")])
-        let refusing = F.evaluator((Self.binding, F.admin), (PolicyDocument(apps: AppsSection(unknown: .refuse)), F.user))
+        let refusing = F.evaluator(
+            (Self.binding, F.admin), (PolicyDocument(apps: AppsSection(unknown: .refuse)), F.user))
         let refused = refusing.register(facts)
         #expect(refused.outcome == .refused)
         #expect(refused.rules == [F.rule(F.user, "/apps/unknown")])
@@ -75,7 +77,8 @@ struct EvaluatorRegistrationTests {
 
     @Test(arguments: [ConditionAction.warn, .block, .wipe])
     func debuggerAndPreloadConditions(action: ConditionAction) {
-        let evaluator = F.evaluator((Self.binding, F.admin), (Self.conditions(debugger: action, preload: action), F.team))
+        let evaluator = F.evaluator(
+            (Self.binding, F.admin), (Self.conditions(debugger: action, preload: action), F.team))
         let base = RegistrationFacts(appId: "com.example.notes", executable: "/usr/bin/notes")
         var debugged = base
         debugged.debuggerAttached = true

@@ -40,7 +40,8 @@ struct ExplainTests {
         let second = F.documents(DocumentsSection(allowedTargets: ["b"], blockedTypes: [".exe"]))
         let evaluator = F.evaluator((first, F.admin), (second, F.team))
         let send = evaluator.explain(F.send(from: F.notes, to: F.mail))
-        #expect(send.steps.map(\.setting) == ["documents.sendTo", "documents.allowedTargets", "documents.blockedTypes"])
+        #expect(
+            send.steps.map(\.setting) == ["documents.sendTo", "documents.allowedTargets", "documents.blockedTypes"])
         let targets = send.step("documents.allowedTargets")
         #expect(targets?.value == #"["b"]"#)
         #expect(targets?.candidates.map(\.value) == [#"["a", "b"]"#, #"["b"]"#])
@@ -50,7 +51,8 @@ struct ExplainTests {
         #expect(receive.step("documents.allowedSources")?.candidates.isEmpty == true)
         #expect(receive.step("documents.allowedSources")?.value == "unrestricted")
         let save = evaluator.explain(F.save(to: "/a"))
-        #expect(save.steps.map(\.setting) == ["documents.saveCopies", "documents.saveLocations", "documents.blockedTypes"])
+        #expect(
+            save.steps.map(\.setting) == ["documents.saveCopies", "documents.saveLocations", "documents.blockedTypes"])
     }
 
     @Test func aRegistrationExplanationShowsTheBindingUnknownAndConditions() {
@@ -73,7 +75,8 @@ struct ExplainTests {
     @Test func theExplanationPrintsAsAChain() {
         let evaluator = F.evaluator((F.pasteboard(.blocked), F.admin))
         let text = evaluator.explain(F.paste(into: F.notes, from: F.mail)).description
-        #expect(text.hasPrefix(#"denied: pasteboard.paste — pasteboard.copyOut is "blocked" and the paste crosses apps"#))
+        #expect(
+            text.hasPrefix(#"denied: pasteboard.paste — pasteboard.copyOut is "blocked" and the paste crosses apps"#))
         #expect(text.contains(#"* /etc/cordon/policy.d/10-base.json#/pasteboard/copyOut = "blocked""#))
         #expect(text.contains(#"  <builtin>#/pasteboard/copyOut = "any""#))
     }
@@ -89,10 +92,15 @@ struct ExplainTests {
         #expect(paths.first == "/apps/unknown")
         #expect(paths.contains("/apps/managed/org~1odd~0id"))
         #expect(paths.filter { $0.hasPrefix("/passcode/") }.count == 5)
-        #expect(paths.filter { !$0.hasPrefix("/apps") && !$0.hasPrefix("/passcode") && !$0.hasPrefix("/overrides") }.count == 21)
+        #expect(
+            paths.filter { !$0.hasPrefix("/apps") && !$0.hasPrefix("/passcode") && !$0.hasPrefix("/overrides") }.count
+                == 21)
         let override = shown.first { $0.path == "/overrides/n/pasteboard/maxChars" }
-        #expect(override == EffectiveSetting(
-            path: "/overrides/n/pasteboard/maxChars", value: "7", rules: [F.rule(F.admin, "/overrides/0/pasteboard/maxChars")]))
+        #expect(
+            override
+                == EffectiveSetting(
+                    path: "/overrides/n/pasteboard/maxChars", value: "7",
+                    rules: [F.rule(F.admin, "/overrides/0/pasteboard/maxChars")]))
         #expect(paths.last == "/overrides/n/pasteboard/maxChars", "only the settings the override sets")
         let idle = shown.first { $0.path == "/lock/idleTimeoutSeconds" }
         #expect(idle?.value == "300")

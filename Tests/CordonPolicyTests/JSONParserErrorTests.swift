@@ -189,6 +189,16 @@ struct JSONParserErrorTests {
         #expect(error?.line == 1 && error?.column == 1)
     }
 
+    /// Pointers are shared with the parent, not copied into every element: a 300 KB key above an
+    /// array of 300,000 elements would otherwise need 90 GB.
+    @Test func aLongKeyAboveAWideArrayStaysCheap() throws {
+        let key = String(repeating: "k", count: 300_000)
+        let text = "{\"" + key + "\": [" + String(repeating: "0,", count: 299_999) + "0]}"
+        let json = try #require(Support.json(text))
+        let last = try #require(json[key]?[299_999])
+        #expect(last.pointer.count == 300_000 + 8)
+    }
+
     @Test func limitsCanBeLowered() {
         let limits = PositionedJSONParser.Limits(maxDepth: 2, maxBytes: 10)
         #expect(Support.jsonError(Array("[[[]]]".utf8), limits: limits)?.kind == .tooDeep)

@@ -80,6 +80,16 @@ struct JSONParserTests {
         #expect(json.value(at: "/")?.value == .number(PositionedJSON.Number(text: "2")))
     }
 
+    @Test func pathsShareTheirParentsAndSpellPointers() throws {
+        let json = try #require(Support.json(#"{"a/b": [{"c~": 1}]}"#))
+        let inner = try #require(json["a/b"]?[0]?["c~"])
+        #expect(inner.path == .member(.element(.member(.root, "a/b"), 0), "c~"))
+        #expect(inner.path.pointer == "/a~1b/0/c~0")
+        #expect(inner.path.depth == 3)
+        #expect(PositionedJSON.Path.root.appending("x").appending(2).description == "/x/2")
+        #expect(PositionedJSON.Path.root.pointer.isEmpty)
+    }
+
     @Test func resolvesPointers() throws {
         let json = try #require(Support.json(#"{"a": [10, {"b": true}]}"#))
         #expect(json.value(at: "") == json)

@@ -10,7 +10,8 @@ enum MergeFixtures {
     /// A default that sets every key (as the built-in default does), constructed directly.
     static let defaults = PolicyDocument(
         apps: AppsSection(managed: [], unknown: .unmanaged),
-        passcode: PasscodeSection(minLength: 4, kind: .numeric, allowSimple: true, maxAttempts: 10, onMaxAttempts: .wipe),
+        passcode: PasscodeSection(
+            minLength: 4, kind: .numeric, allowSimple: true, maxAttempts: 10, onMaxAttempts: .wipe),
         lock: LockSection(
             idleTimeoutSeconds: 300, onScreenLock: true, onSuspend: true, reauthGraceSeconds: 60,
             discardKeyOnLock: false, ackDeadlineMs: 2000, onAckTimeout: .report),

@@ -66,8 +66,10 @@ struct MergeListTests {
     }
 
     @Test func disjointDigestListsAllowNoDigest() {
-        let first = PolicyDocument(apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"], sha256: ["aa"])]))
-        let second = PolicyDocument(apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"], sha256: ["bb"])]))
+        let first = PolicyDocument(
+            apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"], sha256: ["aa"])]))
+        let second = PolicyDocument(
+            apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"], sha256: ["bb"])]))
         let policy = F.merge((first, F.admin), (second, F.team))
         #expect(policy.apps.managed["n"]?.value.sha256 == Set<String>())
     }
@@ -128,7 +130,11 @@ struct MergeListTests {
         let plain = F.merge((F.defaults, F.builtin))
         let overridden = F.merge(
             (F.defaults, F.builtin),
-            (PolicyDocument(overrides: [PolicyOverride(apps: ["n"], pasteboard: PasteboardSection(copyOut: .blocked))]), F.admin))
+            (
+                PolicyDocument(overrides: [
+                    PolicyOverride(apps: ["n"], pasteboard: PasteboardSection(copyOut: .blocked))
+                ]), F.admin
+            ))
         #expect(plain.versionHash != overridden.versionHash)
     }
 }

@@ -104,7 +104,10 @@ struct MergeScalarTests {
     ])
     func idleTimeoutKeepsTheSmallestPositiveValue(values: [Int], expected: Int) {
         let documents = values.enumerated().map { index, seconds in
-            (PolicyDocument(lock: LockSection(idleTimeoutSeconds: seconds)), PolicySource(path: "/p/\(index).json", origin: .admin))
+            (
+                PolicyDocument(lock: LockSection(idleTimeoutSeconds: seconds)),
+                PolicySource(path: "/p/\(index).json", origin: .admin)
+            )
         }
         let setting = EffectivePolicy.merge(documents).base.lock.idleTimeoutSeconds
         #expect(setting.value == expected)

@@ -34,7 +34,9 @@ enum PropertyGenerators {
     /// One to three random documents, sometimes with the default first.
     static let documents = Generator<[(PolicyDocument, PolicySource)], Shrink.None<[(PolicyDocument, PolicySource)]>>(
         run: { rng in
-            var documents = (0..<Int.random(in: 1...3, using: &rng)).map { _ in (randomDocument(&rng), pick(sources, &rng)) }
+            var documents = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                (randomDocument(&rng), pick(sources, &rng))
+            }
             if Bool.random(using: &rng) { documents.insert((MergeFixtures.defaults, MergeFixtures.builtin), at: 0) }
             return documents
         }, shrink: { _ in Shrink.None() })
@@ -48,7 +50,8 @@ enum PropertyGenerators {
         run: { rng in
             (0..<10).map { _ in
                 RegistrationFacts(
-                    appId: pick(appIds, &rng), executable: pick(executables, &rng), sha256: maybe(&rng) { pick(digests, &$0) },
+                    appId: pick(appIds, &rng), executable: pick(executables, &rng),
+                    sha256: maybe(&rng) { pick(digests, &$0) },
                     debuggerAttached: Bool.random(using: &rng), preloadInjected: Bool.random(using: &rng))
             }
         }, shrink: { _ in Shrink.None() })
@@ -57,8 +60,9 @@ enum PropertyGenerators {
         items[Int.random(in: 0..<items.count, using: &rng)]
     }
 
+    /// A value two times in three (so that nested optional keys are set often enough to collide).
     static func maybe<Value>(_ rng: inout RNG, _ make: (inout RNG) -> Value) -> Value? {
-        Bool.random(using: &rng) ? make(&rng) : nil
+        Int.random(in: 0..<3, using: &rng) == 0 ? nil : make(&rng)
     }
 
     static func subset(_ items: [String], _ rng: inout RNG) -> [String] {
@@ -70,7 +74,9 @@ enum PropertyGenerators {
     }
 
     static func randomRequest(_ rng: inout RNG) -> DecisionRequest {
-        let actions: [PolicyAction] = [.pasteboardCopy, .pasteboardPaste, .documentSend, .documentReceive, .documentSave]
+        let actions: [PolicyAction] = [
+            .pasteboardCopy, .pasteboardPaste, .documentSend, .documentReceive, .documentSave,
+        ]
         let app = AppFacts(id: pick(appIds, &rng), managed: Bool.random(using: &rng))
         let peer = maybe(&rng) { AppFacts(id: pick(appIds, &$0), managed: Bool.random(using: &$0)) }
         return DecisionRequest(

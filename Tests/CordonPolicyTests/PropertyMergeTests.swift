@@ -42,7 +42,7 @@ struct PropertyMergeTests {
     }
 
     @Test func addingADocumentNeverTurnsADenialIntoAnAllowanceNorLoosensTruncation() async {
-        await propertyCheck(input: G.documents, G.document, G.requests) { documents, added, requests in
+        await propertyCheck(count: 400, input: G.documents, G.document, G.requests) { documents, added, requests in
             let before = PolicyEvaluator(documents: documents)
             let after = PolicyEvaluator(documents: documents + [added])
             for request in requests {

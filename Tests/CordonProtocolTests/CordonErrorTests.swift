@@ -54,11 +54,13 @@ struct CordonErrorTests {
         case .unknownSequence: 15
         case .internalError: 16
         case .revoked: 17
+        case .unknownAction: 18
+        case .refused: 19
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...17))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...19))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {

@@ -5,7 +5,10 @@ import Testing
 @Suite("InterfaceDescriptions")
 struct InterfaceDescriptionsTests {
     @Test func namesListExactlyTheDescribedInterfaces() {
-        #expect(InterfaceDescriptions.names == ["org.varlink.service", "io.cordon.Agent", "io.cordon.App"])
+        #expect(
+            InterfaceDescriptions.names == [
+                "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Policy", "io.cordon.Audit",
+            ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
         #expect(InterfaceDescriptions.all["io.cordon.Agent"] == InterfaceDescriptions.agent)
@@ -111,13 +114,20 @@ struct InterfaceDescriptionsTests {
             appId: "a", pid: 1, executable: "/x", managed: true, subscribed: true, compliance: .pending, pendingSeq: 1,
             lastAckSeq: 1)
         #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
-        let event = WireEvent(seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1)
+        let event = WireEvent(
+            seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v")
         #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
     }
 
     /// Encodable samples of each method's parameters and reply, for comparison with the IDL.
     private func samples(_ method: Method) -> (input: any Encodable, output: any Encodable) {
         let none = NoParameters()
+        let decision = WireDecision(allowed: true, action: "a", reason: "r", truncateTo: 1, rules: [])
+        let policyStatus = PolicyStatusReply(
+            version: "v", appliedAt: 0, sources: [], adminDirectory: "a", userDirectory: "u", trustDirectory: "t",
+            trustedKeys: 0)
+        let record = WireAuditRecord(
+            id: 1, time: 0, category: "c", appId: "a", action: "x", outcome: "o", reason: "r", rules: [])
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
             reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false)
@@ -141,6 +151,24 @@ struct InterfaceDescriptionsTests {
             )
         case .acknowledge: return (AcknowledgeParameters(seq: 1, status: .halted), none)
         case .getKey: return (none, GetKeyReply(key: "k"))
+        case .check:
+            return (
+                CheckParameters(action: "a", target: "t", context: ["k": "v"]),
+                CheckReply(decision: decision)
+            )
+        case .getEffectivePolicy: return (none, EffectivePolicyReply(version: "v", settings: []))
+        case .validatePolicy:
+            return (ValidateParameters(document: "d", path: "p", user: true), ValidateReply(valid: true, problems: []))
+        case .explainPolicy:
+            return (
+                ExplainParameters(appId: "a", action: "x", target: "t", context: ["k": "v"]),
+                ExplainReply(decision: decision, steps: [])
+            )
+        case .reloadPolicy, .getPolicyStatus: return (none, PolicyStatusEnvelope(status: policyStatus))
+        case .queryAudit:
+            return (AuditQueryParameters(since: 1, appId: "a", limit: 1), AuditQueryReply(records: []))
+        case .followAudit:
+            return (AuditQueryParameters(since: 1, appId: "a", limit: 1), AuditFollowReply(record: record))
         }
     }
 
@@ -151,4 +179,9 @@ struct InterfaceDescriptionsTests {
         #expect(Set(try #require(interface.methodInput(method.memberName))) == (try jsonKeys(input)), "parameters")
         #expect(Set(try #require(interface.methodOutput(method.memberName))) == (try jsonKeys(output)), "reply")
     }
+}
+
+/// The `{status: Status}` reply of `io.cordon.Policy.Reload` and `GetStatus`.
+private struct PolicyStatusEnvelope: Encodable {
+    var status: PolicyStatusReply
 }

@@ -27,6 +27,8 @@ let everyCordonError: [CordonError] = [
     .locked,
     .busy,
     .revoked(reason: "logout"),
+    .unknownAction(action: "x.y"),
+    .refused(appId: "com.example.a", reason: "r"),
     .notRegistered,
     .alreadyRegistered(appId: "com.example.notes"),
     .invalidAppId(appId: "bad id", reason: "spaces are not allowed"),

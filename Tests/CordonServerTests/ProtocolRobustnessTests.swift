@@ -194,7 +194,10 @@ struct ProtocolRobustnessTests {
         try await withTestAgent { agent in
             let client = try await agent.client()
             let info = try await client.serviceInfo()
-            #expect(info.interfaces == ["org.varlink.service", "io.cordon.Agent", "io.cordon.App"])
+            #expect(
+                info.interfaces == [
+                    "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Policy", "io.cordon.Audit",
+                ])
             #expect(info.product == "cordond")
             let raw = try agent.raw()
             for name in info.interfaces {

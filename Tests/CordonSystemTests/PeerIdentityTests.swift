@@ -38,10 +38,12 @@ import Testing
 
     @Test func pidfdOfAnExitedProcessIsNotAlive() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exit 0"]
+        process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        process.arguments = ["30"]
         try process.run()
         let pidfd = try #require(Pidfd(pid: process.processIdentifier))
+        #expect(pidfd.isAlive)
+        try pidfd.send(signal: SIGKILL)
         process.waitUntilExit()
         #expect(!pidfd.isAlive)
         #expect(throws: SystemError.self) { try pidfd.send(signal: SIGTERM) }

@@ -41,8 +41,11 @@ import Testing
         #expect(result.status == 0, "python varlink failed: \(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let answer = try #require(object)
-        #expect(answer["interfaces"] as? [String] == ["io.cordon.Agent", "io.cordon.App", "org.varlink.service"])
-        #expect((answer["opened"] as? [String])?.count == 3)
+        #expect(
+            answer["interfaces"] as? [String] == [
+                "io.cordon.Agent", "io.cordon.App", "io.cordon.Audit", "io.cordon.Policy", "org.varlink.service",
+            ])
+        #expect((answer["opened"] as? [String])?.count == 5)
         #expect(answer["state"] as? String == "uninitialized")
         #expect(answer["maxAttempts"] as? Int == 10)
         #expect(answer["wrong"] as? String == "io.cordon.Agent.WrongPasscode")

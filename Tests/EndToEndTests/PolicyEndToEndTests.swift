@@ -1,0 +1,134 @@
+import CordonCore
+import CordonKit
+import Foundation
+import Testing
+
+/// Policies pushed by an admin, against the real daemon: hot reload, last good kept, signatures,
+/// executable binding, decisions over the socket.
+@Suite struct PolicyEndToEndTests {
+    static let managedPasteboard = #"""
+        {"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "managed", "maxChars": 10},
+         "lock": {"idleTimeoutSeconds": 120}}
+        """#
+
+    func write(_ text: String, to path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        // Atomic, as `cordon policy push` does: the agent never sees half a file.
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    func paste(_ client: CordonClient, from source: String) async throws -> CordonDecision {
+        try await client.check(action: .pasteboardPaste, target: source, context: ["length": "50"])
+    }
+
+    @Test func hotReloadKeepsTheLastGoodPolicy() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let client = try await daemon.client()
+        let observer = try await daemon.client()
+        var events = try await observer.events().makeAsyncIterator()
+        #expect(try await events.next()?.kind == .state)
+        #expect(try await paste(client, from: "com.example.other").allowed, "the default allows any paste")
+
+        let file = daemon.adminPolicyDirectory + "/10-corp.json"
+        try write(Self.managedPasteboard, to: file)
+        let changed = try #require(try await events.next())
+        #expect(changed.kind == .policyDidChange)
+        #expect(changed.policyVersion?.isEmpty == false)
+        let denied = try await paste(client, from: "com.example.other")
+        #expect(!denied.allowed)
+        #expect(denied.rules == ["\(file)#/pasteboard/copyOut"])
+        #expect(try await client.status().idleTimeoutSeconds == 120)
+
+        // A broken edit is rejected and the good version stays in force.
+        try write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOutt": "any"}}"#, to: file)
+        try await eventually("the rejection is reported") {
+            try await client.policyStatus().sources.contains { $0.path == file && $0.status.hasPrefix("rejected") }
+        }
+        let status = try await client.policyStatus()
+        let rejected = try #require(status.sources.first { $0.path == file })
+        #expect(rejected.problems.contains { $0.contains("did you mean \"copyOut\"") && $0.contains(":1:") })
+        #expect(!(try await paste(client, from: "com.example.other").allowed), "the last good policy holds")
+        #expect(status.version == changed.policyVersion)
+
+        // A good edit applies, with a new event.
+        try write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "any"}}"#, to: file)
+        let next = try #require(try await events.next())
+        #expect(next.kind == .policyDidChange && next.policyVersion != changed.policyVersion)
+        #expect(try await paste(client, from: "com.example.other").allowed)
+
+        let audit = try await client.audit(since: nil, appId: nil, limit: 100)
+        #expect(audit.contains { $0.outcome == "deny" && $0.action == "pasteboard.paste" })
+        #expect(audit.contains { $0.category == "policy" && $0.outcome == "rejected" })
+        try await daemon.stop()
+    }
+
+    @Test func userPolicyCanOnlyTighten() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        try write(
+            #"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "blocked"}}"#,
+            to: daemon.adminPolicyDirectory + "/a.json")
+        try write(
+            #"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "any"}}"#,
+            to: daemon.userPolicyDirectory + "/u.json")
+        let client = try await daemon.client()
+        _ = try await client.reloadPolicy()
+        #expect(!(try await paste(client, from: "com.example.other").allowed), "a user file cannot loosen")
+        try await daemon.stop()
+    }
+
+    @Test func signedAdminPolicies() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let client = try await daemon.client()
+        let trusted = PolicySigning.generateKeyPair()
+        let stranger = PolicySigning.generateKeyPair()
+        try write(trusted.publicKey, to: daemon.trustDirectory + "/admin.pub")
+        let file = daemon.adminPolicyDirectory + "/10-signed.json"
+        let body = Data(Self.managedPasteboard.utf8)
+
+        func outcome() async throws -> String {
+            let status = try await client.reloadPolicy()
+            let source = try #require(status.sources.first { $0.path == file })
+            return source.status == "applied" ? "applied:\(source.signedBy ?? "")" : source.problems.joined()
+        }
+
+        try write(Self.managedPasteboard, to: file)
+        #expect(try await outcome().contains("no signature"), "missing signature")
+        try write(try PolicySigning.sign(body, privateKey: stranger.privateKey), to: file + ".sig")
+        #expect(try await outcome().contains("not trusted"), "wrong key")
+        try write(try PolicySigning.sign(body, privateKey: trusted.privateKey), to: file + ".sig")
+        #expect(try await outcome() == "applied:\(trusted.keyId)", "good signature")
+        #expect(!(try await paste(client, from: "com.example.other").allowed))
+        try write(Self.managedPasteboard.replacingOccurrences(of: "managed", with: "any"), to: file)
+        #expect(try await outcome().contains("does not match"), "tampered file")
+        #expect(!(try await paste(client, from: "com.example.other").allowed), "the last good signed policy holds")
+        try await daemon.stop()
+    }
+
+    @Test func executableMismatchIsUnmanagedWithoutKey() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        try write(
+            #"""
+            {"schema": "cordon.policy.v1", "apps": {"managed": [
+              {"id": "com.example.bound", "executables": ["/usr/bin/not-this-test"]}]}}
+            """#, to: daemon.adminPolicyDirectory + "/apps.json")
+        let client = try await daemon.client()
+        _ = try await client.reloadPolicy()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        let app = try await CordonApp.connect(appId: "com.example.bound", socketPath: daemon.socketPath)
+        #expect(!app.managed)
+        await #expect(throws: CordonError.notManaged(appId: "com.example.bound")) { _ = try await app.key() }
+        let other = try await CordonApp.connect(appId: "com.example.free", socketPath: daemon.socketPath)
+        #expect(!other.managed, "once apps are bound, an unbound id gets apps.unknown (default: unmanaged)")
+        let audit = try await client.audit(since: nil, appId: "com.example.bound", limit: 10)
+        #expect(audit.contains { $0.action == "app.register" && $0.outcome == "unmanaged" })
+        await app.close()
+        await other.close()
+        try await daemon.stop()
+    }
+}
