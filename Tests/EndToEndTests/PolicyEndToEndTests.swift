@@ -132,3 +132,34 @@ import Testing
         try await daemon.stop()
     }
 }
+
+/// The built-in default is a fallback: admin files may loosen it, user files only tighten.
+@Suite struct PolicyFallbackTests {
+    @Test func adminFileMayLoosenTheDefault() async throws {
+        let daemon = try await DaemonProcess.started(arguments: ["--idle-timeout", "300"])
+        defer { daemon.cleanUp() }
+        try FileManager.default.createDirectory(atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
+        try
+            #"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 900}, "passcode": {"onMaxAttempts": "lockout"}}"#
+            .write(toFile: daemon.adminPolicyDirectory + "/loose.json", atomically: true, encoding: .utf8)
+        let client = try await daemon.client()
+        _ = try await client.reloadPolicy()
+        #expect(try await client.status().idleTimeoutSeconds == 900)
+        let settings = try await client.effectivePolicy().settings
+        let onMax = try #require(settings.first { $0.path == "/passcode/onMaxAttempts" })
+        #expect(onMax.value == "\"lockout\"")
+        #expect(onMax.rules == [daemon.adminPolicyDirectory + "/loose.json#/passcode/onMaxAttempts"])
+
+        // A user file cannot loosen the admin's value further, only tighten it.
+        try FileManager.default.createDirectory(atPath: daemon.userPolicyDirectory, withIntermediateDirectories: true)
+        try #"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 3600}}"#
+            .write(toFile: daemon.userPolicyDirectory + "/mine.json", atomically: true, encoding: .utf8)
+        _ = try await client.reloadPolicy()
+        #expect(try await client.status().idleTimeoutSeconds == 900)
+        try #"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 60}}"#
+            .write(toFile: daemon.userPolicyDirectory + "/mine.json", atomically: true, encoding: .utf8)
+        _ = try await client.reloadPolicy()
+        #expect(try await client.status().idleTimeoutSeconds == 60)
+        try await daemon.stop()
+    }
+}
