@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonKit", "CordonProtocol",
+                "CordonKit", "CordonProtocol", "CordonPolicy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

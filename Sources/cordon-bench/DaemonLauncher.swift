@@ -2,7 +2,12 @@ import Foundation
 
 /// Starts the `cordond` next to this executable on a temporary directory.
 enum DaemonLauncher {
-    static func start(in directory: String) throws -> (process: Process, socket: String) {
+    static func start(in directory: String, adminPolicies: [String] = []) throws -> (process: Process, socket: String) {
+        try FileManager.default.createDirectory(atPath: directory + "/admin", withIntermediateDirectories: true)
+        for file in adminPolicies {
+            try FileManager.default.copyItem(
+                atPath: file, toPath: directory + "/admin/" + (file as NSString).lastPathComponent)
+        }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("cordond")
         let process = Process()

@@ -42,76 +42,26 @@ struct RTTBenchmark: ParsableCommand {
             daemon?.waitUntilExit()
         }
 
-        let request = Array(#"{"method":"io.cordon.Agent.GetStatus"}"#.utf8) + [0]
-        let agent = try RawUnixSocket.connect(to: socketPath)
-        try agent.send(request)
-        let replyLength = try agent.receiveMessage()
-        let agentStats = try measure(agent, request: request)
-
-        let echoPath = directory + "/echo.sock"
-        let listener = try RawUnixSocket.listen(at: echoPath)
-        let reply = [UInt8](repeating: 0x20, count: replyLength) + [0]
-        let echoThread = Thread {
-            guard let connection = try? listener.accept() else { return }
-            while (try? connection.receiveMessage()) != nil {
-                if (try? connection.send(reply)) == nil { return }
-            }
+        let comparison = RoundTripComparison(directory: directory, iterations: iterations, warmup: warmup)
+        var reports: [RTTReport] = []
+        for (name, request) in Self.requests {
+            reports.append(try comparison.run(name: name, request: request, socketPath: socketPath))
         }
-        echoThread.start()
-        let echo = try RawUnixSocket.connect(to: echoPath)
-        let echoStats = try measure(echo, request: request)
-
-        let report = RTTReport(
-            requestBytes: request.count, replyBytes: replyLength + 1, agent: agentStats, rawEcho: echoStats,
-            medianRatio: agentStats.medianMicroseconds / echoStats.medianMicroseconds,
-            p99Ratio: agentStats.p99Microseconds / echoStats.p99Microseconds, target: "median ratio <= 2.0")
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(String(decoding: try encoder.encode(reports), as: UTF8.self))
         } else {
-            report.printTable()
+            for report in reports { report.printTable() }
         }
     }
 
-    private func measure(_ socket: RawUnixSocket, request: [UInt8]) throws -> LatencyStats {
-        for _ in 0..<warmup {
-            try socket.send(request)
-            _ = try socket.receiveMessage()
-        }
-        var samples = [UInt64]()
-        samples.reserveCapacity(iterations)
-        for _ in 0..<iterations {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try socket.send(request)
-            _ = try socket.receiveMessage()
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
-        }
-        return LatencyStats(samples: samples)
-    }
-}
-
-/// The result of `cordon-bench rtt`.
-struct RTTReport: Codable {
-    let requestBytes: Int
-    let replyBytes: Int
-    let agent: LatencyStats
-    let rawEcho: LatencyStats
-    let medianRatio: Double
-    let p99Ratio: Double
-    let target: String
-
-    func printTable() {
-        let format = { (value: Double) in String(format: "%9.1f", value) }
-        print("rtt: GetStatus over the agent socket vs raw Unix-socket echo (\(agent.count) round trips each)")
-        print("                      median µs     p99 µs    mean µs")
-        print(
-            "cordond GetStatus     \(format(agent.medianMicroseconds))  \(format(agent.p99Microseconds))  "
-                + "\(format(agent.meanMicroseconds))")
-        print(
-            "raw socket echo       \(format(rawEcho.medianMicroseconds))  \(format(rawEcho.p99Microseconds))  "
-                + "\(format(rawEcho.meanMicroseconds))")
-        print(
-            String(format: "ratio (agent / raw)   median %.2f×, p99 %.2f×   target: %@", medianRatio, p99Ratio, target))
-    }
+    /// The calls measured: a status read and a policy check.
+    static let requests: [(String, String)] = [
+        ("GetStatus", #"{"method":"io.cordon.Agent.GetStatus"}"#),
+        (
+            "Check",
+            #"{"method":"io.cordon.App.Check","parameters":{"action":"pasteboard.paste","target":"com.example.mail","context":{"length":"120"}}}"#
+        ),
+    ]
 }
