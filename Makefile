@@ -31,6 +31,7 @@ demo: build
 
 bench: release
 	.build/release/cordon-bench rtt
+	.build/release/cordon-bench policy
 
 clean:
 	rm -rf .build
