@@ -163,3 +163,69 @@ import Testing
         try await daemon.stop()
     }
 }
+
+/// The agent enforces what the policy says about passcodes, conditions and data access.
+@Suite struct PolicyEnforcementTests {
+    func admin(_ daemon: DaemonProcess, _ json: String) async throws -> CordonClient {
+        try FileManager.default.createDirectory(atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
+        try json.write(toFile: daemon.adminPolicyDirectory + "/p.json", atomically: true, encoding: .utf8)
+        let client = try await daemon.client()
+        _ = try await client.reloadPolicy()
+        return client
+    }
+
+    @Test func passcodeRulesApplyToInitializeAndChange() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let client = try await admin(
+            daemon,
+            #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 8, "kind": "alphanumeric", "allowSimple": false}}"#
+        )
+        await #expect(throws: CordonError.self) { try await client.initialize(passcode: "1234") }
+        await #expect(throws: CordonError.self) { try await client.initialize(passcode: "abcdefgh") }
+        try await client.initialize(passcode: "river7stone")
+        await #expect(throws: CordonError.self) {
+            try await client.changePasscode(old: "river7stone", new: "12345678")
+        }
+        try await client.changePasscode(old: "river7stone", new: "maple42leaf")
+        try await client.unlock(passcode: "maple42leaf")
+        try await daemon.stop()
+    }
+
+    @Test func preloadInjectedBlocksRegistration() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let client = try await admin(
+            daemon, #"{"schema": "cordon.policy.v1", "conditions": {"preloadInjected": "block"}}"#)
+        let preload = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"].first {
+            FileManager.default.fileExists(atPath: $0)
+        }
+        let library = try #require(preload)
+        let result = try await runCommand(
+            Binaries.notes, ["--dir", daemon.root.path, "--socket", daemon.socketPath],
+            environment: ["LD_PRELOAD": library])
+        #expect(result.status == 3, "the injected client is refused: \(result.stdout)")
+        #expect(result.stdout.contains("Refused") || result.stdout.contains("refused"))
+        let audit = try await client.audit(since: nil, appId: "com.example.notes", limit: 10)
+        #expect(audit.contains { $0.outcome == "refused" && $0.reason.contains("preloadInjected") })
+        try await daemon.stop()
+    }
+
+    @Test func dataAccessWhenUnlockedWithholdsTheKeyWhileLocked() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let client = try await admin(
+            daemon, #"{"schema": "cordon.policy.v1", "storage": {"dataAccess": "whenUnlocked"}}"#)
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        let app = try await CordonApp.connect(appId: "com.example.data", socketPath: daemon.socketPath)
+        _ = try await app.key()
+        try await client.lock()
+        #expect(try await client.status().state == .lockedKeyHeld)
+        await #expect(throws: CordonError.keyUnavailable(state: "lockedKeyHeld")) { _ = try await app.key() }
+        try await client.unlock(passcode: nil)
+        _ = try await app.key()
+        await app.close()
+        try await daemon.stop()
+    }
+}
