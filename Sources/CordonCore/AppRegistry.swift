@@ -48,14 +48,14 @@ public struct AppRegistry: Sendable {
         bySubscriber[subscriber].flatMap { registrations[$0] }
     }
 
-    /// Records that `event` went out: revocations start a pending acknowledgement for managed apps.
-    public mutating func eventEmitted(_ event: WireEvent) {
+    /// Records that `event` went out: revocations start a pending acknowledgement for managed apps,
+    /// due at `deadline(app)` when given (per-app policy overrides), else at the event's deadline.
+    public mutating func eventEmitted(_ event: WireEvent, deadline: ((AppRegistration) -> Double?)? = nil) {
         switch event.kind {
         case .encryptionKeyUnavailable:
-            let deadline = event.ackDeadline ?? event.time
-            for key in registrations.keys where registrations[key]?.managed == true {
+            for (key, registration) in registrations where registration.managed {
                 registrations[key]?.pendingSeq = event.seq
-                registrations[key]?.deadline = deadline
+                registrations[key]?.deadline = deadline?(registration) ?? event.ackDeadline ?? event.time
             }
         case .encryptionKeyAvailable, .wiped:
             // The obligation lapses once the key is back (or gone for good).

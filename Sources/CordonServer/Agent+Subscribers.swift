@@ -5,7 +5,12 @@ import NIOCore
 extension Agent {
     /// Sends `event` to every subscriber, encoded once and shared by all of them.
     func broadcast(_ event: WireEvent) {
-        registry.eventEmitted(event)
+        let fallbackMs = machine.configuration.ackDeadlineMs
+        registry.eventEmitted(event) { [policy] app in
+            // An override may give one app another deadline than the one on the wire.
+            let ms = policy.policy.forApp(app.appId).lock.ackDeadlineMs.value ?? fallbackMs
+            return event.time + Double(ms) / 1000
+        }
         logger.info(
             "event",
             metadata: [

@@ -228,4 +228,25 @@ import Testing
         await app.close()
         try await daemon.stop()
     }
+
+    @Test func overrideGivesOneAppItsOwnAckDeadline() async throws {
+        let daemon = try await DaemonProcess.started(arguments: ["--ack-deadline-ms", "60000"])
+        defer { daemon.cleanUp() }
+        let client = try await admin(
+            daemon,
+            #"{"schema": "cordon.policy.v1", "overrides": [{"apps": ["com.example.fast"], "lock": {"ackDeadlineMs": 100}}]}"#
+        )
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        let fast = try await CordonApp.connect(appId: "com.example.fast", socketPath: daemon.socketPath)
+        let slow = try await CordonApp.connect(appId: "com.example.slow", socketPath: daemon.socketPath)
+        try await client.logout()
+        try await eventually("the overridden app is overdue") {
+            try await client.apps().first { $0.appId == "com.example.fast" }?.compliance == .overdue
+        }
+        #expect(try await client.apps().first { $0.appId == "com.example.slow" }?.compliance == .pending)
+        await fast.close()
+        await slow.close()
+        try await daemon.stop()
+    }
 }
