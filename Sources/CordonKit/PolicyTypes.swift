@@ -106,72 +106,18 @@ public struct PolicySourceStatus: Sendable, Equatable, Codable {
 /// let policy = try await client.effectivePolicy()
 /// let copyOut = policy.settings.first { $0.path == "/pasteboard/copyOut" }
 /// ```
-public struct EffectivePolicy: Sendable, Equatable, Codable {
-    /// The version (a hash) of the policy in force.
-    public var version: String
-    /// Every setting, e.g. `/pasteboard/copyOut`.
-    public var settings: [PolicySetting]
+public typealias EffectivePolicy = EffectivePolicyReply
 
-    /// Creates an effective policy.
-    public init(version: String, settings: [PolicySetting]) {
-        self.version = version
-        self.settings = settings
-    }
-}
+/// One resolved setting of the effective policy: its JSON pointer, value and winning rules.
+public typealias PolicySetting = WireSetting
 
-/// One resolved setting of the effective policy.
-public struct PolicySetting: Sendable, Equatable, Codable {
-    /// The setting's JSON pointer, e.g. `/pasteboard/copyOut`.
-    public var path: String
-    /// The value in force, as text.
-    public var value: String
-    /// The rules whose value won, as `FILE#POINTER`.
-    public var rules: [String]
-
-    /// Creates a setting.
-    public init(path: String, value: String, rules: [String]) {
-        self.path = path
-        self.value = value
-        self.rules = rules
-    }
-}
-
-/// The outcome of validating a policy document.
-public struct PolicyValidation: Sendable, Equatable, Codable {
-    /// Whether the document parses, validates and would be accepted.
-    public var valid: Bool
-    /// Every problem found.
-    public var problems: [PolicyProblem]
-
-    /// Creates a validation outcome.
-    public init(valid: Bool, problems: [PolicyProblem]) {
-        self.valid = valid
-        self.problems = problems
-    }
-}
+/// The outcome of validating a policy document: `valid` and every problem.
+public typealias PolicyValidation = ValidateReply
 
 /// One problem in a policy document: the file, the JSON pointer, the position and what is wrong.
-public struct PolicyProblem: Sendable, Equatable, Codable, CustomStringConvertible {
-    /// The file (or the name given to `validatePolicy`).
-    public var path: String
-    /// The JSON pointer of the offending value (empty for the whole document).
-    public var pointer: String
-    /// The 1-based line, when known.
-    public var line: Int?
-    /// The 1-based column, when known.
-    public var column: Int?
-    /// What is wrong and what was expected.
-    public var message: String
+public typealias PolicyProblem = WireProblem
 
-    /// Creates a problem.
-    public init(path: String, pointer: String, line: Int? = nil, column: Int? = nil, message: String) {
-        self.path = path
-        self.pointer = pointer
-        self.line = line
-        self.column = column
-        self.message = message
-    }
-
+extension WireProblem: CustomStringConvertible {
     /// `FILE:LINE:COLUMN: POINTER: MESSAGE` (position parts omitted when unknown).
     public var description: String {
         var location = path
@@ -201,35 +147,7 @@ public struct PolicyExplanation: Sendable, Equatable, Codable {
 }
 
 /// One consulted setting: its resolved value and each file's value for it.
-public struct PolicyExplanationStep: Sendable, Equatable, Codable {
-    /// The setting, e.g. `/pasteboard/copyOut`.
-    public var setting: String
-    /// The resolved value.
-    public var value: String
-    /// Every source's value; the winners have `won` set.
-    public var candidates: [PolicyCandidate]
+public typealias PolicyExplanationStep = WireExplanationStep
 
-    /// Creates a step.
-    public init(setting: String, value: String, candidates: [PolicyCandidate]) {
-        self.setting = setting
-        self.value = value
-        self.candidates = candidates
-    }
-}
-
-/// One file's value for a setting.
-public struct PolicyCandidate: Sendable, Equatable, Codable {
-    /// The rule, as `FILE#POINTER`.
-    public var rule: String
-    /// The value that file gives.
-    public var value: String
-    /// Whether this value is (one of) the most restrictive, and so in force.
-    public var won: Bool
-
-    /// Creates a candidate.
-    public init(rule: String, value: String, won: Bool) {
-        self.rule = rule
-        self.value = value
-        self.won = won
-    }
-}
+/// One file's value for a setting; the winners have `won` set.
+public typealias PolicyCandidate = WireCandidate
