@@ -118,7 +118,11 @@ let package = Package(
         ),
         .testTarget(name: "CordonCoreTests", dependencies: ["CordonCore"], swiftSettings: strict),
         .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore"], swiftSettings: strict),
-        .testTarget(name: "CordonSystemTests", dependencies: ["CordonSystem"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonSystemTests",
+            dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "CordonServerTests", dependencies: ["CordonServer", "CordonKit"], swiftSettings: strict),
         .testTarget(name: "CordonKitTests", dependencies: ["CordonKit"], swiftSettings: strict),
         .testTarget(

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what Cordon needs to build and test on Debian/Ubuntu, or says exactly what to install.
-# System: libsystemd-dev, libsqlite3-dev, pkg-config, util-linux (setpriv), python3 + pip.
+# System: libsystemd-dev, libsqlite3-dev, pkg-config, util-linux (setpriv), python3 + pip,
+# systemd (systemd-socket-activate and systemd-analyze for the socket-activation and unit tests).
 # Python (test peers): varlink, jsonschema.
 set -euo pipefail
 
-packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip)
+packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip systemd)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

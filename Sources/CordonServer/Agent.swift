@@ -35,6 +35,8 @@ final class Agent: @unchecked Sendable {
     var nextConnectionID: ConnectionID = 1
     var timer: Scheduled<Void>?
     var isShuttingDown = false
+    /// Called on the loop after every machine step (the service manager's `STATUS=` updates).
+    var stateObserver: (() -> Void)?
 
     // Policy (see Agent+Policy.swift).
     var policy: PolicyEvaluator
@@ -134,6 +136,7 @@ final class Agent: @unchecked Sendable {
         candidateKey?.zero()
         candidateKey = nil
         rescheduleTimer()
+        stateObserver?()
     }
 
     /// Who answers a request: a synchronous call's promise, or the pending one.

@@ -14,9 +14,13 @@ public final class AgentServer: Sendable {
     public let configuration: AgentConfiguration
     private let group: MultiThreadedEventLoopGroup
     private let storePool: NIOThreadPool
-    private let agent: Agent
-    private let logger: Logger
+    let agent: Agent
+    let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
+    /// The path this server bound itself (nil when serving a socket-activated one).
+    private let boundSocketPath = Mutex<String?>(nil)
+    /// The watchdog pings scheduled on the agent's loop.
+    let watchdogTask = Mutex<RepeatedTask?>(nil)
 
     /// Opens the database and prepares the agent; `start()` binds the socket.
     public init(configuration: AgentConfiguration, logger: Logger) throws {
@@ -40,15 +44,13 @@ public final class AgentServer: Sendable {
     /// The socket path clients connect to.
     public var socketPath: String { configuration.paths.socketPath }
 
-    /// Binds the socket (0600 in a 0700 directory) and starts accepting.
+    /// Serves the socket systemd passed (socket activation) or else binds its own (0600 in a
+    /// 0700 directory), and starts accepting.
     public func start() async throws {
         let paths = configuration.paths
-        try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID)
-        try RuntimeDirectory.claimSocketPath(paths.socketPath)
         let agent = self.agent
         let limits = configuration.limits
-        // The socket is made 0600 right after bind; until then the 0700 directory keeps others out.
-        let bound = try await ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
@@ -59,18 +61,38 @@ public final class AgentServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(agent: agent))
                 }
             }
-            .bind(unixDomainSocketPath: paths.socketPath).get()
-        chmod(paths.socketPath, 0o600)
-        channel.withLock { $0 = bound }
+        let listening: String
+        if let activated = try SocketActivation.takeListeningSocket() {
+            // systemd owns this socket (its path, mode and lifetime): serve it, never unlink it.
+            let served = try await bootstrap.withBoundSocket(activated.descriptor).get()
+            channel.withLock { $0 = served }
+            listening = activated.path ?? "fd \(activated.descriptor)"
+            logger.notice(
+                "serving the socket passed by systemd (socket activation)",
+                metadata: ["socket": "\(listening)", "fd": "\(activated.descriptor)"])
+        } else {
+            try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID)
+            try RuntimeDirectory.claimSocketPath(paths.socketPath)
+            // The socket is made 0600 right after bind; until then the 0700 directory keeps others out.
+            let bound = try await bootstrap.bind(unixDomainSocketPath: paths.socketPath).get()
+            chmod(paths.socketPath, 0o600)
+            channel.withLock { $0 = bound }
+            boundSocketPath.withLock { $0 = paths.socketPath }
+            listening = paths.socketPath
+        }
         try await agent.loop.submit { agent.startPolicyWatcher() }.get()
-        logger.notice(
-            "listening", metadata: ["socket": "\(paths.socketPath)", "database": "\(paths.databasePath)"])
+        logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
     }
 
     /// A one-line status for the service manager.
     public func statusLine() async throws -> String {
         let agent = self.agent
-        let status = try await agent.loop.submit { agent.status(now: agent.clock()) }.get()
+        return try await agent.loop.submit { Self.statusLine(of: agent) }.get()
+    }
+
+    /// The status line, computed on the agent's loop.
+    static func statusLine(of agent: Agent) -> String {
+        let status = agent.status(now: agent.clock())
         return "state: \(status.state.rawValue), apps: \(status.apps)"
     }
 
@@ -80,11 +102,16 @@ public final class AgentServer: Sendable {
             defer { value = nil }
             return value
         }
+        watchdogTask.withLock { task in
+            task?.cancel()
+            task = nil
+        }
         try? await listener?.close()
         let agent = self.agent
         try await agent.loop.flatSubmit { agent.shutdown() }.get()
-        // Only a server that bound the socket removes it: never another agent's live socket.
-        if listener != nil { unlink(configuration.paths.socketPath) }
+        // Only a server that bound the socket removes it: never another agent's live socket, nor
+        // the one systemd passed.
+        if listener != nil, let path = boundSocketPath.withLock({ $0 }) { unlink(path) }
         try await storePool.shutdownGracefully()
         try await group.shutdownGracefully()
         logger.notice("stopped")

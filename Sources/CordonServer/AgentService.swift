@@ -13,9 +13,9 @@ public struct AgentService: Service {
 
     public func run() async throws {
         try await server.start()
-        notifier.ready(status: (try? await server.statusLine()) ?? "ready")
+        try await server.connectServiceManager(notifier)
         try? await gracefulShutdown()
-        notifier.stopping()
+        await server.disconnectServiceManager(notifier)
         try await server.stop()
     }
 }

@@ -17,7 +17,9 @@ public final class DirectoryWatcher: Sendable {
     private let wakeWrite: Int32
     private let directories: [String]
     private let onChange: @Sendable () -> Void
-    private let watches = Mutex<[Int32]>([])
+    private let watches = Mutex<Set<Int32>>([])
+    /// Held while `onChange` runs; `stop()` takes it, so no callback runs after `stop()` returns.
+    private let stopped = Mutex<Bool>(false)
 
     static let mask: UInt32 = UInt32(
         IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
@@ -44,8 +46,9 @@ public final class DirectoryWatcher: Sendable {
         worker.start()
     }
 
-    /// Stops watching; `onChange` is not called afterwards.
+    /// Stops watching; `onChange` is not called once this returns (an in-flight call is awaited).
     public func stop() {
+        stopped.withLock { $0 = true }
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
     }
@@ -56,20 +59,38 @@ public final class DirectoryWatcher: Sendable {
         close(wakeWrite)
     }
 
-    /// (Re)adds a watch for each directory, or for its nearest existing ancestor.
+    /// (Re)adds a watch for each directory, or for its nearest existing ancestor, and drops
+    /// watches no longer needed. A directory created (with its parents) while this runs is
+    /// caught by checking again until the set of watched paths is stable.
     private func rearm() {
-        let added = directories.compactMap { directory -> Int32? in
-            var path = directory
-            while !path.isEmpty {
+        var previous: [String] = []
+        for _ in 0..<8 {
+            let paths = directories.map(Self.nearestExisting)
+            if paths == previous { break }
+            previous = paths
+            var added: Set<Int32> = []
+            for path in paths {
                 let watch = inotify_add_watch(descriptor, path, Self.mask | UInt32(IN_ONLYDIR))
-                if watch >= 0 { return watch }
-                let parent = (path as NSString).deletingLastPathComponent
-                if parent == path { break }
-                path = parent
+                if watch >= 0 { added.insert(watch) }
             }
-            return nil
+            let stale = watches.withLock { current -> Set<Int32> in
+                defer { current = added }
+                return current.subtracting(added)
+            }
+            for watch in stale { inotify_rm_watch(descriptor, watch) }
         }
-        watches.withLock { $0 = added }
+    }
+
+    /// `directory` if it exists, else its nearest existing ancestor.
+    static func nearestExisting(_ directory: String) -> String {
+        var path = directory
+        var isDirectory: ObjCBool = false
+        while !(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            let parent = (path as NSString).deletingLastPathComponent
+            if parent == path || parent.isEmpty { return "/" }
+            path = parent
+        }
+        return path
     }
 
     private func run() {
@@ -95,7 +116,11 @@ public final class DirectoryWatcher: Sendable {
             guard sawEvent else { continue }
             // Directories may have appeared or been replaced: watch them again.
             rearm()
-            onChange()
+            let done = stopped.withLock { isStopped -> Bool in
+                if !isStopped { onChange() }
+                return isStopped
+            }
+            if done { return }
         }
     }
 }

@@ -21,4 +21,16 @@ public struct SystemdNotifier: Sendable {
     /// `STOPPING=1`.
     @discardableResult
     public func stopping() -> Bool { notify("STOPPING=1\nSTATUS=stopping") }
+
+    /// `WATCHDOG=1`: the service is alive.
+    @discardableResult
+    public func watchdog() -> Bool { notify("WATCHDOG=1") }
+
+    /// How often to send `WATCHDOG=1`: half of `WATCHDOG_USEC` (`sd_watchdog_enabled`), nil when
+    /// the manager expects no pings (no `WATCHDOG_USEC`, or `WATCHDOG_PID` names another process).
+    public func watchdogPingInterval() -> Duration? {
+        var usec: UInt64 = 0
+        guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
+        return .microseconds(Int64(clamping: usec / 2))
+    }
 }

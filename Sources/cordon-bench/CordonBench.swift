@@ -7,5 +7,5 @@ struct CordonBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordon-bench",
         abstract: "Benchmarks for Cordon, each against its baseline in the same run.",
-        subcommands: [RTTBenchmark.self, PolicyBenchmark.self])
+        subcommands: [RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self])
 }

@@ -2,14 +2,19 @@ import Foundation
 
 /// Starts the `cordond` next to this executable on a temporary directory.
 enum DaemonLauncher {
+    /// The `cordond` next to this executable.
+    static var cordondPath: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("cordond").path
+    }
+
     static func start(in directory: String, adminPolicies: [String] = []) throws -> (process: Process, socket: String) {
         try FileManager.default.createDirectory(atPath: directory + "/admin", withIntermediateDirectories: true)
         for file in adminPolicies {
             try FileManager.default.copyItem(
                 atPath: file, toPath: directory + "/admin/" + (file as NSString).lastPathComponent)
         }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("cordond")
+        let executable = URL(fileURLWithPath: cordondPath)
         let process = Process()
         process.executableURL = executable
         process.arguments = [

@@ -7,7 +7,7 @@ enum CLIExitCode: Int32, Sendable, CaseIterable {
     /// Anything not covered below (including `cordon doctor` finding a problem, `cordon policy check`
     /// denied, `cordon policy validate` finding an invalid file).
     case failure = 1
-    /// The command line was wrong, or a passcode is needed and there is no terminal to ask on.
+    /// The command line was wrong, or a passcode is needed and there is no pinentry or terminal to ask on.
     case usage = 2
     /// cordond could not be reached, or the connection to it closed.
     case agentUnavailable = 3
@@ -19,6 +19,8 @@ enum CLIExitCode: Int32, Sendable, CaseIterable {
     case locked = 6
     /// The new passcode does not meet the passcode rules.
     case invalidPasscode = 7
+    /// The user cancelled the passcode prompt (pinentry's Cancel).
+    case cancelled = 8
 
     /// The ArgumentParser exit code.
     var exitCode: ExitCode { ExitCode(rawValue) }
@@ -28,12 +30,13 @@ enum CLIExitCode: Int32, Sendable, CaseIterable {
         """
         0  success
         1  failure (anything else; `doctor` found a problem; a policy denied or invalid)
-        2  usage error (bad arguments, `wipe` without --yes, no terminal, unknown action)
+        2  usage error (bad arguments, `wipe` without --yes, no pinentry or terminal, unknown action)
         3  cordond unavailable (not running, wrong socket, connection lost)
         4  wrong passcode, retry later, passcode required, or busy
         5  not initialized, or already initialized
         6  locked, or no key available
         7  invalid passcode (does not meet the passcode rules)
+        8  cancelled (the passcode prompt was cancelled)
         """
     }
 }

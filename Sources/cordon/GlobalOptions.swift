@@ -18,11 +18,14 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// The `--passcode-stdin` flag.
+/// The `--passcode-stdin` and `--no-pinentry` flags.
 struct PasscodeOptions: ParsableArguments {
-    @Flag(help: "Read the passcode from standard input, one per line, instead of asking on the terminal.")
+    @Flag(help: "Read the passcode from standard input, one per line, instead of asking for it.")
     var passcodeStdin = false
 
-    /// The reader this flag selects.
-    var reader: PasscodeReader { PasscodeReader(fromStandardInput: passcodeStdin) }
+    @Flag(help: "Ask on the terminal (without echo) even when a pinentry program could be used.")
+    var noPinentry = false
+
+    /// The reader these flags select.
+    func reader() -> PasscodeReader { PasscodeReader(fromStandardInput: passcodeStdin, pinentryAllowed: !noPinentry) }
 }

@@ -1,111 +1,124 @@
 import Foundation
 
-/// Reads passcodes: from the terminal without echo, or one line at a time from stdin (`--passcode-stdin`).
+/// Reads passcodes, in this order of preference: standard input (`--passcode-stdin`); pinentry,
+/// when one is configured or found and a display or terminal is there (not with `--no-pinentry`);
+/// the terminal without echo; otherwise it fails and tells to use `--passcode-stdin`.
 ///
-/// The bytes are read into a buffer that is zeroed before it is freed; the passcode is never printed.
-struct PasscodeReader {
+/// Bytes are read into buffers that are zeroed before they are freed; the passcode is never printed.
+/// A pinentry started for one command serves all its prompts; `finish()` ends it.
+final class PasscodeReader {
     /// The longest passcode accepted, in bytes.
     static let maxBytes = 1024
 
-    /// Read lines from stdin instead of prompting on the terminal.
-    var fromStandardInput: Bool
+    /// Where passcodes come from.
+    enum Method: Equatable {
+        case standardInput
+        case pinentry(PinentryProgram)
+        case terminal
+    }
+
+    /// Read lines from stdin instead of prompting.
+    let fromStandardInput: Bool
+    /// Whether pinentry may be used (`--no-pinentry` turns it off).
+    let pinentryAllowed: Bool
+    private var resolved: Method?
+    private var session: PinentrySession?
+
+    init(fromStandardInput: Bool, pinentryAllowed: Bool = true) {
+        self.fromStandardInput = fromStandardInput
+        self.pinentryAllowed = pinentryAllowed
+    }
+
+    deinit { session?.close() }
+
+    /// How passcodes will be read; fails when there is neither pinentry nor a terminal.
+    func method() throws -> Method {
+        if let resolved { return resolved }
+        let method: Method
+        if fromStandardInput {
+            method = .standardInput
+        } else if pinentryAllowed, let program = try PinentryProgram.find() {
+            method = .pinentry(program)
+        } else if isatty(STDIN_FILENO) == 1 {
+            method = .terminal
+        } else {
+            throw Self.noTerminal
+        }
+        resolved = method
+        return method
+    }
+
+    /// Whether the passcodes come from pinentry.
+    var usesPinentry: Bool {
+        if case .pinentry = resolved { return true }
+        return false
+    }
 
     /// Fails unless a passcode can be read: call it before connecting, so scripts fail fast.
-    func checkAvailable() throws {
-        if !fromStandardInput && isatty(STDIN_FILENO) != 1 { throw Self.noTerminal }
+    func checkAvailable() throws { _ = try method() }
+
+    /// Reads one passcode for `request`.
+    func read(_ request: PasscodeRequest) throws -> String {
+        switch try method() {
+        case .standardInput: return try Self.readStandardInput(prompt: request.prompt)
+        case .terminal: return try Self.readTerminal(prompt: request.prompt)
+        case .pinentry(let program):
+            let session = try self.session ?? PinentrySession(program: program)
+            self.session = session
+            return try session.getPin(description: request.description, error: request.error)
+        }
     }
 
-    /// Reads one passcode, prompting with `prompt` on the terminal (stdin: no prompt).
-    func read(prompt: String) throws -> String {
-        if fromStandardInput {
-            let descriptor = STDIN_FILENO
-            let interactive = isatty(descriptor) == 1
-            if interactive { Self.write(prompt, to: STDERR_FILENO) }
-            let line =
-                interactive
-                ? try TerminalEcho.withEchoDisabled(on: descriptor) { try Self.readLine(from: descriptor) }
-                : try Self.readLine(from: descriptor)
-            if interactive { Self.write("\n", to: STDERR_FILENO) }
-            guard let line, !line.isEmpty else {
-                let what = prompt.trimmingCharacters(in: CharacterSet(charactersIn: ": ")).lowercased()
-                throw CLIError(
-                    "standard input holds no \(what) (\(line == nil ? "it ended" : "the line is empty"))",
-                    hint: "give one passcode per line on stdin", code: .usage)
-            }
-            return line
-        }
-        try checkAvailable()
-        let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        defer { if terminal >= 0 { close(terminal) } }
-        let input = terminal >= 0 ? terminal : STDIN_FILENO
-        let output = terminal >= 0 ? terminal : STDERR_FILENO
-        Self.write(prompt, to: output)
-        let line = try TerminalEcho.withEchoDisabled(on: input) { try Self.readLine(from: input) }
-        Self.write("\n", to: output)
-        guard let line, !line.isEmpty else {
-            throw CLIError("no passcode was entered", hint: "type the passcode, then press Enter", code: .usage)
-        }
-        return line
-    }
-
-    /// Reads a passcode twice and checks that both match.
-    func readNew(prompt: String, confirmation: String) throws -> String {
-        let first = try read(prompt: prompt)
+    /// Reads a new passcode twice (once from stdin) and checks that both match.
+    func readNew(_ request: PasscodeRequest, repeat confirmation: PasscodeRequest) throws -> String {
+        let first = try read(request)
         if fromStandardInput { return first }
-        let second = try read(prompt: confirmation)
+        let second = try read(confirmation)
         guard first == second else {
             throw CLIError("the two passcodes do not match", hint: "run the command again and type the same passcode")
         }
         return first
     }
 
+    /// Ends the pinentry dialogue, if one was started.
+    func finish() {
+        session?.close()
+        session = nil
+    }
+
     /// The error when there is no terminal to ask on.
     static let noTerminal = CLIError(
-        "standard input is not a terminal, so the passcode cannot be asked for",
+        "standard input is not a terminal and no pinentry can be used, so the passcode cannot be asked for",
         hint: "add --passcode-stdin and pipe the passcode in, one per line (e.g. `... --passcode-stdin < file`)",
         code: .usage)
+}
 
-    /// Reads bytes up to a newline (not included; a trailing CR is dropped), or `nil` at end of input
-    /// before any byte. Reads one byte at a time so that nothing after the line is consumed.
-    private static func readLine(from descriptor: Int32) throws -> String? {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: maxBytes, alignment: 1)
-        defer {
-            if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
-            buffer.deallocate()
-        }
-        var count = 0
-        var sawNewline = false
-        while true {
-            var byte: UInt8 = 0
-            let result = Foundation.read(descriptor, &byte, 1)
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw CLIError("cannot read the passcode: \(String(cString: strerror(errno)))", hint: "try again")
-            }
-            if result == 0 { break }
-            if byte == 10 {
-                sawNewline = true
-                break
-            }
-            guard count < maxBytes else {
-                byte = 0
-                throw CLIError(
-                    "the passcode is longer than \(maxBytes) bytes", hint: "use a shorter passcode", code: .usage)
-            }
-            buffer[count] = byte
-            byte = 0
-            count += 1
-        }
-        if count == 0 && !sawNewline { return nil }
-        if count > 0 && buffer[count - 1] == 13 { count -= 1 }
-        guard let passcode = String(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
-        else {
-            throw CLIError("the passcode is not valid UTF-8", hint: "check the terminal's or the file's encoding")
-        }
-        return passcode
+/// What a passcode is asked for: a terminal prompt and, for pinentry, a description and an error.
+struct PasscodeRequest {
+    /// The terminal prompt, e.g. `Passcode: `.
+    var prompt: String
+    /// The pinentry description (SETDESC).
+    var description: String
+    /// The pinentry error on a retry (SETERROR).
+    var error: String?
+
+    /// The passcode to unlock; `error` after a wrong one.
+    static func unlock(error: String? = nil) -> PasscodeRequest {
+        PasscodeRequest(
+            prompt: "Passcode: ",
+            description: "Enter the passcode to unlock the Cordon container.\nApps get their keys once it is unlocked.",
+            error: error)
     }
 
-    private static func write(_ text: String, to descriptor: Int32) {
-        _ = Array(text.utf8).withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-    }
+    /// The current passcode, for `passwd`.
+    static let current = PasscodeRequest(
+        prompt: "Current passcode: ", description: "Enter the current passcode of the Cordon container.")
+
+    /// A new passcode.
+    static let new = PasscodeRequest(
+        prompt: "New passcode: ", description: "Choose the new passcode for the Cordon container.")
+
+    /// The new passcode again.
+    static let repeated = PasscodeRequest(
+        prompt: "Repeat the new passcode: ", description: "Repeat the passcode to confirm it.")
 }

@@ -12,11 +12,13 @@ struct PasswdCommand: AsyncParsableCommand {
     @OptionGroup var passcode: PasscodeOptions
 
     func run() async throws {
-        let reader = passcode.reader
+        let reader = passcode.reader()
+        defer { reader.finish() }
         try reader.checkAvailable()
         let client = try await global.connect()
-        let old = try reader.read(prompt: "Current passcode: ")
-        let new = try reader.readNew(prompt: "New passcode: ", confirmation: "Repeat the new passcode: ")
+        let old = try reader.read(.current)
+        let new = try reader.readNew(.new, repeat: .repeated)
+        reader.finish()
         try await client.changePasscode(old: old, new: new)
         await client.close()
         try Output.line("passcode changed")

@@ -8,20 +8,38 @@ struct UnlockCommand: AsyncParsableCommand {
         abstract: "Unlock the container.",
         discussion: """
             Within the re-authentication grace after a lock no passcode is needed; otherwise it is asked for \
-            (without echo), or read from stdin with --passcode-stdin.
+            through pinentry (when one is configured or found and a display or terminal is there; a wrong \
+            passcode is asked again, up to \(maxTries) tries), else on the terminal without echo, or read from \
+            stdin with --passcode-stdin.
             """)
+
+    /// The most passcodes one `cordon unlock` asks pinentry for.
+    static let maxTries = 3
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var passcode: PasscodeOptions
 
     func run() async throws {
         let client = try await global.connect()
+        let reader = passcode.reader()
+        defer { reader.finish() }
         do {
             try await client.unlock(passcode: nil)
         } catch CordonError.passcodeRequired {
-            let secret = try passcode.reader.read(prompt: "Passcode: ")
-            try await client.unlock(passcode: secret)
+            var error: String?
+            for attempt in 1...Self.maxTries {
+                let secret = try reader.read(.unlock(error: error))
+                do {
+                    try await client.unlock(passcode: secret)
+                    break
+                } catch CordonError.wrongPasscode(let attemptsLeft, let retryAfter)
+                    where reader.usesPinentry && attemptsLeft > 0 && retryAfter <= 0 && attempt < Self.maxTries
+                {
+                    error = "Wrong passcode, \(Format.count(attemptsLeft, "attempt")) left."
+                }
+            }
         }
+        reader.finish()
         await client.close()
         try Output.line("unlocked")
     }

@@ -14,7 +14,8 @@ struct Cordond: AsyncParsableCommand {
         commandName: "cordond",
         abstract: "The Cordon agent: keeps the container's key behind a passcode and a lock, and serves wrapped apps.",
         discussion: """
-            Listens on $XDG_RUNTIME_DIR/cordon/agent.sock. Directories can be overridden with the flags below
+            Listens on $XDG_RUNTIME_DIR/cordon/agent.sock, or on the socket systemd passes (socket
+            activation, see cordond.socket). Directories can be overridden with the flags below
             or with CORDON_RUNTIME_DIR, CORDON_DATA_DIR and CORDON_CONFIG_DIR.
             """)
 
@@ -52,17 +53,28 @@ struct Cordond: AsyncParsableCommand {
     var insecureFastKdf = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
+    @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
+    var logTarget: String = "auto"
 
     func validate() throws {
         guard ["wipe", "lockout"].contains(onMaxAttempts) else {
             throw ValidationError("--on-max-attempts must be wipe or lockout, not \(onMaxAttempts)")
+        }
+        guard LogTarget(rawValue: logTarget) != nil else {
+            throw ValidationError("--log-target must be auto, journal or stderr, not \(logTarget)")
         }
     }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        let target = (LogTarget(rawValue: logTarget) ?? .auto).resolved(environment: environment)
         LoggingSystem.bootstrap { label in
+            if target == .journal {
+                var handler = JournaldLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

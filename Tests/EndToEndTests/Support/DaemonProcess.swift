@@ -6,7 +6,9 @@ final class DaemonProcess: @unchecked Sendable {
     let root: TemporaryDirectory
     let process = Process()
     let logPath: String
-    var socketPath: String { root.appending("run/agent.sock") }
+    /// A launcher that runs cordond on a socket it binds itself (socket activation).
+    let launcher: Launcher?
+    var socketPath: String { launcher?.socketPath ?? root.appending("run/agent.sock") }
     var runtimeDirectory: String { root.appending("run") }
     var databasePath: String { root.appending("data/cordon.sqlite") }
     var adminPolicyDirectory: String { root.appending("admin") }
@@ -16,14 +18,15 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts `cordond` with test defaults (insecure fast KDF, no idle lock) plus `arguments`.
     init(
         root: TemporaryDirectory? = nil, arguments: [String] = [], fastKDF: Bool = true,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], launcher: Launcher? = nil
     ) throws {
         self.root = try root ?? TemporaryDirectory()
+        self.launcher = launcher
         logPath = self.root.appending("cordond-\(UUID().uuidString.prefix(4)).log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = Binaries.cordond
+        process.executableURL = launcher.map { _ in Launcher.shell } ?? Binaries.cordond
         process.arguments =
-            [
+            (launcher.map { $0.shellArguments + [Binaries.cordond.path] } ?? []) + [
                 "--runtime-dir", self.root.appending("run"), "--data-dir", self.root.appending("data"),
                 "--config-dir", self.root.appending("config"), "--admin-policy-dir", self.root.appending("admin"),
                 "--trust-dir", self.root.appending("trust"), "--idle-timeout", "0", "--log-level", "trace",
@@ -41,6 +44,13 @@ final class DaemonProcess: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// The daemon's own pid: the launcher shell's child when there is a launcher.
+    var daemonPID: Int32 {
+        guard launcher != nil else { return pid }
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").compactMap { Int32($0) }.first ?? pid
+    }
+
     /// Waits until the daemon answers on its socket.
     func waitUntilReady() async throws {
         try await eventually("cordond answers on \(socketPath)") {
@@ -55,9 +65,10 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts and waits until ready.
     static func started(
         root: TemporaryDirectory? = nil, arguments: [String] = [], fastKDF: Bool = true,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], launcher: Launcher? = nil
     ) async throws -> DaemonProcess {
-        let daemon = try DaemonProcess(root: root, arguments: arguments, fastKDF: fastKDF, environment: environment)
+        let daemon = try DaemonProcess(
+            root: root, arguments: arguments, fastKDF: fastKDF, environment: environment, launcher: launcher)
         try await daemon.waitUntilReady()
         return daemon
     }
@@ -70,7 +81,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// Sends `signal` and waits for the process to exit; returns its exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) async throws -> Int32 {
-        if process.isRunning { kill(pid, signal) }
+        if process.isRunning { kill(daemonPID, signal) }
         try await eventually("cordond exits") { !process.isRunning }
         return process.terminationStatus
     }
@@ -80,11 +91,43 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Kills the daemon if it still runs and removes its directories (synchronous, for `defer`).
     func cleanUp() {
+        // A launcher's shell runs the daemon as its child: kill that first, by its pid.
+        if launcher != nil, process.isRunning, daemonPID != pid { kill(daemonPID, SIGKILL) }
         if process.isRunning {
             kill(pid, SIGKILL)
             process.waitUntilExit()
         }
         root.remove()
+    }
+}
+
+/// A program that runs cordond for the test, e.g. `systemd-socket-activate -l PATH`.
+struct Launcher: Sendable {
+    let executable: URL
+    /// Its arguments before cordond's path.
+    let arguments: [String]
+    /// The socket clients connect to.
+    let socketPath: String
+
+    /// A wrapper that runs the launcher as its child and exits with its status. Signals go to
+    /// the child directly (the wrapper inherits the test runner's blocked signal mask, so it
+    /// waits with a blocking `waitpid`, never for SIGCHLD).
+    ///
+    /// Foundation learns that a child exited when the descriptor it passes the child is closed;
+    /// `systemd-socket-activate` closes every descriptor it does not pass on before it execs, so
+    /// run directly, Foundation would block in `waitpid` on the daemon and reap no other child.
+    /// The wrapper keeps that descriptor open until the daemon has exited.
+    static let shell = URL(fileURLWithPath: "/usr/bin/python3")
+    static let script = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+    /// The shell's arguments before cordond's path.
+    var shellArguments: [String] { ["-c", Self.script, executable.path] + arguments }
+
+    /// `systemd-socket-activate -l socketPath`: binds the socket and execs cordond on the first connection.
+    static func socketActivate(_ socketPath: String) -> Launcher {
+        Launcher(
+            executable: URL(fileURLWithPath: "/usr/bin/systemd-socket-activate"), arguments: ["-l", socketPath],
+            socketPath: socketPath)
     }
 }
 

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+/// `cordon init`, `unlock` and `passwd` asking through pinentry (a fake one speaking Assuan).
+@Suite struct PinentryTests {
+    static let passcode = "50% off now"
+
+    func cordon(
+        _ daemon: DaemonProcess, _ arguments: [String], pinentry: FakePinentry, input: String? = nil,
+        environment: [String: String] = [:]
+    ) async throws -> CommandResult {
+        try await runCommand(
+            Binaries.cordon, ["--socket", daemon.socketPath] + arguments, input: input,
+            environment: pinentry.environment.merging(environment) { $1 })
+    }
+
+    func state(_ daemon: DaemonProcess) async throws -> String {
+        let result = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "status", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        return try #require(object?["state"] as? String)
+    }
+
+    /// Initializes with `passcode` through stdin.
+    func initialize(_ daemon: DaemonProcess, _ pinentry: FakePinentry) async throws {
+        let result = try await cordon(
+            daemon, ["init", "--passcode-stdin"], pinentry: pinentry, input: Self.passcode + "\n")
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func initThenUnlock() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry(pins: [Self.passcode, Self.passcode])
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        let initialized = try await cordon(daemon, ["init"], pinentry: pinentry)
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        let dialogue = pinentry.commands
+        #expect(dialogue.first == "SETTITLE Cordon")
+        #expect(dialogue.contains("SETDESC Choose the new passcode for the Cordon container."))
+        #expect(dialogue.contains("SETDESC Repeat the passcode to confirm it."))
+        #expect(dialogue.filter { $0 == "SETPROMPT Passcode:" }.count == 2)
+        #expect(dialogue.filter { $0 == "GETPIN" }.count == 2)
+        #expect(dialogue.last == "BYE")
+        #expect(!dialogue.contains { $0.hasPrefix("OPTION ttyname") }, "no tty in tests: \(dialogue)")
+
+        // The percent-encoded D line was decoded: the raw passcode unlocks.
+        let unlocked = try await cordon(
+            daemon, ["unlock", "--passcode-stdin"], pinentry: pinentry, input: Self.passcode + "\n")
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        #expect(try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "logout"]).status == 0)
+
+        try pinentry.setPins([Self.passcode])
+        let again = try await cordon(daemon, ["unlock"], pinentry: pinentry)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("unlocked"))
+        #expect(
+            pinentry.commands.contains(
+                "SETDESC Enter the passcode to unlock the Cordon container.%0AApps get their keys once it is unlocked."
+            ), "the newline in the description is percent-escaped: \(pinentry.commands)")
+        #expect(!pinentry.commands.contains { $0.hasPrefix("SETERROR") })
+        #expect(try await state(daemon) == "unlocked")
+        try await daemon.stop()
+    }
+
+    @Test func wrongThenRight() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry()
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        try await initialize(daemon, pinentry)
+        try pinentry.setPins(["9999-wrong", Self.passcode])
+        let unlocked = try await cordon(daemon, ["unlock"], pinentry: pinentry)
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        let dialogue = pinentry.commands
+        #expect(dialogue.filter { $0 == "GETPIN" }.count == 2)
+        let errors = dialogue.filter { $0.hasPrefix("SETERROR ") }
+        #expect(errors == ["SETERROR Wrong passcode, 9 attempts left."], "\(dialogue)")
+        if let error = dialogue.firstIndex(of: "SETERROR Wrong passcode, 9 attempts left."),
+            let secondPin = dialogue.lastIndex(of: "GETPIN")
+        {
+            #expect(error < secondPin, "SETERROR comes before the second GETPIN")
+        }
+        #expect(try await state(daemon) == "unlocked")
+        try await daemon.stop()
+    }
+
+    @Test func threeWrongPasscodesExitFour() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry()
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        try await initialize(daemon, pinentry)
+        try pinentry.setPins(["1111-wrong", "2222-wrong", "3333-wrong", Self.passcode])
+        let result = try await cordon(daemon, ["unlock"], pinentry: pinentry)
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("7 attempts left"), "\(result.stderr)")
+        #expect(pinentry.commands.filter { $0 == "GETPIN" }.count == 3)
+        #expect(pinentry.commands.last == "BYE")
+        #expect(try await state(daemon) == "lockedNoKey")
+        try await daemon.stop()
+    }
+
+    @Test func cancelExitsEight() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry()
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        try await initialize(daemon, pinentry)
+        try pinentry.setPins(["CANCEL"])
+        let result = try await cordon(daemon, ["unlock"], pinentry: pinentry)
+        #expect(result.status == 8, "\(result.stderr)")
+        #expect(result.stderr.contains("cordon: error: the passcode prompt was cancelled"), "\(result.stderr)")
+        #expect(result.stderr.contains("hint:"))
+        #expect(pinentry.commands.last == "BYE", "the dialogue is closed after a cancel")
+        #expect(try await state(daemon) == "lockedNoKey")
+
+        try pinentry.setPins(["CANCEL"])
+        let passwdCancelled = try await cordon(daemon, ["passwd"], pinentry: pinentry)
+        #expect(passwdCancelled.status == 8, "\(passwdCancelled.stderr)")
+        try await daemon.stop()
+    }
+
+    @Test func settingsFileNamesThePinentryAndNoPinentryTurnsItOff() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry(pins: [Self.passcode, Self.passcode])
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        let settings = try JSONSerialization.data(withJSONObject: ["pinentry": pinentry.script])
+        try settings.write(to: URL(fileURLWithPath: pinentry.configDirectory + "/settings.json"))
+
+        let forced = try await cordon(daemon, ["init", "--no-pinentry"], pinentry: pinentry)
+        #expect(forced.status == 2, "no terminal in tests: \(forced.stderr)")
+        #expect(forced.stderr.contains("--passcode-stdin"))
+        #expect(pinentry.commands.isEmpty)
+
+        let fromSettings = try await cordon(daemon, ["init"], pinentry: pinentry, environment: ["PINENTRY": ""])
+        #expect(fromSettings.status == 0, "\(fromSettings.stderr)")
+        #expect(pinentry.commands.filter { $0 == "GETPIN" }.count == 2)
+
+        let missing = try await cordon(
+            daemon, ["unlock"], pinentry: pinentry, environment: ["PINENTRY": pinentry.directory.appending("none")])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("PINENTRY") && missing.stderr.contains("--no-pinentry"), "\(missing.stderr)")
+        try await daemon.stop()
+    }
+
+    @Test func aPinentryThatNeverAnswersTimesOut() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry()
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        try await initialize(daemon, pinentry)
+        try pinentry.setPins(["HANG"])
+        let result = try await cordon(
+            daemon, ["unlock"], pinentry: pinentry, environment: ["CORDON_PINENTRY_TIMEOUT": "0.5"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("pinentry did not finish"), "\(result.stderr)")
+        try await daemon.stop()
+    }
+}

@@ -1,0 +1,72 @@
+import CordonKit
+import Foundation
+import Testing
+
+/// `Type=notify` against a test `NOTIFY_SOCKET` listener: readiness, status, watchdog, stopping.
+@Suite struct ServiceManagerTests {
+    /// Appends every datagram to `<socket>.log` as it arrives (one JSON string per line).
+    static let listener = """
+        import json, socket, sys
+        path = sys.argv[1]
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(path)
+        open(path + ".ready", "w").close()
+        s.settimeout(60)
+        with open(path + ".log", "a") as out:
+            while True:
+                message = s.recv(4096).decode()
+                out.write(json.dumps(message) + "\\n"); out.flush()
+                if "STOPPING=1" in message: break
+        """
+
+    /// The datagrams received so far.
+    static func messages(_ notifySocket: String) -> [String] {
+        let text = (try? String(contentsOfFile: notifySocket + ".log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            try? JSONSerialization.jsonObject(with: Data(line.utf8), options: .fragmentsAllowed) as? String
+        }
+    }
+
+    @Test func watchdogPingsAndStatusFollowsTheLockState() async throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let script = root.appending("notify.py")
+        try Self.listener.write(toFile: script, atomically: true, encoding: .utf8)
+        let notifySocket = root.appending("notify.sock")
+        let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"
+        async let listener = runCommand(URL(fileURLWithPath: "/usr/bin/env"), [python, script, notifySocket])
+        try await eventually("the listener is bound") {
+            FileManager.default.fileExists(atPath: notifySocket + ".ready")
+        }
+        let daemon = try await DaemonProcess.started(
+            root: root, environment: ["NOTIFY_SOCKET": notifySocket, "WATCHDOG_USEC": "200000"])
+        defer { daemon.cleanUp() }
+        try await eventually("READY=1 with the status") {
+            Self.messages(notifySocket).contains {
+                $0.contains("READY=1") && $0.contains("STATUS=state: uninitialized")
+            }
+        }
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        try await eventually("STATUS follows the unlock") {
+            Self.messages(notifySocket).contains { $0.contains("STATUS=state: unlocked") }
+        }
+        try await client.lock()
+        try await eventually("STATUS follows the lock") {
+            Self.messages(notifySocket).contains { $0.contains("STATUS=state: locked") }
+        }
+        await client.close()
+        try await eventually("repeated WATCHDOG=1 pings") {
+            Self.messages(notifySocket).filter { $0 == "WATCHDOG=1" }.count >= 3
+        }
+        #expect(daemon.log.contains("watchdog pings enabled"))
+        try await daemon.stop()
+        let result = try await listener
+        #expect(result.status == 0, "\(result.stderr)")
+        let all = Self.messages(notifySocket)
+        #expect(all.last?.contains("STOPPING=1") == true)
+        let statuses = all.filter { $0.hasPrefix("STATUS=") }
+        #expect(Set(statuses).count == statuses.count, "a status is sent only when it changes: \(statuses)")
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// A stand-in pinentry: a shell script speaking Assuan that logs every command it receives and
+/// answers each GETPIN with the next line of its pins file (percent-encoded, as pinentry does).
+/// The pin `CANCEL` answers as the Cancel button does; `HANG` never answers.
+final class FakePinentry: Sendable {
+    let directory: TemporaryDirectory
+    var script: String { directory.appending("pinentry") }
+    var logPath: String { directory.appending("commands.log") }
+    var pinsPath: String { directory.appending("pins") }
+    var configDirectory: String { directory.appending("config") }
+
+    static let source = #"""
+        #!/bin/sh
+        dir=$(dirname "$0")
+        echo "OK Pleased to meet you"
+        count=0
+        while IFS= read -r line; do
+          printf '%s\n' "$line" >> "$dir/commands.log"
+          case "$line" in
+            GETPIN)
+              count=$((count + 1))
+              pin=$(sed -n "${count}p" "$dir/pins")
+              case "$pin" in
+                CANCEL) echo "ERR 83886179 Operation cancelled <Pinentry>" ;;
+                HANG) exec sleep 120 ;;
+                *) printf 'S PASSWORD_FROM_CACHE\n# a comment\nD %s\nOK\n' "$(printf '%s' "$pin" | sed 's/%/%25/g')" ;;
+              esac ;;
+            BYE) echo "OK closing connection"; exit 0 ;;
+            *) echo "OK" ;;
+          esac
+        done
+        """#
+
+    init(pins: [String] = []) throws {
+        directory = try TemporaryDirectory()
+        try Self.source.write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        try FileManager.default.createDirectory(atPath: configDirectory, withIntermediateDirectories: true)
+        try setPins(pins)
+    }
+
+    /// Replaces the answers for the next command and clears the log.
+    func setPins(_ pins: [String]) throws {
+        try pins.map { $0 + "\n" }.joined().write(toFile: pinsPath, atomically: true, encoding: .utf8)
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    /// The commands received so far.
+    var commands: [String] {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// The environment that makes `cordon` choose this pinentry (a fake display, no tty needed).
+    var environment: [String: String] {
+        [
+            "PINENTRY": script, "DISPLAY": ":99", "CORDON_CONFIG_DIR": configDirectory,
+            "CORDON_PINENTRY_TIMEOUT": "120",
+        ]
+    }
+
+    func remove() { directory.remove() }
+}
