@@ -89,30 +89,14 @@ extension CordonClient {
         -> AsyncThrowingStream<AuditEntry, any Error>
     {
         let connection = try await VarlinkClientConnection.connect(path: socketPath)
-        let raw: AsyncThrowingStream<Data, any Error>
         do {
-            raw = try connection.stream(
-                .followAudit, AuditQueryParameters(since: since?.timeIntervalSince1970, appId: appId, limit: nil))
+            return try connection.typedStream(
+                .followAudit, AuditQueryParameters(since: since?.timeIntervalSince1970, appId: appId, limit: nil),
+                as: AuditFollowReply.self
+            ) { AuditEntry($0.record) }
         } catch {
             await connection.close()
             throw error
-        }
-        return AsyncThrowingStream<AuditEntry, any Error> { continuation in
-            let task = Task {
-                do {
-                    for try await message in raw {
-                        let reply = try connection.decode(AuditFollowReply.self, from: message)
-                        continuation.yield(AuditEntry(reply.record))
-                    }
-                    continuation.finish(throwing: CordonClientError.connectionClosed)
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in
-                task.cancel()
-                Task { await connection.close() }
-            }
         }
     }
 }

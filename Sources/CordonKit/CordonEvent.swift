@@ -56,24 +56,9 @@ struct EventStream: Sendable {
 
     static func open(socketPath: String, token: String?) async throws -> EventStream {
         let connection = try await VarlinkClientConnection.connect(path: socketPath)
-        let raw = try connection.stream(.subscribe, SubscribeParameters(token: token))
-        let events = AsyncThrowingStream<CordonEvent, any Error> { continuation in
-            let task = Task {
-                do {
-                    for try await message in raw {
-                        let reply = try connection.decode(SubscribeReply.self, from: message)
-                        continuation.yield(CordonEvent(reply.event))
-                    }
-                    continuation.finish(throwing: CordonClientError.connectionClosed)
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in
-                task.cancel()
-                Task { await connection.close() }
-            }
-        }
+        let events = try connection.typedStream(
+            .subscribe, SubscribeParameters(token: token), as: SubscribeReply.self
+        ) { CordonEvent($0.event) }
         return EventStream(connection: connection, events: events)
     }
 }

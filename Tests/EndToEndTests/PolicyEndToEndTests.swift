@@ -64,6 +64,32 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func followAuditSendsHistoryThenLiveRecords() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        try write(Self.managedPasteboard, to: daemon.adminPolicyDirectory + "/10-corp.json")
+        let client = try await daemon.client()
+        _ = try await client.reloadPolicy()
+        #expect(!(try await paste(client, from: "com.example.early").allowed))
+        try await eventually("the first deny is audited") {
+            try await client.audit(since: nil, appId: nil, limit: 100).contains { $0.outcome == "deny" }
+        }
+        var follow = try await client.followAudit().makeAsyncIterator()
+        var seen: [AuditEntry] = []
+        while !seen.contains(where: { $0.outcome == "deny" }), let entry = try await follow.next() {
+            seen.append(entry)
+        }
+        #expect(!(try await paste(client, from: "com.example.late").allowed))
+        var live: AuditEntry?
+        while live == nil, let entry = try await follow.next() {
+            if entry.outcome == "deny" { live = entry }
+        }
+        let first = try #require(seen.last)
+        let second = try #require(live)
+        #expect(second.id > first.id, "live records come after the history, in order")
+        try await daemon.stop()
+    }
+
     @Test func userPolicyCanOnlyTighten() async throws {
         let daemon = try await DaemonProcess.started()
         defer { daemon.cleanUp() }
