@@ -37,6 +37,8 @@ let package = Package(
         // Shells.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CCordonLinux"),
+        // The sd-bus calls Swift cannot make (variadic), with fixed signatures.
+        .target(name: "CCordonBus", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "CordonStore",
             dependencies: ["CordonCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -45,7 +47,7 @@ let package = Package(
         .target(
             name: "CordonSystem",
             dependencies: [
-                "CSystemd", "CCordonLinux",
+                "CSystemd", "CCordonLinux", "CCordonBus",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

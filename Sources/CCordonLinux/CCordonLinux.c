@@ -14,6 +14,9 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1UL << 2)
+#endif
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
@@ -34,6 +37,11 @@ int cordon_pidfd_open(pid_t pid) {
 
 int cordon_pidfd_send_signal(int pidfd, int sig) {
     long r = syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+    return r < 0 ? -errno : 0;
+}
+
+int cordon_pidfd_signal_group(int pidfd, int sig) {
+    long r = syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP);
     return r < 0 ? -errno : 0;
 }
 

@@ -8,7 +8,11 @@ public struct AppRegistration: Sendable, Equatable {
     /// The connection that registered (the app's lifetime).
     public let connection: ConnectionID
     public let appId: String
+    /// The app's process: the one policy checked and enforcement acts on.
     public let pid: Int
+    /// The process that holds the connection: `pid` itself, or the parent that registered on
+    /// the app's behalf (`cordon run`).
+    public let ownerPid: Int
     public let executable: String
     /// Managed apps get a key; unmanaged ones only state events.
     public let managed: Bool
@@ -23,11 +27,17 @@ public struct AppRegistration: Sendable, Equatable {
     public var lastAckSeq: Int?
     /// Set once the deadline passed without an acknowledgement.
     public var overdue = false
+    /// What the agent did about it (freeze, terminate, ...), until the obligation lapses.
+    public var enforcement: EnforcementAction?
 
-    public init(connection: ConnectionID, appId: String, pid: Int, executable: String, managed: Bool, token: String) {
+    public init(
+        connection: ConnectionID, appId: String, pid: Int, ownerPid: Int? = nil, executable: String, managed: Bool,
+        token: String
+    ) {
         self.connection = connection
         self.appId = appId
         self.pid = pid
+        self.ownerPid = ownerPid ?? pid
         self.executable = executable
         self.managed = managed
         self.token = token
@@ -36,6 +46,11 @@ public struct AppRegistration: Sendable, Equatable {
     /// The app's compliance as reported by `ListApps`.
     public var compliance: Compliance {
         if !managed { return .unmanaged }
+        switch enforcement {
+        case .freeze: return .frozen
+        case .terminate: return .terminated
+        default: break
+        }
         if overdue { return .overdue }
         return pendingSeq == nil ? .compliant : .pending
     }

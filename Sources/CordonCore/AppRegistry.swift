@@ -34,7 +34,7 @@ public struct AppRegistry: Sendable {
     /// Binds the subscription on `subscriber` to the registration holding `token`.
     /// The subscriber must be the same process that registered.
     public mutating func bindSubscriber(token: String, subscriber: ConnectionID, pid: Int) throws(CordonError) {
-        guard let owner = byToken[token], var registration = registrations[owner], registration.pid == pid else {
+        guard let owner = byToken[token], var registration = registrations[owner], registration.ownerPid == pid else {
             throw .invalidToken
         }
         if let previous = registration.subscriber { bySubscriber.removeValue(forKey: previous) }
@@ -50,7 +50,12 @@ public struct AppRegistry: Sendable {
 
     /// Records that `event` went out: revocations start a pending acknowledgement for managed apps,
     /// due at `deadline(app)` when given (per-app policy overrides), else at the event's deadline.
-    public mutating func eventEmitted(_ event: WireEvent, deadline: ((AppRegistration) -> Double?)? = nil) {
+    /// Returns the apps frozen for a missed deadline that the key's return thaws.
+    @discardableResult
+    public mutating func eventEmitted(_ event: WireEvent, deadline: ((AppRegistration) -> Double?)? = nil)
+        -> [AppRegistration]
+    {
+        var thawed: [AppRegistration] = []
         switch event.kind {
         case .encryptionKeyUnavailable:
             for (key, registration) in registrations where registration.managed {
@@ -58,8 +63,16 @@ public struct AppRegistry: Sendable {
                 registrations[key]?.deadline = deadline?(registration) ?? event.ackDeadline ?? event.time
             }
         case .encryptionKeyAvailable, .wiped:
-            // The obligation lapses once the key is back (or gone for good).
-            for key in registrations.keys {
+            // The obligation lapses once the key is back (or gone for good); frozen apps thaw
+            // when the key is back (after a wipe they stay frozen: their data is gone).
+            for (key, registration) in registrations {
+                if registration.enforcement == .freeze && event.kind == .encryptionKeyAvailable {
+                    thawed.append(registration)
+                    registrations[key]?.enforcement = nil
+                }
+                if registration.enforcement != .freeze && registration.enforcement != .terminate {
+                    registrations[key]?.enforcement = nil
+                }
                 registrations[key]?.pendingSeq = nil
                 registrations[key]?.deadline = nil
                 registrations[key]?.overdue = false
@@ -67,6 +80,12 @@ public struct AppRegistry: Sendable {
         default:
             break
         }
+        return thawed.sorted { $0.connection < $1.connection }
+    }
+
+    /// Records what the agent did to the app on `connection` for a missed deadline.
+    public mutating func enforced(_ connection: ConnectionID, _ action: EnforcementAction) {
+        registrations[connection]?.enforcement = action
     }
 
     /// Records an acknowledgement from the app registered on `connection`.

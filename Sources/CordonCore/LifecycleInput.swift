@@ -30,6 +30,9 @@ public enum LifecycleInput: Sendable, Equatable {
     case tick(now: Double)
     /// A new policy is in force (its version hash); subscribers hear `PolicyDidChange`.
     case policyChanged(version: String, now: Double)
+    /// The agent enforced a missed acknowledgement on an app (or thawed it); subscribers hear
+    /// `AppEnforced`.
+    case appEnforced(appId: String, pid: Int, action: EnforcementAction, now: Double)
 }
 
 /// What the server must do after an input, in order.

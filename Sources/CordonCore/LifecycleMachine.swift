@@ -116,6 +116,12 @@ public struct LifecycleMachine: Sendable {
             return lock(reason: .idleTimeout, now: now)
         case .policyChanged(let version, let now):
             return [.emit(event(.policyDidChange, .policy, now, policyVersion: version))]
+        case .appEnforced(let appId, let pid, let action, let now):
+            var enforced = event(.appEnforced, .policy, now)
+            enforced.appId = appId
+            enforced.pid = pid
+            enforced.enforcement = action
+            return [.emit(enforced)]
         }
     }
 

@@ -21,6 +21,8 @@ import Foundation
 /// `agentUnavailable`, after which the sequence ends.
 public final class CordonApp: Sendable {
     public let appId: String
+    /// The agent's socket.
+    public let socketPath: String
     /// Whether the agent manages this app (only managed apps get a key).
     public let managed: Bool
     /// Typed events: a `state` snapshot first, then every change.
@@ -29,22 +31,27 @@ public final class CordonApp: Sendable {
     private let subscription: EventStream
 
     private init(
-        appId: String, managed: Bool, control: VarlinkClientConnection, subscription: EventStream,
+        appId: String, socketPath: String, managed: Bool, control: VarlinkClientConnection, subscription: EventStream,
         events: AsyncStream<CordonEvent>
     ) {
         self.appId = appId
+        self.socketPath = socketPath
         self.managed = managed
         self.control = control
         self.subscription = subscription
         self.events = events
     }
 
-    /// Registers `appId` with the agent and subscribes to its events.
-    public static func connect(appId: String, socketPath: String? = nil) async throws -> CordonApp {
+    /// Registers `appId` with the agent and subscribes to its events. With `process`, registers
+    /// on behalf of that child process of the caller (as `cordon run` does): the agent checks
+    /// that process against the policy and enforces on it.
+    public static func connect(appId: String, socketPath: String? = nil, process: Int32? = nil) async throws
+        -> CordonApp
+    {
         let path = socketPath ?? CordonSocket.defaultPath
         let control = try await VarlinkClientConnection.connect(path: path)
         let registration = try await control.call(
-            .register, RegisterParameters(appId: appId), returning: RegisterReply.self)
+            .register, RegisterParameters(appId: appId, pid: process.map(Int.init)), returning: RegisterReply.self)
         let subscription = try await EventStream.open(socketPath: path, token: registration.token)
         let source = subscription.events
         let events = AsyncStream<CordonEvent> { continuation in
@@ -63,7 +70,8 @@ public final class CordonApp: Sendable {
             continuation.onTermination = { _ in task.cancel() }
         }
         let app = CordonApp(
-            appId: appId, managed: registration.managed, control: control, subscription: subscription, events: events)
+            appId: appId, socketPath: path, managed: registration.managed, control: control, subscription: subscription,
+            events: events)
         // Losing the control connection means losing the registration: end the events too.
         control.closeFuture.whenComplete { _ in Task { await subscription.connection.close() } }
         return app

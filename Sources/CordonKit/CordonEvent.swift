@@ -17,11 +17,22 @@ public struct CordonEvent: Sendable, Equatable {
     /// For `policyDidChange`: the version of the policy now in force (compare with
     /// `CordonClient.policyStatus().version`).
     public var policyVersion: String?
+    /// For `appEnforced`: the app and process the agent acted on, and what it did.
+    public var appId: String?
+    public var pid: Int?
+    public var enforcement: EnforcementAction?
+    /// For `openDocument`: the document another app handed to this one.
+    public var document: DocumentInfo?
 
     public init(
         kind: EventKind, reason: EventReason, seq: Int, time: Date, state: LifecycleState, ackDeadline: Date? = nil,
-        policyVersion: String? = nil
+        policyVersion: String? = nil, appId: String? = nil, pid: Int? = nil, enforcement: EnforcementAction? = nil,
+        document: DocumentInfo? = nil
     ) {
+        self.appId = appId
+        self.pid = pid
+        self.enforcement = enforcement
+        self.document = document
         self.kind = kind
         self.reason = reason
         self.seq = seq
@@ -35,7 +46,8 @@ public struct CordonEvent: Sendable, Equatable {
         self.init(
             kind: event.kind, reason: event.reason, seq: event.seq, time: Date(timeIntervalSince1970: event.time),
             state: event.state, ackDeadline: event.ackDeadline.map { Date(timeIntervalSince1970: $0) },
-            policyVersion: event.policyVersion)
+            policyVersion: event.policyVersion, appId: event.appId, pid: event.pid, enforcement: event.enforcement,
+            document: event.document)
     }
 
     /// Whether the key is available after this event.

@@ -43,6 +43,22 @@ public enum CordonError: Error, Sendable, Equatable {
     case refused(appId: String, reason: String)
     /// The agent failed internally (for example the database is unavailable).
     case internalError(reason: String)
+    /// `RequestUnlock`: no passcode prompt can be shown (no pinentry, no display or terminal).
+    case unlockUnavailable(reason: String)
+    /// `RequestUnlock`: the user cancelled the passcode prompt.
+    case unlockCancelled
+    /// `RequestUnlock`: the container was not unlocked within the time asked for.
+    case unlockTimedOut(seconds: Double)
+    /// The policy denies the action (pasteboard, document hand-off); `rules` say why.
+    case denied(action: String, reason: String, rules: [String])
+    /// The target app of a document hand-off is not running (not registered and subscribed).
+    case targetNotRunning(appId: String)
+    /// The managed pasteboard holds nothing (or nothing this app may paste).
+    case pasteboardEmpty
+    /// The content is larger than the agent accepts.
+    case contentTooLarge(limit: Int)
+    /// `Register(pid:)` named a process this connection may not register for.
+    case invalidProcess(pid: Int, reason: String)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -67,6 +83,14 @@ public enum CordonError: Error, Sendable, Equatable {
         case .unknownSequence: return "io.cordon.App.UnknownSequence"
         case .unknownAction: return "io.cordon.App.UnknownAction"
         case .refused: return "io.cordon.App.Refused"
+        case .unlockUnavailable: return "io.cordon.App.UnlockUnavailable"
+        case .unlockCancelled: return "io.cordon.App.UnlockCancelled"
+        case .unlockTimedOut: return "io.cordon.App.UnlockTimedOut"
+        case .denied: return "io.cordon.App.Denied"
+        case .targetNotRunning: return "io.cordon.App.TargetNotRunning"
+        case .invalidProcess: return "io.cordon.App.InvalidProcess"
+        case .pasteboardEmpty: return "io.cordon.Pasteboard.Empty"
+        case .contentTooLarge: return "io.cordon.Pasteboard.ContentTooLarge"
         }
     }
 
@@ -76,8 +100,15 @@ public enum CordonError: Error, Sendable, Equatable {
         case .wrongPasscode(let left, let delay):
             return ["attemptsLeft": .int(left), "retryAfterSeconds": .double(delay)]
         case .retryLater(let delay): return ["retryAfterSeconds": .double(delay)]
-        case .invalidPasscode(let reason), .internalError(let reason), .revoked(let reason):
+        case .invalidPasscode(let reason), .internalError(let reason), .revoked(let reason),
+            .unlockUnavailable(let reason):
             return ["reason": .string(reason)]
+        case .unlockTimedOut(let seconds): return ["seconds": .double(seconds)]
+        case .denied(let action, let reason, let rules):
+            return ["action": .string(action), "reason": .string(reason), "rules": .array(rules.map { .string($0) })]
+        case .targetNotRunning(let appId): return ["appId": .string(appId)]
+        case .contentTooLarge(let limit): return ["limit": .int(limit)]
+        case .invalidProcess(let pid, let reason): return ["pid": .int(pid), "reason": .string(reason)]
         case .alreadyRegistered(let appId), .notManaged(let appId): return ["appId": .string(appId)]
         case .invalidAppId(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         case .keyUnavailable(let state): return ["state": .string(state)]
@@ -86,7 +117,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case .unknownAction(let action): return ["action": .string(action)]
         case .refused(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         case .notInitialized, .alreadyInitialized, .passcodeRequired, .locked, .busy, .notRegistered,
-            .invalidToken:
+            .invalidToken, .unlockCancelled, .pasteboardEmpty:
             return [:]
         }
     }
@@ -126,6 +157,17 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.UnknownAction", "io.cordon.Policy.UnknownAction":
             self = .unknownAction(action: string("action"))
         case "io.cordon.App.Refused": self = .refused(appId: string("appId"), reason: string("reason"))
+        case "io.cordon.App.UnlockUnavailable": self = .unlockUnavailable(reason: string("reason"))
+        case "io.cordon.App.UnlockCancelled": self = .unlockCancelled
+        case "io.cordon.App.UnlockTimedOut": self = .unlockTimedOut(seconds: p["seconds"]?.doubleValue ?? 0)
+        case "io.cordon.App.Denied":
+            let rules = p["rules"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            self = .denied(action: string("action"), reason: string("reason"), rules: rules)
+        case "io.cordon.App.TargetNotRunning": self = .targetNotRunning(appId: string("appId"))
+        case "io.cordon.App.InvalidProcess":
+            self = .invalidProcess(pid: p["pid"]?.intValue ?? 0, reason: string("reason"))
+        case "io.cordon.Pasteboard.Empty": self = .pasteboardEmpty
+        case "io.cordon.Pasteboard.ContentTooLarge": self = .contentTooLarge(limit: p["limit"]?.intValue ?? 0)
         default: return nil
         }
     }

@@ -11,11 +11,13 @@ public enum InterfaceDescriptions {
         "io.cordon.App": app,
         "io.cordon.Policy": policy,
         "io.cordon.Audit": audit,
+        "io.cordon.Pasteboard": pasteboard,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
     public static let names = [
-        "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Policy", "io.cordon.Audit",
+        "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
+        "io.cordon.Audit",
     ]
 
     /// `org.varlink.service`, as defined by the varlink specification.
@@ -67,7 +69,7 @@ public enum InterfaceDescriptions {
         type State (uninitialized, lockedNoKey, unlocked, lockedKeyHeld)
 
         # Whether an app has done what the last event asked of it.
-        type Compliance (compliant, pending, overdue, unmanaged)
+        type Compliance (compliant, pending, overdue, unmanaged, frozen, terminated)
 
         # The agent's status.
         type Status (
@@ -81,7 +83,8 @@ public enum InterfaceDescriptions {
           ackDeadlineMs: int,
           apps: int,
           version: string,
-          insecureKDF: bool
+          insecureKDF: bool,
+          lockTriggers: ?[]string
         )
 
         # A registered app.
@@ -175,8 +178,16 @@ public enum InterfaceDescriptions {
           DidLock,
           DidUnlock,
           Wiped,
-          PolicyDidChange
+          PolicyDidChange,
+          AppEnforced,
+          OpenDocument
         )
+
+        # What the agent did to an app that missed its acknowledgement deadline (or thaw).
+        type Enforcement (freeze, terminate, disconnect, report, thaw)
+
+        # A document handed to this app by another (OpenDocument).
+        type Document (path: string, contentType: ?string, sender: string)
 
         type Reason (
           userRequest,
@@ -200,7 +211,11 @@ public enum InterfaceDescriptions {
           time: float,
           state: State,
           ackDeadline: ?float,
-          policyVersion: ?string
+          policyVersion: ?string,
+          appId: ?string,
+          pid: ?int,
+          enforcement: ?Enforcement,
+          document: ?Document
         )
 
         # A policy decision; truncateTo is an obligation (cut the content to that many characters).
@@ -212,8 +227,10 @@ public enum InterfaceDescriptions {
           rules: []string
         )
 
-        # Registers this connection as the app; the token binds a subscription to it.
-        method Register(appId: string) -> (appId: string, managed: bool, token: string)
+        # Registers this connection as the app; the token binds a subscription to it. With pid,
+        # registers on behalf of a child process of the caller (cordon run): that process is
+        # checked against the policy and is the one enforcement acts on.
+        method Register(appId: string, pid: ?int) -> (appId: string, managed: bool, token: string)
 
         # Streams events (call with more): the current state first, then every change.
         method Subscribe(token: ?string) -> (event: Event)
@@ -226,6 +243,15 @@ public enum InterfaceDescriptions {
 
         # Resets the idle timer.
         method ReportActivity() -> ()
+
+        # Implicit unlock: within the grace unlocks at once; otherwise prompts the user through
+        # pinentry and returns once the container is unlocked (by the prompt or otherwise), the
+        # user cancels, or timeoutSeconds (default 120) pass.
+        method RequestUnlock(appId: ?string, timeoutSeconds: ?int) -> (state: State, prompted: bool)
+
+        # Hands the file at path to the running app target (document.send for this app,
+        # document.receive for the target); the target gets an OpenDocument event.
+        method ShareDocument(path: string, contentType: ?string, target: string) -> ()
 
         # Asks the policy: pasteboard.copy, pasteboard.paste, document.send, document.receive or
         # document.save; target is the other app's id (or the path for a save); context may hold
@@ -261,6 +287,56 @@ public enum InterfaceDescriptions {
 
         # The policy refuses this client.
         error Refused (appId: string, reason: string)
+
+        # RequestUnlock cannot prompt: no pinentry program, or no display or terminal.
+        error UnlockUnavailable (reason: string)
+
+        # RequestUnlock: the user cancelled the prompt.
+        error UnlockCancelled ()
+
+        # RequestUnlock: the container was not unlocked in time.
+        error UnlockTimedOut (seconds: float)
+
+        # The policy denies the action.
+        error Denied (action: string, reason: string, rules: []string)
+
+        # The target app is not running (registered and subscribed).
+        error TargetNotRunning (appId: string)
+
+        # Register(pid) named a process this connection may not register for.
+        error InvalidProcess (pid: int, reason: string)
+
+        """
+
+    /// `io.cordon.Pasteboard`: the managed pasteboard.
+    public static let pasteboard = """
+        # The managed pasteboard: content lives only in the agent's memory, encrypted under a
+        # per-session key; pasting follows the policy's copyOut level and character limit.
+        interface io.cordon.Pasteboard
+
+        type Decision (allowed: bool, action: string, reason: string, truncateTo: ?int, rules: []string)
+
+        # Copies content (pasteboard.copy); truncatedTo is set when the policy cut it.
+        method Copy(content: string, mimeType: ?string) -> (truncatedTo: ?int, decision: Decision)
+
+        # Pastes (pasteboard.paste, with the copying app as the source); io.cordon.App.Denied when
+        # the policy refuses.
+        method Paste() -> (
+          content: string,
+          mimeType: string,
+          source: string,
+          truncatedTo: ?int,
+          decision: Decision
+        )
+
+        # Empties the pasteboard.
+        method Clear() -> ()
+
+        # The pasteboard is empty.
+        error Empty ()
+
+        # The content exceeds the pasteboard's size limit (bytes of UTF-8).
+        error ContentTooLarge (limit: int)
 
         """
 

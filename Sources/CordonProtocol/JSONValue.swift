@@ -64,6 +64,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// The elements, when the value is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
     /// The member named `key`, when the value is an object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }

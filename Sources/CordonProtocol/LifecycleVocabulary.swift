@@ -25,6 +25,26 @@ public enum EventKind: String, Sendable, Codable, CaseIterable {
     case didUnlock = "DidUnlock"
     case wiped = "Wiped"
     case policyDidChange = "PolicyDidChange"
+    /// The agent enforced a revocation on an app that did not acknowledge in time (or thawed it).
+    case appEnforced = "AppEnforced"
+    /// Another app handed this app a document (sent to the target app only; its seq is that of
+    /// the latest broadcast event, it does not advance the order).
+    case openDocument = "OpenDocument"
+}
+
+/// What the agent does to an app that did not acknowledge a revocation by its deadline
+/// (the policy's `lock.onAckTimeout`), and `thaw` when a frozen app's key is back.
+public enum EnforcementAction: String, Sendable, Codable, CaseIterable {
+    /// SIGSTOP to the app's process group; SIGCONT (`thaw`) once the key is available again.
+    case freeze
+    /// SIGTERM to the app's process group, then SIGKILL after a grace.
+    case terminate
+    /// The agent closes the app's connections.
+    case disconnect
+    /// The agent only logs and audits it.
+    case report
+    /// A frozen app was sent SIGCONT: its key is available again.
+    case thaw
 }
 
 /// Why an event happened.
@@ -61,4 +81,8 @@ public enum Compliance: String, Sendable, Codable, CaseIterable {
     case overdue
     /// The app is registered unmanaged: nothing is asked of it.
     case unmanaged
+    /// The deadline passed and the agent froze the app (SIGSTOP) until the key is back.
+    case frozen
+    /// The deadline passed and the agent terminated the app.
+    case terminated
 }

@@ -37,10 +37,15 @@ public struct ListAppsReply: Sendable, Codable {
     public init(apps: [AppInfo]) { self.apps = apps }
 }
 
-/// `Register` parameters.
+/// `Register` parameters. `pid` registers on behalf of a child process of the caller (as
+/// `cordon run` does): the agent checks, enforces on and identifies that process instead.
 public struct RegisterParameters: Sendable, Codable {
     public var appId: String
-    public init(appId: String) { self.appId = appId }
+    public var pid: Int?
+    public init(appId: String, pid: Int? = nil) {
+        self.appId = appId
+        self.pid = pid
+    }
 }
 
 /// `Register` reply: the token binds a subscription on another connection to this registration.

@@ -12,11 +12,22 @@ public struct WireEvent: Sendable, Codable, Equatable {
     public var ackDeadline: Double?
     /// For `PolicyDidChange`: the version hash of the policy now in force.
     public var policyVersion: String?
+    /// For `AppEnforced`: the app the agent acted on, its process, and what it did.
+    public var appId: String?
+    public var pid: Int?
+    public var enforcement: EnforcementAction?
+    /// For `OpenDocument` (sent to its target app only): the document handed over.
+    public var document: DocumentInfo?
 
     public init(
         seq: Int, kind: EventKind, reason: EventReason, time: Double, state: LifecycleState,
-        ackDeadline: Double? = nil, policyVersion: String? = nil
+        ackDeadline: Double? = nil, policyVersion: String? = nil, appId: String? = nil, pid: Int? = nil,
+        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil
     ) {
+        self.appId = appId
+        self.pid = pid
+        self.enforcement = enforcement
+        self.document = document
         self.policyVersion = policyVersion
         self.seq = seq
         self.kind = kind
@@ -44,12 +55,16 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var version: String
     /// True when the daemon runs with the insecure fast KDF (tests only).
     public var insecureKDF: Bool
+    /// The lock triggers in force (logind, screen savers); empty when no bus could be reached.
+    /// Absent from agents that predate lock triggers.
+    public var lockTriggers: [String]?
 
     public init(
         state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
-        insecureKDF: Bool
+        insecureKDF: Bool, lockTriggers: [String]? = nil
     ) {
+        self.lockTriggers = lockTriggers
         self.state = state
         self.seq = seq
         self.failedAttempts = failedAttempts
@@ -87,5 +102,21 @@ public struct AppInfo: Sendable, Codable, Equatable {
         self.compliance = compliance
         self.pendingSeq = pendingSeq
         self.lastAckSeq = lastAckSeq
+    }
+}
+
+/// A document handed from one app to another (`OpenDocument`).
+public struct DocumentInfo: Sendable, Codable, Equatable {
+    /// The file's absolute path.
+    public var path: String
+    /// Its MIME type, when the sender gave one.
+    public var contentType: String?
+    /// The app id of the sender.
+    public var sender: String
+
+    public init(path: String, contentType: String?, sender: String) {
+        self.path = path
+        self.contentType = contentType
+        self.sender = sender
     }
 }

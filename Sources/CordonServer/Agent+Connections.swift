@@ -33,8 +33,10 @@ extension Agent {
         connections.removeValue(forKey: id)
         subscribers.removeValue(forKey: id)
         auditFollowers.removeValue(forKey: id)
+        unlockWaitersClosed(id)
         if let registration = registry.registrations[id] {
             logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
+            registeredAppClosed(registration)
         }
         registry.connectionClosed(id)
     }

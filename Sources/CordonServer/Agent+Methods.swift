@@ -80,7 +80,7 @@ extension Agent {
             return request(.wipeRequested(now: now), encoder)
         case .register:
             let parameters = try codec.decodeParameters(RegisterParameters.self, from: message)
-            return register(parameters.appId, connection: connection, encoder: encoder)
+            return register(parameters.appId, pid: parameters.pid, connection: connection, encoder: encoder)
         case .subscribe:
             let parameters = try codec.decodeParameters(SubscribeParameters.self, from: message)
             guard header.more else { throw .expectedMore }
@@ -103,6 +103,26 @@ extension Agent {
             return .reply(try appKey(for: connection, encoder: encoder))
         case .reportActivity:
             run(.activity(now: now))
+            return .reply(encoder.empty())
+        case .requestUnlock:
+            let parameters = try codec.decodeParameters(RequestUnlockParameters.self, from: message)
+            return try typed { () throws(CordonError) in
+                try requestUnlock(parameters, connection: connection, encoder: encoder)
+            }
+        case .shareDocument:
+            let parameters = try codec.decodeParameters(ShareDocumentParameters.self, from: message)
+            try typed { () throws(CordonError) in try shareDocument(parameters, connection: connection) }
+            return .reply(encoder.empty())
+        case .copy:
+            let parameters = try codec.decodeParameters(PasteboardCopyParameters.self, from: message)
+            return .reply(
+                encoder.reply(
+                    try typed { () throws(CordonError) in try pasteboardCopy(parameters, connection: connection) }))
+        case .paste:
+            return .reply(
+                encoder.reply(try typed { () throws(CordonError) in try pasteboardPaste(connection: connection) }))
+        case .clear:
+            pasteboardClear()
             return .reply(encoder.empty())
         case .check:
             let parameters = try codec.decodeParameters(CheckParameters.self, from: message)
@@ -150,33 +170,41 @@ extension Agent {
     }
 
     /// Registers the app on `connection` as the policy says: managed (gets its key), unmanaged
-    /// (state events only) or refused; a condition set to `wipe` wipes the container.
-    private func register(_ appId: String, connection: AgentConnection, encoder: ReplyEncoder) -> CallOutcome {
+    /// (state events only) or refused; a condition set to `wipe` wipes the container. With `pid`,
+    /// the app is that child process of the caller (`cordon run`).
+    private func register(_ appId: String, pid: Int?, connection: AgentConnection, encoder: ReplyEncoder)
+        -> CallOutcome
+    {
         if let problem = AppIdentifier.problem(with: appId) {
             return .reply(encoder.error(CordonError.invalidAppId(appId: appId, reason: problem).varlinkError))
         }
         if let existing = registry.registrations[connection.id] {
             return .reply(encoder.error(CordonError.alreadyRegistered(appId: existing.appId).varlinkError))
         }
-        let identity = connection.identity
+        let process: AppProcess
+        do throws(CordonError) {
+            process = try AppProcess.resolve(pid: pid, connection: connection, allowedUID: configuration.allowedUID)
+        } catch {
+            return .reply(encoder.error(error.varlinkError))
+        }
         let facts = storePool.runIfActive(eventLoop: loop) { [self] in
-            registrationFacts(appId: appId, identity: identity)
+            registrationFacts(appId: appId, identity: process.identity)
         }
         return .deferred(
             facts.map { [self] facts in
                 do throws(CordonError) {
-                    return encoder.reply(try completeRegistration(facts, connection: connection))
+                    return encoder.reply(try completeRegistration(facts, process: process, connection: connection))
                 } catch {
                     return encoder.error(error.varlinkError)
                 }
             })
     }
 
-    private func completeRegistration(_ facts: RegistrationFacts, connection: AgentConnection) throws(CordonError)
-        -> RegisterReply
+    private func completeRegistration(_ facts: RegistrationFacts, process: AppProcess, connection: AgentConnection)
+        throws(CordonError) -> RegisterReply
     {
         let decision = policy.register(facts)
-        let identity = connection.identity
+        let identity = process.identity
         let metadata: Logger.Metadata = [
             "appId": "\(facts.appId)", "pid": "\(identity.pid)", "exe": "\(identity.executable)",
             "outcome": "\(decision.outcome.rawValue)", "reason": "\(decision.reason)",
@@ -201,10 +229,16 @@ extension Agent {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<16).map { _ in String(format: "%02x", generator.next() as UInt8) }.joined()
         let managed = decision.outcome == .managed
+        guard connections[connection.id] != nil else { throw .notRegistered }
         try registry.register(
             AppRegistration(
-                connection: connection.id, appId: facts.appId, pid: Int(identity.pid), executable: identity.executable,
-                managed: managed, token: token))
+                connection: connection.id, appId: facts.appId, pid: Int(identity.pid),
+                ownerPid: Int(connection.identity.pid), executable: identity.executable, managed: managed, token: token)
+        )
+        if let pidfd = process.pidfd {
+            enforcementTargets[connection.id] = EnforcementTarget(
+                pidfd: pidfd, pid: identity.pid, onBehalf: process.onBehalf)
+        }
         logger.info("app registered", metadata: metadata)
         return RegisterReply(appId: facts.appId, managed: managed, token: token)
     }
@@ -236,7 +270,8 @@ extension Agent {
             maxAttempts: lifecycle.maxAttempts, retryAfterSeconds: machine.retryAfter(now: now),
             idleTimeoutSeconds: lifecycle.idleTimeoutSeconds, reauthGraceSeconds: lifecycle.reauthGraceSeconds,
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: registry.registrations.count,
-            version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF)
+            version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
+            lockTriggers: activeLockTriggers)
     }
 }
 

@@ -15,21 +15,25 @@ extension Agent {
         let request = try decisionRequest(
             action: parameters.action, app: app, target: parameters.target, context: parameters.context)
         let decision = policy.decide(request)
-        if !decision.allowed || configuration.auditAllows {
-            writeAudit([
-                AuditRecord(
-                    time: clock(), category: "decision", appId: registration?.appId, action: decision.action.rawValue,
-                    outcome: decision.allowed ? "allow" : "deny", reason: decision.reason,
-                    rules: decision.rules.map(\.description).joined(separator: "\n"))
-            ])
-            logger.info(
-                "policy decision",
-                metadata: [
-                    "appId": "\(registration?.appId ?? "-")", "action": "\(decision.action.rawValue)",
-                    "allowed": "\(decision.allowed)", "reason": "\(decision.reason)",
-                ])
-        }
+        auditDecision(decision, appId: registration?.appId)
         return Self.wire(decision)
+    }
+
+    /// Audits and logs `decision`: every deny, and allows when configured.
+    func auditDecision(_ decision: PolicyDecision, appId: String?) {
+        guard !decision.allowed || configuration.auditAllows else { return }
+        writeAudit([
+            AuditRecord(
+                time: clock(), category: "decision", appId: appId, action: decision.action.rawValue,
+                outcome: decision.allowed ? "allow" : "deny", reason: decision.reason,
+                rules: decision.rules.map(\.description).joined(separator: "\n"))
+        ])
+        logger.info(
+            "policy decision",
+            metadata: [
+                "appId": "\(appId ?? "-")", "action": "\(decision.action.rawValue)",
+                "allowed": "\(decision.allowed)", "reason": "\(decision.reason)",
+            ])
     }
 
     /// Builds a decision request; the peer is managed when the policy binds its id.
@@ -123,10 +127,9 @@ extension Agent {
     }
 
     static func wire(_ decision: PolicyDecision) -> WireDecision {
-        var limit: Int?
-        for case .truncate(let maxChars) in decision.obligations { limit = min(limit ?? maxChars, maxChars) }
-        return WireDecision(
-            allowed: decision.allowed, action: decision.action.rawValue, reason: decision.reason, truncateTo: limit,
+        WireDecision(
+            allowed: decision.allowed, action: decision.action.rawValue, reason: decision.reason,
+            truncateTo: decision.truncationLimit,
             rules: decision.rules.map(\.description))
     }
 }

@@ -6,11 +6,15 @@ extension Agent {
     /// Sends `event` to every subscriber, encoded once and shared by all of them.
     func broadcast(_ event: WireEvent) {
         let fallbackMs = machine.configuration.ackDeadlineMs
-        registry.eventEmitted(event) { [policy] app in
+        let thawed = registry.eventEmitted(event) { [policy] app in
             // An override may give one app another deadline than the one on the wire.
             let ms = policy.policy.forApp(app.appId).lock.ackDeadlineMs.value ?? fallbackMs
             return event.time + Double(ms) / 1000
         }
+        // Frozen apps resume only after their key event is queued to them.
+        defer { thaw(thawed) }
+        pasteboardObserve(event)
+        unlockWaitersObserve(event)
         logger.info(
             "event",
             metadata: [

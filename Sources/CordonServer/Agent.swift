@@ -49,6 +49,17 @@ final class Agent: @unchecked Sendable {
     /// Audit followers: connections streaming new audit records, with their app filter.
     var auditFollowers: [ConnectionID: AuditFollower] = [:]
     var auditWrites = 0
+    /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
+    var lockTriggers: BusLockTriggers?
+    var activeLockTriggers: [String] = []
+    /// The process each registered app's enforcement acts on (see Agent+Enforcement.swift).
+    var enforcementTargets: [ConnectionID: EnforcementTarget] = [:]
+    /// The managed pasteboard (see Agent+Pasteboard.swift).
+    var pasteboard = ManagedPasteboard()
+    /// Implicit unlocks waiting for the user (see Agent+ImplicitUnlock.swift).
+    var unlockWaiters: [UnlockWaiter] = []
+    var unlockWaiterCounter = 0
+    var unlockPrompt: UnlockPrompt?
 
     /// A passcode check or key creation in flight.
     struct PendingRequest {
@@ -206,9 +217,7 @@ final class Agent: @unchecked Sendable {
             timer = nil
             let now = clock()
             for app in registry.tick(now: now) {
-                logger.warning(
-                    "app did not acknowledge the revocation in time",
-                    metadata: ["appId": "\(app.appId)", "pid": "\(app.pid)", "seq": "\(app.pendingSeq ?? 0)"])
+                enforce(app, why: "no acknowledgement by the deadline")
             }
             run(.tick(now: now))
         }

@@ -2,6 +2,8 @@ import CordonCore
 import CordonPolicy
 import CordonProtocol
 import CordonStore
+import CordonSystem
+import Foundation
 
 /// Everything the agent is started with.
 public struct AgentConfiguration: Sendable {
@@ -20,13 +22,20 @@ public struct AgentConfiguration: Sendable {
     public var auditAllows: Bool
     /// How much audit history is kept.
     public var auditRetention: AuditRetention
+    /// Where the D-Bus lock triggers connect; nil runs without them.
+    public var lockTriggers: LockTriggerAddresses?
+    /// The program `RequestUnlock` runs to ask the user (`cordon`, with `unlock --pinentry-only`).
+    public var promptProgram: String
 
     public init(
         paths: CordonPaths, lifecycle: LifecycleConfiguration = LifecycleConfiguration(),
         limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
         allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
-        auditRetention: AuditRetention = AuditRetention()
+        auditRetention: AuditRetention = AuditRetention(), lockTriggers: LockTriggerAddresses? = nil,
+        promptProgram: String? = nil
     ) {
+        self.promptProgram = promptProgram ?? Self.cordonNextToThisExecutable
+        self.lockTriggers = lockTriggers
         self.policyDirectories = policyDirectories
         self.auditAllows = auditAllows
         self.auditRetention = auditRetention
@@ -40,6 +49,12 @@ public struct AgentConfiguration: Sendable {
 }
 
 extension AgentConfiguration {
+    /// `cordon` in the directory of the running executable (where `make install` puts both).
+    public static var cordonNextToThisExecutable: String {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("cordon").path
+    }
+
     /// The built-in default policy with the daemon's lifecycle settings (flags) in place of
     /// its lock and passcode values: admin and user files can only tighten from here.
     public var defaultPolicy: PolicyDocument {

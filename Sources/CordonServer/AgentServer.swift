@@ -81,6 +81,7 @@ public final class AgentServer: Sendable {
             listening = paths.socketPath
         }
         try await agent.loop.submit { agent.startPolicyWatcher() }.get()
+        try await startLockTriggers()
         logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
     }
 
@@ -108,6 +109,7 @@ public final class AgentServer: Sendable {
         }
         try? await listener?.close()
         let agent = self.agent
+        await stopLockTriggers()
         try await agent.loop.flatSubmit { agent.shutdown() }.get()
         // Only a server that bound the socket removes it: never another agent's live socket, nor
         // the one systemd passed.

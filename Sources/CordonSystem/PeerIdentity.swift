@@ -81,6 +81,18 @@ public final class Pidfd: Sendable {
         let rc = cordon_pidfd_send_signal(descriptor, signal)
         guard rc == 0 else { throw SystemError(operation: "pidfd_send_signal", errno: -rc) }
     }
+
+    /// Sends `signal` to this process's group through the pidfd (so a recycled PID or PGID is
+    /// never hit). Falls back to the process alone on kernels without group signalling.
+    /// Returns whether the whole group was signalled.
+    @discardableResult
+    public func sendToGroup(signal: Int32) throws -> Bool {
+        let rc = cordon_pidfd_signal_group(descriptor, signal)
+        if rc == 0 { return true }
+        guard rc == -EINVAL else { throw SystemError(operation: "pidfd_send_signal(group)", errno: -rc) }
+        try send(signal: signal)
+        return false
+    }
 }
 
 /// Reads process facts from `/proc`.
@@ -105,6 +117,30 @@ public enum ProcessInfoReader {
         return environ.split(separator: 0).contains { entry in
             entry.starts(with: Array("LD_PRELOAD=".utf8)) && entry.count > "LD_PRELOAD=".utf8.count
         }
+    }
+
+    /// The parent pid and process group of `pid` from `/proc/PID/stat`, or nil.
+    public static func parentAndGroup(of pid: Int32) -> (ppid: Int32, pgrp: Int32)? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the command: state, ppid, pgrp, ...
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 2, let ppid = Int32(fields[1]), let pgrp = Int32(fields[2]) else { return nil }
+        return (ppid, pgrp)
+    }
+
+    /// The real uid and gid of `pid` from `/proc/PID/status`, or nil.
+    public static func owner(of pid: Int32) -> (uid: UInt32, gid: UInt32)? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        var uid: UInt32?
+        var gid: UInt32?
+        for line in status.split(separator: "\n") {
+            if line.hasPrefix("Uid:") { uid = line.split(separator: "\t").dropFirst().first.flatMap { UInt32($0) } }
+            if line.hasPrefix("Gid:") { gid = line.split(separator: "\t").dropFirst().first.flatMap { UInt32($0) } }
+        }
+        guard let uid, let gid else { return nil }
+        return (uid, gid)
     }
 
     /// The one-letter state of `pid` from `/proc/PID/stat` (R, S, T, Z, ...), or nil.

@@ -136,6 +136,31 @@ extension CLIError {
             self.init(
                 "cordond failed internally: \(reason)",
                 hint: "check cordond's log (`journalctl --user -u cordond`), then try again")
+        case .unlockUnavailable(let reason):
+            self.init(
+                "cordond cannot ask for the passcode: \(reason)", hint: "run `cordon unlock` yourself", code: .passcode)
+        case .unlockCancelled:
+            self.init("the unlock request was cancelled", hint: "run `cordon unlock` to unlock", code: .cancelled)
+        case .unlockTimedOut(let seconds):
+            self.init(
+                "the container was not unlocked within \(Format.seconds(seconds))", hint: "run `cordon unlock`",
+                code: .locked)
+        case .denied(let action, let reason, let rules):
+            self.init(
+                "the policy denies \(action): \(reason)" + (rules.isEmpty ? "" : " (\(rules.joined(separator: ", ")))"),
+                hint: "see why with `cordon policy explain --action \(action)`, or ask your administrator")
+        case .targetNotRunning(let appId):
+            self.init("the app \(appId) is not running", hint: "start it, then try again (see `cordon apps`)")
+        case .pasteboardEmpty:
+            self.init("the managed pasteboard is empty", hint: "copy something first: `cordon pasteboard copy TEXT`")
+        case .contentTooLarge(let limit):
+            self.init(
+                "the content is larger than the pasteboard's limit of \(limit / 1024) KiB",
+                hint: "copy less at a time", code: .usage)
+        case .invalidProcess(let pid, let reason):
+            self.init(
+                "cannot register process \(pid): \(reason)",
+                hint: "register only your own child processes (as `cordon run` does)")
         }
     }
 }

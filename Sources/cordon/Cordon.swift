@@ -19,7 +19,7 @@ struct Cordon: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, InitCommand.self, UnlockCommand.self, LockCommand.self, LogoutCommand.self,
             PasswdCommand.self, WipeCommand.self, EventsCommand.self, AppsCommand.self, PolicyCommand.self,
-            AuditCommand.self, DoctorCommand.self, SetupCommand.self,
+            AuditCommand.self, DoctorCommand.self, SetupCommand.self, RunCommand.self, PasteboardCommand.self,
         ])
 
     /// Accepted before the subcommand too (`cordon --socket PATH status`).

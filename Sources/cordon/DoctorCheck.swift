@@ -103,6 +103,17 @@ struct DoctorCheck: Equatable {
             hint: "for tests only; restart cordond without --insecure-fast-kdf and CORDON_INSECURE_FAST_KDF")
     }
 
+    /// Warns when the agent runs without D-Bus lock triggers; nil for agents that predate them.
+    static func lockTriggers(_ status: AgentStatus) -> DoctorCheck? {
+        guard let triggers = status.lockTriggers else { return nil }
+        guard triggers.isEmpty else {
+            return DoctorCheck(outcome: .ok, text: "lock triggers: \(triggers.joined(separator: ", "))")
+        }
+        return DoctorCheck(
+            outcome: .warn, text: "no lock triggers: screen lock, suspend and idle hints do not lock the container",
+            hint: "cordond could not reach D-Bus (system bus for logind, session bus for the screen saver)")
+    }
+
     private static func octal(_ mode: mode_t) -> String {
         "0" + String(mode, radix: 8)
     }

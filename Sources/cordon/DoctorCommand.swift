@@ -23,7 +23,10 @@ struct DoctorCommand: AsyncParsableCommand {
         let answer = await Self.askAgent(socket)
         checks.append(DoctorCheck.agent(answer))
         checks.append(DoctorCheck.libsystemd())
-        if case .success(let status) = answer { checks.append(DoctorCheck.kdf(status)) }
+        if case .success(let status) = answer {
+            checks.append(DoctorCheck.kdf(status))
+            if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
+        }
         for check in checks { try Output.line(check.line) }
         if checks.contains(where: { $0.outcome == .fail }) { throw ExitCode(CLIExitCode.failure.rawValue) }
     }

@@ -9,8 +9,10 @@ struct EventsCommand: AsyncParsableCommand {
         abstract: "Print the current state, and with --follow every lifecycle event, one per line.",
         discussion: """
             Each line: time (UTC), seq, kind, reason, state, the acknowledgement deadline if any, and for \
-            PolicyDidChange the new policy version. With --json, one JSON object per line with the keys \
-            ackDeadline, kind, reason, seq, state and time (Unix seconds), plus policyVersion when set. \
+            PolicyDidChange the new policy version, for AppEnforced the app, its pid and the action (freeze, \
+            terminate, disconnect, report, thaw). With --json, one JSON object per line with the keys \
+            ackDeadline, kind, reason, seq, state and time (Unix seconds), plus policyVersion, appId, pid and \
+            enforcement when set. \
             With --follow the command runs until cordond closes the stream (exit 0) or it is interrupted.
             """)
 
@@ -45,6 +47,9 @@ struct EventsCommand: AsyncParsableCommand {
         ]
         if let deadline = event.ackDeadline { fields.append("ackDeadline=\(Format.time(deadline))") }
         if let version = event.policyVersion { fields.append("policyVersion=\(version)") }
+        if let appId = event.appId { fields.append("app=\(appId)") }
+        if let pid = event.pid { fields.append("pid=\(pid)") }
+        if let enforcement = event.enforcement { fields.append("enforcement=\(enforcement.rawValue)") }
         return fields.joined(separator: " ")
     }
 }
@@ -61,8 +66,15 @@ struct EventRecord: Encodable {
     var ackDeadline: Double?
     /// For `PolicyDidChange`: the policy version now in force; the key is left out when absent.
     var policyVersion: String?
+    /// For `AppEnforced`: the app, its process and what the agent did; left out when absent.
+    var appId: String?
+    var pid: Int?
+    var enforcement: EnforcementAction?
 
     init(_ event: CordonEvent) {
+        appId = event.appId
+        pid = event.pid
+        enforcement = event.enforcement
         kind = event.kind
         reason = event.reason
         seq = event.seq
@@ -73,7 +85,7 @@ struct EventRecord: Encodable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, reason, seq, time, state, ackDeadline, policyVersion
+        case kind, reason, seq, time, state, ackDeadline, policyVersion, appId, pid, enforcement
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -85,5 +97,8 @@ struct EventRecord: Encodable {
         try container.encode(state, forKey: .state)
         try container.encode(ackDeadline, forKey: .ackDeadline)
         try container.encodeIfPresent(policyVersion, forKey: .policyVersion)
+        try container.encodeIfPresent(appId, forKey: .appId)
+        try container.encodeIfPresent(pid, forKey: .pid)
+        try container.encodeIfPresent(enforcement, forKey: .enforcement)
     }
 }

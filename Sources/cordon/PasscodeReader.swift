@@ -21,12 +21,15 @@ final class PasscodeReader {
     let fromStandardInput: Bool
     /// Whether pinentry may be used (`--no-pinentry` turns it off).
     let pinentryAllowed: Bool
+    /// Whether only pinentry may be used (`--pinentry-only`, as cordond runs it).
+    let pinentryRequired: Bool
     private var resolved: Method?
     private var session: PinentrySession?
 
-    init(fromStandardInput: Bool, pinentryAllowed: Bool = true) {
+    init(fromStandardInput: Bool, pinentryAllowed: Bool = true, pinentryRequired: Bool = false) {
         self.fromStandardInput = fromStandardInput
-        self.pinentryAllowed = pinentryAllowed
+        self.pinentryAllowed = pinentryAllowed || pinentryRequired
+        self.pinentryRequired = pinentryRequired
     }
 
     deinit { session?.close() }
@@ -39,6 +42,9 @@ final class PasscodeReader {
             method = .standardInput
         } else if pinentryAllowed, let program = try PinentryProgram.find() {
             method = .pinentry(program)
+        } else if pinentryRequired {
+            throw CLIError(
+                "no pinentry program and display to ask for the passcode on", hint: Self.pinentryHint, code: .usage)
         } else if isatty(STDIN_FILENO) == 1 {
             method = .terminal
         } else {
@@ -87,6 +93,10 @@ final class PasscodeReader {
     }
 
     /// The error when there is no terminal to ask on.
+    static let pinentryHint =
+        "install pinentry (e.g. pinentry-gnome3 or pinentry-curses) or set $PINENTRY / \"pinentry\" in settings.json; "
+        + "a display (DISPLAY or WAYLAND_DISPLAY) must be set for the agent, or run `cordon unlock` yourself"
+
     static let noTerminal = CLIError(
         "standard input is not a terminal and no pinentry can be used, so the passcode cannot be asked for",
         hint: "add --passcode-stdin and pipe the passcode in, one per line (e.g. `... --passcode-stdin < file`)",
@@ -102,11 +112,13 @@ struct PasscodeRequest {
     /// The pinentry error on a retry (SETERROR).
     var error: String?
 
-    /// The passcode to unlock; `error` after a wrong one.
-    static func unlock(error: String? = nil) -> PasscodeRequest {
-        PasscodeRequest(
+    /// The passcode to unlock; `error` after a wrong one; `requestedBy` names the app that asked.
+    static func unlock(error: String? = nil, requestedBy: String? = nil) -> PasscodeRequest {
+        let asker = requestedBy.map { "\($0) asks to unlock the Cordon container.\n" } ?? ""
+        return PasscodeRequest(
             prompt: "Passcode: ",
-            description: "Enter the passcode to unlock the Cordon container.\nApps get their keys once it is unlocked.",
+            description: asker
+                + "Enter the passcode to unlock the Cordon container.\nApps get their keys once it is unlocked.",
             error: error)
     }
 

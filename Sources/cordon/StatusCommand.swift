@@ -25,7 +25,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     /// The human-readable lines for `status`.
     static func describe(_ status: AgentStatus) -> [String] {
-        let rows: [[String]] = [
+        var rows: [[String]] = [
             ["state:", status.state.rawValue],
             ["key available:", Format.yesNo(status.state.keyAvailable)],
             ["failed attempts:", "\(status.failedAttempts) of \(status.maxAttempts)"],
@@ -40,11 +40,18 @@ struct StatusCommand: AsyncParsableCommand {
             ["events so far:", "\(status.seq)"],
             ["version:", status.version],
         ]
+        rows += lockTriggerRows(status)
         var lines = Format.table(rows)
         if status.insecureKDF {
             lines.append(
                 "WARNING: cordond runs with the INSECURE fast KDF (tests only): passcodes are trivial to brute-force")
         }
         return lines
+    }
+
+    /// The lock triggers row (none for agents that predate them).
+    static func lockTriggerRows(_ status: AgentStatus) -> [[String]] {
+        guard let triggers = status.lockTriggers else { return [] }
+        return [["lock triggers:", triggers.isEmpty ? "none (no D-Bus)" : triggers.joined(separator: ", ")]]
     }
 }

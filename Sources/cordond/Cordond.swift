@@ -51,6 +51,15 @@ struct Cordond: AsyncParsableCommand {
     var discardKeyOnLock = false
     @Flag(help: "INSECURE, tests only: near-free passcode KDF. Also CORDON_INSECURE_FAST_KDF=1.")
     var insecureFastKdf = false
+    @Option(help: "D-Bus address of the system bus, for logind (also CORDON_SYSTEM_BUS_ADDRESS).")
+    var systemBusAddress: String?
+    @Option(help: "D-Bus address of the session bus, for screen savers (also CORDON_SESSION_BUS_ADDRESS).")
+    var sessionBusAddress: String?
+    @Option(
+        help:
+            "The program RequestUnlock runs to ask for the passcode (default: cordon next to cordond; also CORDON_PROMPT_PROGRAM)."
+    )
+    var promptProgram: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
@@ -106,7 +115,12 @@ struct Cordond: AsyncParsableCommand {
             paths: paths, lifecycle: lifecycle,
             insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1",
             kdfTargetSeconds: Double(kdfTargetMs) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
-            auditAllows: auditAllows)
+            auditAllows: auditAllows,
+            lockTriggers: LockTriggerAddresses(
+                system: pick(systemBusAddress, "CORDON_SYSTEM_BUS_ADDRESS", ""),
+                session: pick(sessionBusAddress, "CORDON_SESSION_BUS_ADDRESS", ""),
+                sessionID: environment["XDG_SESSION_ID"]),
+            promptProgram: pick(promptProgram, "CORDON_PROMPT_PROGRAM", AgentConfiguration.cordonNextToThisExecutable))
         let server: AgentServer
         do {
             server = try AgentServer(configuration: configuration, logger: logger)

@@ -303,4 +303,19 @@ struct LifecycleMachinePolicyTests {
         #expect(h.checked(true) == [])
         #expect(h.machine.state == .uninitialized)
     }
+
+    @Test(arguments: LifecycleState.allCases)
+    func anEnforcementIsOneEventNamingTheAppInAnyState(state: LifecycleState) throws {
+        var h = harness(in: state)
+        let seq = h.machine.seq
+        let actions = h.handle(.appEnforced(appId: "com.example.deaf", pid: 42, action: .freeze, now: h.now))
+        #expect(
+            actions == [
+                .emit(
+                    WireEvent(
+                        seq: seq + 1, kind: .appEnforced, reason: .policy, time: h.now, state: state,
+                        appId: "com.example.deaf", pid: 42, enforcement: .freeze))
+            ])
+        #expect(h.machine.state == state)
+    }
 }

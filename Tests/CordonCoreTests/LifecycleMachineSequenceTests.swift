@@ -79,7 +79,8 @@ struct LifecycleMachineSequenceTests {
             case .didLock: #expect(event.state == .lockedKeyHeld)
             case .encryptionKeyUnavailable: #expect(event.state == .lockedNoKey)
             case .wiped: #expect(event.state == .uninitialized)
-            case .state, .policyDidChange: Issue.record("the machine never emits \(event.kind)")
+            case .state, .policyDidChange, .appEnforced, .openDocument:
+                Issue.record("a lifecycle session never emits \(event.kind)")
             }
         }
     }

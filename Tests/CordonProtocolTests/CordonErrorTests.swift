@@ -56,11 +56,19 @@ struct CordonErrorTests {
         case .revoked: 17
         case .unknownAction: 18
         case .refused: 19
+        case .unlockUnavailable: 20
+        case .unlockCancelled: 21
+        case .unlockTimedOut: 22
+        case .denied: 23
+        case .targetNotRunning: 24
+        case .pasteboardEmpty: 25
+        case .contentTooLarge: 26
+        case .invalidProcess: 27
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...19))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...27))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -72,7 +80,11 @@ struct CordonErrorTests {
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")
-            #expect(name == (agent.contains(member) ? "io.cordon.Agent." : "io.cordon.App.") + member)
+            let pasteboard: Set<String> = ["Empty", "ContentTooLarge"]
+            let interface =
+                agent.contains(member)
+                ? "io.cordon.Agent." : pasteboard.contains(member) ? "io.cordon.Pasteboard." : "io.cordon.App."
+            #expect(name == interface + member)
         }
     }
 

@@ -7,7 +7,8 @@ struct InterfaceDescriptionsTests {
     @Test func namesListExactlyTheDescribedInterfaces() {
         #expect(
             InterfaceDescriptions.names == [
-                "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Policy", "io.cordon.Audit",
+                "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
+                "io.cordon.Audit",
             ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
@@ -97,6 +98,9 @@ struct InterfaceDescriptionsTests {
         #expect(agent.typeFields("State") == states)
         #expect(app.typeFields("State") == states)
         #expect(agent.typeFields("Compliance") == Compliance.allCases.map(\.rawValue))
+        #expect(app.typeFields("Enforcement") == EnforcementAction.allCases.map(\.rawValue))
+        let document = DocumentInfo(path: "/p", contentType: "t", sender: "s")
+        #expect(Set(try #require(app.typeFields("Document"))) == (try jsonKeys(document)))
         #expect(app.typeFields("Kind") == EventKind.allCases.map(\.rawValue))
         #expect(app.typeFields("Reason") == EventReason.allCases.map(\.rawValue))
         let acknowledge = try #require(app.parenthesized(after: "method", "Acknowledge"))
@@ -108,14 +112,16 @@ struct InterfaceDescriptionsTests {
         let app = try #require(InterfaceDescriptions.parsed("io.cordon.App"))
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
-            reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false)
+            reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false,
+            lockTriggers: [])
         #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
         let info = AppInfo(
             appId: "a", pid: 1, executable: "/x", managed: true, subscribed: true, compliance: .pending, pendingSeq: 1,
             lastAckSeq: 1)
         #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
         let event = WireEvent(
-            seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v")
+            seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v",
+            appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"))
         #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
     }
 
@@ -130,7 +136,8 @@ struct InterfaceDescriptionsTests {
             id: 1, time: 0, category: "c", appId: "a", action: "x", outcome: "o", reason: "r", rules: [])
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
-            reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false)
+            reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false,
+            lockTriggers: [])
         switch method {
         case .getInfo:
             return (none, ServiceInfo(vendor: "v", product: "p", version: "1", url: "u", interfaces: []))
@@ -143,7 +150,25 @@ struct InterfaceDescriptionsTests {
         case .changePasscode: return (ChangePasscodeParameters(old: "o", new: "n"), none)
         case .wipe: return (WipeParameters(confirm: true), none)
         case .listApps: return (none, ListAppsReply(apps: []))
-        case .register: return (RegisterParameters(appId: "a"), RegisterReply(appId: "a", managed: true, token: "t"))
+        case .register:
+            return (RegisterParameters(appId: "a", pid: 1), RegisterReply(appId: "a", managed: true, token: "t"))
+        case .requestUnlock:
+            return (
+                RequestUnlockParameters(appId: "a", timeoutSeconds: 1),
+                RequestUnlockReply(state: .unlocked, prompted: true)
+            )
+        case .shareDocument: return (ShareDocumentParameters(path: "/p", contentType: "t", target: "a"), none)
+        case .copy:
+            return (
+                PasteboardCopyParameters(content: "c", mimeType: "m"),
+                PasteboardCopyReply(truncatedTo: 1, decision: decision)
+            )
+        case .paste:
+            return (
+                none,
+                PasteboardPasteReply(content: "c", mimeType: "m", source: "s", truncatedTo: 1, decision: decision)
+            )
+        case .clear: return (none, none)
         case .subscribe:
             return (
                 SubscribeParameters(token: "t"),

@@ -38,6 +38,14 @@ let everyCordonError: [CordonError] = [
     .invalidToken,
     .unknownSequence(seq: 42),
     .internalError(reason: "the database is unavailable"),
+    .unlockUnavailable(reason: "no pinentry program is configured"),
+    .unlockCancelled,
+    .unlockTimedOut(seconds: 120),
+    .denied(action: "pasteboard.paste", reason: "copy out is blocked", rules: ["admin.json#/pasteboard/copyOut"]),
+    .targetNotRunning(appId: "com.example.mail"),
+    .pasteboardEmpty,
+    .contentTooLarge(limit: 1_048_576),
+    .invalidProcess(pid: 4242, reason: "not a child of the caller"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -51,7 +51,7 @@ struct WireTypesTests {
         #expect(
             EventKind.allCases.map(\.rawValue) == [
                 "State", "EncryptionKeyAvailable", "EncryptionKeyUnavailable", "DidLock", "DidUnlock", "Wiped",
-                "PolicyDidChange",
+                "PolicyDidChange", "AppEnforced", "OpenDocument",
             ])
         #expect(
             EventReason.allCases.map(\.rawValue) == [
@@ -59,7 +59,7 @@ struct WireTypesTests {
                 "shutdown", "startup", "agentUnavailable",
             ])
         #expect(AcknowledgeStatus.allCases.map(\.rawValue) == ["halted", "handled"])
-        #expect(Compliance.allCases.map(\.rawValue) == ["compliant", "pending", "overdue", "unmanaged"])
+        #expect(Compliance.allCases.map(\.rawValue) == ["compliant", "pending", "overdue", "unmanaged", "frozen", "terminated"])
     }
 
     @Test func statusRoundTrips() throws {

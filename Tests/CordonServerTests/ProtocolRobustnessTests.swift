@@ -196,7 +196,8 @@ struct ProtocolRobustnessTests {
             let info = try await client.serviceInfo()
             #expect(
                 info.interfaces == [
-                    "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Policy", "io.cordon.Audit",
+                    "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard",
+                    "io.cordon.Policy", "io.cordon.Audit",
                 ])
             #expect(info.product == "cordond")
             let raw = try agent.raw()

@@ -43,9 +43,10 @@ import Testing
         let answer = try #require(object)
         #expect(
             answer["interfaces"] as? [String] == [
-                "io.cordon.Agent", "io.cordon.App", "io.cordon.Audit", "io.cordon.Policy", "org.varlink.service",
+                "io.cordon.Agent", "io.cordon.App", "io.cordon.Audit", "io.cordon.Pasteboard", "io.cordon.Policy",
+                "org.varlink.service",
             ])
-        #expect((answer["opened"] as? [String])?.count == 5)
+        #expect((answer["opened"] as? [String])?.count == 6)
         #expect(answer["state"] as? String == "uninitialized")
         #expect(answer["maxAttempts"] as? Int == 10)
         #expect(answer["wrong"] as? String == "io.cordon.Agent.WrongPasscode")

@@ -6,12 +6,15 @@ import Foundation
 ///
 /// It keeps notes encrypted with its own key, writes one every interval while the key is
 /// available, and on `EncryptionKeyUnavailable` closes its file, drops the key and
-/// acknowledges; when the key comes back it reopens the notes and resumes.
+/// acknowledges; when the key comes back it reopens the notes and resumes. With `--export-dir`
+/// every fifth note is also copied to the managed pasteboard and saved there as plain text (as
+/// the policy's pasteboard and `document.save` rules allow), and with `--share-with` handed to
+/// that app; documents other apps hand to it arrive as `openDocument` events.
 @main
 struct NotesApp {
     static func main() async {
         let options = NotesOptions.parse(CommandLine.arguments.dropFirst())
-        let say = { (line: String) in
+        let say: @Sendable (String) -> Void = { line in
             FileHandle.standardOutput.write(Data("[notes] \(line)\n".utf8))
         }
         let app: CordonApp
@@ -28,8 +31,13 @@ struct NotesApp {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(options.intervalMs))
                 count += 1
-                if let written = await store.append("note \(count) at \(Date())") {
+                let note = "note \(count) at \(Date())"
+                if let written = await store.append(note) {
                     say("wrote note #\(written) (encrypted)")
+                    if written % 5 == 0, let directory = options.exportDirectory {
+                        await NotesExport(app: app, options: options, say: say).export(
+                            note, number: written, to: directory)
+                    }
                 }
             }
         }
@@ -54,6 +62,9 @@ struct NotesApp {
             case .wiped:
                 await store.close()
                 say("container wiped: the notes can never be decrypted again")
+            case .openDocument:
+                let document = event.document
+                say("received document \(document?.path ?? "?") from \(document?.sender ?? "?")")
             default:
                 say("event \(event.kind.rawValue) (\(event.reason.rawValue)), state \(event.state.rawValue)")
             }
@@ -69,6 +80,8 @@ struct NotesOptions {
     var directory = FileManager.default.currentDirectoryPath
     var intervalMs = 500
     var socket: String?
+    var exportDirectory: String?
+    var shareWith: String?
 
     static func parse(_ arguments: ArraySlice<String>) -> NotesOptions {
         var options = NotesOptions()
@@ -79,8 +92,12 @@ struct NotesOptions {
             case "--dir": options.directory = iterator.next() ?? options.directory
             case "--interval-ms": options.intervalMs = iterator.next().flatMap(Int.init) ?? options.intervalMs
             case "--socket": options.socket = iterator.next()
+            case "--export-dir": options.exportDirectory = iterator.next()
+            case "--share-with": options.shareWith = iterator.next()
             default:
-                print("usage: cordon-notes [--app-id ID] [--dir DIR] [--interval-ms N] [--socket PATH]")
+                print(
+                    "usage: cordon-notes [--app-id ID] [--dir DIR] [--interval-ms N] [--socket PATH] "
+                        + "[--export-dir DIR] [--share-with APP-ID]")
                 exit(2)
             }
         }

@@ -10,6 +10,9 @@ int cordon_get_dumpable(void);
 int cordon_pidfd_open(pid_t pid);
 /// Sends `sig` through a pidfd (pidfd_send_signal). Returns 0 or -errno.
 int cordon_pidfd_send_signal(int pidfd, int sig);
+/// Sends `sig` to the process group of the process behind `pidfd` (PIDFD_SIGNAL_PROCESS_GROUP,
+/// Linux 6.9+). Returns 0 or -errno (-EINVAL on kernels without the flag).
+int cordon_pidfd_signal_group(int pidfd, int sig);
 /// Reads the peer's credentials of a connected Unix socket. Returns 0 or -errno.
 int cordon_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// Returns a pidfd for the peer of a connected Unix socket (SO_PEERPIDFD), or -errno.

@@ -34,6 +34,10 @@ final class DaemonProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTIFY_SOCKET")
         env.removeValue(forKey: "CORDON_INSECURE_FAST_KDF")
+        // Never the machine's real logind or screen saver: tests that want a bus pass the flags.
+        let nowhere = "unix:path=" + self.root.appending("no-bus")
+        env["CORDON_SYSTEM_BUS_ADDRESS"] = nowhere
+        env["CORDON_SESSION_BUS_ADDRESS"] = nowhere
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let log = FileHandle(forWritingAtPath: logPath)

@@ -17,21 +17,7 @@ final class LineReader: Sendable {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let handle = pipe.fileHandleForReading
-        // A Dispatch thread does the blocking reads, never the cooperative pool.
-        DispatchQueue.global().async { [self] in
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    self.lines.withLock { $0.append(line) }
-                }
-            }
-        }
+        readLines(from: pipe.fileHandleForReading) { [self] line in lines.withLock { $0.append(line) } }
     }
 
     /// The lines read so far.
@@ -40,5 +26,22 @@ final class LineReader: Sendable {
     func stop() {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
+    }
+}
+
+/// Reads `handle` to its end on a Dispatch thread (never the cooperative pool), handing each
+/// complete line to `onLine`.
+func readLines(from handle: FileHandle, _ onLine: @escaping @Sendable (String) -> Void) {
+    DispatchQueue.global().async {
+        var pending = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                onLine(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                pending.removeSubrange(pending.startIndex...newline)
+            }
+        }
     }
 }

@@ -1,0 +1,37 @@
+#pragma once
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+/// What a watched signal or property change was (see cordon_bus_watch_*).
+enum cordon_bus_trigger_kind {
+    CORDON_BUS_SESSION_LOCK = 1,
+    CORDON_BUS_LOCKED_HINT = 2,
+    CORDON_BUS_IDLE_HINT = 3,
+    CORDON_BUS_PREPARE_FOR_SLEEP = 4,
+    CORDON_BUS_SCREENSAVER_ACTIVE = 5,
+    CORDON_BUS_GNOME_SCREENSAVER_ACTIVE = 6,
+};
+
+/// Called on the thread that runs sd_bus_process: `kind` (a cordon_bus_trigger_kind) and its
+/// boolean value (1 for a plain signal such as Session.Lock).
+typedef void (*cordon_bus_trigger_fn)(int kind, int value, void *userdata);
+
+/// Connects to `address` when it is non-empty, else to the system (`user` 0) or user bus, and
+/// waits for the bus's Hello. Returns 0 or -errno.
+int cordon_bus_open(const char *address, int user, sd_bus **out);
+/// The object path of the logind session: `session_id` when non-empty (Manager.GetSession),
+/// else the session of this process (Manager.GetSessionByPID(getpid())). Returns 0 or -errno.
+int cordon_bus_get_session_path(sd_bus *bus, const char *session_id, char *path, size_t length);
+/// Takes a logind inhibitor (Manager.Inhibit). Returns the lock's fd (close-on-exec) or -errno.
+int cordon_bus_inhibit(sd_bus *bus, const char *what, const char *who, const char *why, const char *mode);
+/// Reads one boolean from the message. Returns 1, 0 or -errno.
+int cordon_bus_read_bool(sd_bus_message *message);
+/// Finds a boolean property in a PropertiesChanged message. Returns 1, 0, -ENOENT when absent, or -errno.
+int cordon_bus_changed_bool(sd_bus_message *message, const char *property);
+/// Watches logind: the session's Lock signal and LockedHint/IdleHint changes, and
+/// Manager.PrepareForSleep (only that when `session_path` is NULL). Returns 0 or -errno.
+int cordon_bus_watch_logind(sd_bus *bus, const char *session_path, cordon_bus_trigger_fn fn, void *userdata);
+/// Watches org.freedesktop.ScreenSaver and org.gnome.ScreenSaver ActiveChanged. Returns 0 or -errno.
+int cordon_bus_watch_screensaver(sd_bus *bus, cordon_bus_trigger_fn fn, void *userdata);
+/// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
+int cordon_bus_timeout_ms(sd_bus *bus);

@@ -1,0 +1,177 @@
+import CordonCore
+import CordonProtocol
+import Foundation
+import Logging
+import NIOCore
+
+/// One `RequestUnlock` call waiting for the container to unlock.
+struct UnlockWaiter {
+    let id: Int
+    let connection: ConnectionID
+    let promise: EventLoopPromise<ByteBuffer>
+    let encoder: ReplyEncoder
+    let timeout: Scheduled<Void>
+}
+
+/// The passcode prompt the agent started for waiting `RequestUnlock` calls: `cordon unlock
+/// --pinentry-only`, which speaks Assuan to the user's pinentry and unlocks over the socket.
+final class UnlockPrompt: @unchecked Sendable {
+    let process: Process
+    let requester: String
+
+    init(process: Process, requester: String) {
+        self.process = process
+        self.requester = requester
+    }
+}
+
+extension Agent {
+    /// The longest a `RequestUnlock` may wait, and its default.
+    static let maxUnlockWaitSeconds = 600
+    static let defaultUnlockWaitSeconds = 120
+
+    /// `io.cordon.App.RequestUnlock`: unlocks at once within the grace; otherwise prompts the
+    /// user (once for every waiting app) and answers when the container unlocks, the user
+    /// cancels, or the time is up.
+    func requestUnlock(_ parameters: RequestUnlockParameters, connection: AgentConnection, encoder: ReplyEncoder)
+        throws(CordonError) -> CallOutcome
+    {
+        switch machine.state {
+        case .uninitialized: throw .notInitialized
+        case .unlocked: return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
+        case .lockedKeyHeld, .lockedNoKey: break
+        }
+        // Within the grace the machine unlocks without a passcode; outside it refuses, and the
+        // refusal (written to a promise nobody reads) is dropped.
+        run(.activity(now: clock()))
+        run(
+            .unlockRequested(hasPasscode: false, now: clock()),
+            request: RequestContext(promise: loop.makePromise(), encoder: encoder))
+        if machine.state == .unlocked {
+            return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
+        }
+        let requester = registry.registrations[connection.id]?.appId ?? parameters.appId ?? "an app"
+        let seconds = min(max(parameters.timeoutSeconds ?? Self.defaultUnlockWaitSeconds, 1), Self.maxUnlockWaitSeconds)
+        let promise = loop.makePromise(of: ByteBuffer.self)
+        unlockWaiterCounter += 1
+        let id = unlockWaiterCounter
+        let timeout = loop.scheduleTask(in: .seconds(Int64(seconds))) { [self] in
+            finishWaiters(where: { $0.id == id }, with: .failure(.unlockTimedOut(seconds: Double(seconds))))
+        }
+        unlockWaiters.append(
+            UnlockWaiter(id: id, connection: connection.id, promise: promise, encoder: encoder, timeout: timeout))
+        if unlockPrompt == nil {
+            startUnlockPrompt(requester: requester, requesterPid: connection.identity.pid)
+        }
+        return .deferred(promise.futureResult)
+    }
+
+    /// Answers the waiters when the container unlocks; a wipe ends them.
+    func unlockWaitersObserve(_ event: WireEvent) {
+        switch event.kind {
+        case .didUnlock:
+            finishWaiters(where: { _ in true }, with: .success(()))
+        case .wiped:
+            finishWaiters(where: { _ in true }, with: .failure(.notInitialized))
+        default:
+            break
+        }
+    }
+
+    /// A closed connection's waiters are dropped.
+    func unlockWaitersClosed(_ id: ConnectionID) {
+        guard unlockWaiters.contains(where: { $0.connection == id }) else { return }
+        finishWaiters(where: { $0.connection == id }, with: .failure(.unlockCancelled))
+    }
+
+    private func finishWaiters(where matches: (UnlockWaiter) -> Bool, with result: Result<Void, CordonError>) {
+        let prompted = unlockPrompt != nil
+        let finished = unlockWaiters.filter(matches)
+        unlockWaiters.removeAll(where: matches)
+        for waiter in finished {
+            waiter.timeout.cancel()
+            switch result {
+            case .success:
+                waiter.promise.succeed(
+                    waiter.encoder.reply(RequestUnlockReply(state: machine.state, prompted: prompted)))
+            case .failure(let error):
+                waiter.promise.succeed(waiter.encoder.error(error.varlinkError))
+            }
+        }
+        if unlockWaiters.isEmpty, let prompt = unlockPrompt {
+            unlockPrompt = nil
+            if prompt.process.isRunning { kill(prompt.process.processIdentifier, SIGTERM) }
+        }
+    }
+
+    /// Starts `cordon unlock --pinentry-only` for the waiting apps, with the requester's display.
+    private func startUnlockPrompt(requester: String, requesterPid: Int32) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: configuration.promptProgram)
+        process.arguments = [
+            "--socket", configuration.paths.socketPath, "unlock", "--pinentry-only", "--requested-by", requester,
+        ]
+        process.environment = Self.promptEnvironment(
+            agent: ProcessInfo.processInfo.environment, requesterPid: requesterPid,
+            configDirectory: configuration.paths.configDirectory)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        let prompt = UnlockPrompt(process: process, requester: requester)
+        process.terminationHandler = { [self] finished in
+            let output = errors.fileHandleForReading.readDataToEndOfFile()
+            let status = finished.terminationStatus
+            loop.execute { self.unlockPromptEnded(prompt, status: status, output: output) }
+        }
+        do {
+            try process.run()
+            unlockPrompt = prompt
+            logger.notice(
+                "implicit unlock: prompting the user",
+                metadata: ["requestedBy": "\(requester)", "pid": "\(requesterPid)"])
+        } catch {
+            logger.warning("implicit unlock: cannot start the prompt", metadata: ["error": "\(error)"])
+            finishWaiters(
+                where: { _ in true },
+                with: .failure(.unlockUnavailable(reason: "cannot start \(configuration.promptProgram): \(error)")))
+        }
+    }
+
+    private func unlockPromptEnded(_ prompt: UnlockPrompt, status: Int32, output: Data) {
+        guard unlockPrompt === prompt else { return }
+        unlockPrompt = nil
+        let message =
+            String(decoding: output, as: UTF8.self).split(separator: "\n").first.map(String.init)
+            ?? "exit status \(status)"
+        logger.info("implicit unlock: the prompt ended", metadata: ["status": "\(status)"])
+        guard machine.state != .unlocked else { return }
+        switch status {
+        case 8: finishWaiters(where: { _ in true }, with: .failure(.unlockCancelled))
+        default: finishWaiters(where: { _ in true }, with: .failure(.unlockUnavailable(reason: message)))
+        }
+    }
+
+    /// The agent's environment, with the requester's display variables (its session may have
+    /// them when the agent's does not) and the agent's config directory (for settings.json).
+    static func promptEnvironment(agent: [String: String], requesterPid: Int32, configDirectory: String)
+        -> [String: String]
+    {
+        var environment = agent
+        if let data = FileManager.default.contents(atPath: "/proc/\(requesterPid)/environ") {
+            for entry in data.split(separator: 0) {
+                let text = String(decoding: entry, as: UTF8.self)
+                guard let equals = text.firstIndex(of: "=") else { continue }
+                let key = String(text[..<equals])
+                if ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"].contains(key) {
+                    environment[key] = String(text[text.index(after: equals)...])
+                }
+            }
+        }
+        environment["CORDON_CONFIG_DIR"] = configDirectory
+        environment.removeValue(forKey: "NOTIFY_SOCKET")
+        environment.removeValue(forKey: "LISTEN_FDS")
+        environment.removeValue(forKey: "LISTEN_PID")
+        return environment
+    }
+}

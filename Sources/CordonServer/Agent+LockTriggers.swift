@@ -1,0 +1,77 @@
+import CordonCore
+import CordonSystem
+import NIOCore
+
+extension Agent {
+    /// How long a suspend waits at most for a slow subscriber to take its `DidLock`
+    /// (logind's own `InhibitDelayMaxSec` is 5 s by default).
+    static let suspendFlushSeconds: Int64 = 4
+
+    /// A D-Bus lock trigger fired: lock as the policy's `lock` section says. A suspend's sleep
+    /// inhibitor is released once the lock's events are written to every subscriber.
+    func lockTriggerFired(_ trigger: LockTrigger) {
+        loop.preconditionInEventLoop()
+        guard !isShuttingDown else {
+            if trigger == .suspend { lockTriggers?.releaseSleepInhibitor() }
+            return
+        }
+        let lock = policy.policy.base.lock
+        switch trigger {
+        case .screenLock(let source):
+            guard lock.onScreenLock.value else {
+                logger.info("screen lock ignored: lock.onScreenLock is false", metadata: ["source": "\(source)"])
+                return
+            }
+            logger.notice("screen locked: locking the container", metadata: ["source": "\(source)"])
+            run(.lock(reason: .screenLock, now: clock()))
+        case .idle:
+            guard machine.configuration.idleTimeoutSeconds > 0 else {
+                logger.info("idle hint ignored: the idle timeout is off")
+                return
+            }
+            logger.notice("session idle: locking the container", metadata: ["source": "logind.IdleHint"])
+            run(.lock(reason: .idleTimeout, now: clock()))
+        case .suspend:
+            guard lock.onSuspend.value else {
+                logger.info("suspend ignored: lock.onSuspend is false")
+                lockTriggers?.releaseSleepInhibitor()
+                return
+            }
+            logger.notice("system going to sleep: locking the container")
+            run(.lock(reason: .suspend, now: clock()))
+            subscribersFlushed().whenComplete { [self] _ in
+                logger.info("lock events written: releasing the sleep inhibitor")
+                lockTriggers?.releaseSleepInhibitor()
+            }
+        }
+    }
+
+    /// Completes once every event broadcast so far has been written to every subscriber's
+    /// socket (a queued backlog is waited for, up to `suspendFlushSeconds`).
+    func subscribersFlushed() -> EventLoopFuture<Void> {
+        let deadline = NIODeadline.now() + .seconds(Self.suspendFlushSeconds)
+        let barriers = subscribers.values.map { subscriber -> EventLoopFuture<Void> in
+            let id = subscriber.connection.id
+            let promise = loop.makePromise(of: Void.self)
+            waitUntilDrained(id, deadline: deadline, promise: promise)
+            return promise.futureResult
+        }
+        return EventLoopFuture.andAllComplete(barriers, on: loop)
+    }
+
+    /// Writes an empty barrier behind a subscriber's events once its queue is empty: NIO
+    /// completes writes in order, so the barrier completes after the events are written.
+    private func waitUntilDrained(_ id: ConnectionID, deadline: NIODeadline, promise: EventLoopPromise<Void>) {
+        guard let subscriber = subscribers[id], NIODeadline.now() < deadline else {
+            promise.succeed(())
+            return
+        }
+        guard subscriber.queue.isEmpty else {
+            loop.scheduleTask(in: .milliseconds(10)) { [self] in
+                waitUntilDrained(id, deadline: deadline, promise: promise)
+            }
+            return
+        }
+        subscriber.connection.channel.writeAndFlush(ByteBuffer()).whenComplete { _ in promise.succeed(()) }
+    }
+}

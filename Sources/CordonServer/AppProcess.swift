@@ -1,0 +1,35 @@
+import CordonProtocol
+import CordonSystem
+
+/// The process a registration stands for: the connection's peer, or a child of it that the peer
+/// registers on its behalf (`cordon run`), with a pidfd that pins that very process.
+struct AppProcess {
+    let identity: PeerIdentity
+    let pidfd: Pidfd?
+    let onBehalf: Bool
+
+    /// The connection's own process, or the child `pid` after checking that it is a direct child
+    /// of the connection's process, runs as the allowed uid, and still exists.
+    static func resolve(pid: Int?, connection: AgentConnection, allowedUID: UInt32) throws(CordonError) -> AppProcess {
+        guard let pid, pid != Int(connection.identity.pid) else {
+            return AppProcess(identity: connection.identity, pidfd: connection.pidfd, onBehalf: false)
+        }
+        guard let child = Int32(exactly: pid), child > 1 else {
+            throw .invalidProcess(pid: pid, reason: "not a process id")
+        }
+        // Open the handle first: every fact read after it is checked against it.
+        guard let pidfd = Pidfd(pid: child) else { throw .invalidProcess(pid: pid, reason: "no such process") }
+        guard let facts = ProcessInfoReader.parentAndGroup(of: child),
+            let owner = ProcessInfoReader.owner(of: child)
+        else { throw .invalidProcess(pid: pid, reason: "its /proc entry cannot be read") }
+        guard facts.ppid == connection.identity.pid else {
+            throw .invalidProcess(pid: pid, reason: "it is not a child of the registering process")
+        }
+        guard owner.uid == allowedUID else { throw .invalidProcess(pid: pid, reason: "it runs as another user") }
+        let executable = ProcessInfoReader.executable(of: child)
+        guard pidfd.isAlive else { throw .invalidProcess(pid: pid, reason: "the process has exited") }
+        return AppProcess(
+            identity: PeerIdentity(pid: child, uid: owner.uid, gid: owner.gid, executable: executable), pidfd: pidfd,
+            onBehalf: true)
+    }
+}

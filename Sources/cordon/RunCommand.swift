@@ -1,0 +1,76 @@
+import ArgumentParser
+import CordonCore
+import CordonKit
+import Dispatch
+import Foundation
+
+/// `cordon run --app ID -- program args…`: quick integration for an unmodified program.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run an unmodified program as a wrapped app: frozen whenever the container has no key.",
+        discussion: """
+            Starts the program in a process group of its own with CORDON_SOCKET and CORDON_APP_ID set, \
+            registers it with cordond on its behalf (the policy checks the program's executable, not cordon's), \
+            and freezes the whole group (SIGSTOP) while the key is unavailable, thawing it (SIGCONT) when the \
+            key returns; with --freeze-on-lock also while the container is locked. The program starts frozen \
+            until cordond says the key is available. SIGINT, SIGTERM and SIGHUP are forwarded to the group; \
+            a second SIGINT or SIGTERM while it is frozen kills it. Exits with the program's exit code \
+            (128 + N when signal N ended it). If cordon run itself is killed, cordond thaws and terminates \
+            the program.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("The app id to register the program as.", valueName: "app-id"))
+    var app: String
+
+    @Flag(help: "Also freeze the program while the container is locked (not only while the key is unavailable).")
+    var freezeOnLock = false
+
+    @Argument(parsing: .postTerminator, help: "The program and its arguments, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else { throw ValidationError("give the program to run after --, e.g. -- vim notes.txt") }
+        if let problem = AppIdentifier.problem(with: app) { throw ValidationError("--app: \(problem)") }
+    }
+
+    func run() async throws {
+        let socket = global.socketPath
+        var environment = ProcessInfo.processInfo.environment
+        environment["CORDON_SOCKET"] = socket
+        environment["CORDON_APP_ID"] = app
+        // Handled here and forwarded, never acted on by cordon run itself.
+        let forwarded = [SIGINT, SIGTERM, SIGHUP]
+        for signal in forwarded { Foundation.signal(signal, SIG_IGN) }
+        let program = try WrappedProgram(arguments: command, environment: environment)
+        program.freeze()
+        program.takeTerminal()
+        let sources = forwarded.map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if let note = program.forward(number) { Output.note(note) }
+            }
+            source.resume()
+            return source
+        }
+        let supervisor = RunSupervisor(program: program, appId: app, socketPath: socket, freezeOnLock: freezeOnLock)
+        let registered: CordonApp
+        do {
+            registered = try await CordonApp.connect(appId: app, socketPath: socket, process: program.pid)
+        } catch {
+            program.terminate()
+            program.returnTerminal()
+            _ = await program.waitForExit()
+            throw error
+        }
+        let watcher = Task { await supervisor.follow(registered) }
+        let status = await program.waitForExit()
+        watcher.cancel()
+        sources.forEach { $0.cancel() }
+        program.returnTerminal()
+        await supervisor.close()
+        throw ExitCode(status)
+    }
+}

@@ -1,0 +1,73 @@
+import CordonKit
+import Foundation
+
+/// Freezes and thaws a wrapped program with the container, acknowledging revocations once the
+/// program is frozen; when cordond goes away the program stays frozen until it is back.
+actor RunSupervisor {
+    let program: WrappedProgram
+    let appId: String
+    let socketPath: String
+    let freezeOnLock: Bool
+    private var current: CordonApp?
+
+    init(program: WrappedProgram, appId: String, socketPath: String, freezeOnLock: Bool) {
+        self.program = program
+        self.appId = appId
+        self.socketPath = socketPath
+        self.freezeOnLock = freezeOnLock
+    }
+
+    /// Follows `app`'s events until cancelled, registering again whenever cordond comes back.
+    func follow(_ app: CordonApp) async {
+        var app = app
+        while !Task.isCancelled {
+            current = app
+            await handleEvents(of: app)
+            await app.close()
+            current = nil
+            guard !Task.isCancelled else { return }
+            Output.note("cordon: cordond went away; the program stays frozen until it is back and unlocked")
+            guard let again = await reconnect() else { return }
+            app = again
+        }
+    }
+
+    /// Applies each event to the program.
+    private func handleEvents(of app: CordonApp) async {
+        for await event in app.events {
+            if Task.isCancelled { return }
+            switch event.kind {
+            case .state, .encryptionKeyAvailable, .didUnlock:
+                if event.keyAvailable && (!freezeOnLock || event.state == .unlocked) { program.thaw() }
+            case .encryptionKeyUnavailable:
+                program.freeze()
+                guard event.reason != .agentUnavailable else { return }
+                try? await app.acknowledge(event, status: .halted)
+            case .didLock:
+                if freezeOnLock { program.freeze() }
+            case .wiped:
+                program.freeze()
+            case .policyDidChange, .appEnforced, .openDocument:
+                break
+            }
+        }
+    }
+
+    /// Registers again once cordond answers; nil when cancelled.
+    private func reconnect() async -> CordonApp? {
+        while !Task.isCancelled {
+            if let app = try? await CordonApp.connect(appId: appId, socketPath: socketPath, process: program.pid) {
+                Output.note("cordon: cordond is back")
+                return app
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+        return nil
+    }
+
+    /// Closes the registration.
+    func close() async {
+        await current?.close()
+        current = nil
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// The program `cordon run` wraps: started in a process group of its own, frozen and thawed as
+/// a whole, and reaped by us (so its PID and PGID cannot be recycled while we signal them).
+final class WrappedProgram: @unchecked Sendable {
+    let pid: pid_t
+    private let lock = NSLock()
+    private var frozen = false
+    private var exited = false
+    private var pendingTerminations = 0
+    private var terminalGiven = false
+
+    /// Starts `arguments` (looked up on `PATH`) with `environment` in a new process group, with
+    /// default signal dispositions and an empty signal mask.
+    init(arguments: [String], environment: [String: String]) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let argv = arguments.map { strdup($0) }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer { (argv + envp).forEach { free($0) } }
+        var argvNull: [UnsafeMutablePointer<CChar>?] = argv + [nil]
+        var envpNull: [UnsafeMutablePointer<CChar>?] = envp + [nil]
+        var child: pid_t = 0
+        // glibc's posix_spawn returns once the child has called exec (or failed to).
+        let result = posix_spawnp(&child, arguments[0], nil, &attributes, &argvNull, &envpNull)
+        guard result == 0 else {
+            throw CLIError(
+                "cannot start \(arguments[0]): \(String(cString: strerror(result)))",
+                hint: "check the program's name and PATH", code: .usage)
+        }
+        pid = child
+    }
+
+    /// Whether the group is frozen.
+    var isFrozen: Bool { lock.withLock { frozen } }
+
+    /// SIGSTOP to the whole group.
+    func freeze() {
+        lock.withLock {
+            guard !exited, !frozen else { return }
+            kill(-pid, SIGSTOP)
+            frozen = true
+        }
+    }
+
+    /// SIGCONT to the whole group.
+    func thaw() {
+        lock.withLock {
+            guard !exited, frozen else { return }
+            kill(-pid, SIGCONT)
+            frozen = false
+        }
+    }
+
+    /// Forwards `signal` to the group. A second SIGINT or SIGTERM while frozen kills the group
+    /// (a frozen program cannot act on the first). Returns a note for the user, if any.
+    func forward(_ signal: Int32) -> String? {
+        lock.withLock {
+            guard !exited else { return nil }
+            kill(-pid, signal)
+            guard frozen, signal == SIGINT || signal == SIGTERM else { return nil }
+            pendingTerminations += 1
+            if pendingTerminations >= 2 {
+                kill(-pid, SIGKILL)
+                return "cordon: the program was frozen: killed it"
+            }
+            return "cordon: the program is frozen until the container unlocks; it gets the signal then "
+                + "(send it again to kill it now)"
+        }
+    }
+
+    /// Thaws and kills the group (cleanup when `cordon run` cannot go on).
+    func terminate() {
+        lock.withLock {
+            guard !exited else { return }
+            kill(-pid, SIGKILL)
+            kill(-pid, SIGCONT)
+        }
+    }
+
+    /// Makes the program's group the terminal's foreground group when `cordon run` has the terminal.
+    func takeTerminal() {
+        guard isatty(STDIN_FILENO) == 1, tcgetpgrp(STDIN_FILENO) == getpgrp() else { return }
+        let previous = signal(SIGTTOU, SIG_IGN)
+        if tcsetpgrp(STDIN_FILENO, pid) == 0 { terminalGiven = true }
+        signal(SIGTTOU, previous)
+    }
+
+    /// Gives the terminal back to `cordon run`'s group.
+    func returnTerminal() {
+        guard terminalGiven else { return }
+        let previous = signal(SIGTTOU, SIG_IGN)
+        tcsetpgrp(STDIN_FILENO, getpgrp())
+        signal(SIGTTOU, previous)
+        terminalGiven = false
+    }
+
+    /// Waits for the program to exit; returns its exit code, 128 + signal when a signal ended it.
+    func waitForExit() async -> Int32 {
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let thread = Thread { [self] in
+                // Wait without reaping, stop signalling, then reap: the PID and PGID stay ours
+                // until no signal can be sent to them any more.
+                var info = siginfo_t()
+                while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+                lock.withLock { exited = true }
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                continuation.resume(returning: status)
+            }
+            thread.start()
+        }
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+}

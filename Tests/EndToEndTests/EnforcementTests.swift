@@ -1,0 +1,174 @@
+import CordonKit
+import CordonSystem
+import Foundation
+import Testing
+
+/// The agent enforcing revocations on apps that do not acknowledge in time, through pidfds.
+@Suite struct EnforcementTests {
+    /// A daemon whose policy applies `action` 200 ms after a revocation, initialized and unlocked.
+    static func daemon(_ action: String, deadlineMs: Int = 200) async throws -> DaemonProcess {
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
+        try #"{"schema": "cordon.policy.v1", "lock": {"onAckTimeout": "\#(action)", "ackDeadlineMs": \#(deadlineMs)}}"#
+            .write(toFile: root.appending("admin/enforce.json"), atomically: true, encoding: .utf8)
+        let daemon = try await DaemonProcess.started(root: root)
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        await client.close()
+        return daemon
+    }
+
+    static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
+
+    static func enforcement(_ client: CordonClient, appId: String) async throws -> [AuditEntry] {
+        try await client.audit(appId: appId).filter { $0.category == "enforcement" }
+    }
+
+    @Test func anAppThatIgnoresTheRevocationIsFrozenUntilTheKeyIsBack() async throws {
+        let daemon = try await Self.daemon("freeze")
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        defer { app.cleanUp() }
+        try await app.waitFor("State")
+        let client = try await daemon.client()
+        let observer = try await daemon.client()
+        var events = try await observer.events().makeAsyncIterator()
+        #expect(try await events.next()?.kind == .state)
+        try await client.logout()
+        try await eventually("the app is stopped") { Self.state(app.pid) == "T" }
+        #expect(try await client.apps().first?.compliance == .frozen)
+        var enforced: CordonEvent?
+        while let event = try await events.next() {
+            if event.kind == .appEnforced {
+                enforced = event
+                break
+            }
+        }
+        #expect(enforced?.appId == "com.example.deaf")
+        #expect(enforced?.pid == Int(app.pid))
+        #expect(enforced?.enforcement == .freeze)
+        let audit = try await Self.enforcement(client, appId: "com.example.deaf")
+        #expect(audit.map(\.outcome) == ["freeze"])
+        #expect(audit.first?.rules.contains { $0.hasSuffix("enforce.json#/lock/onAckTimeout") } == true)
+
+        try await client.unlock(passcode: "2468")
+        try await eventually("the app runs again") { Self.state(app.pid) != "T" }
+        // Its key event was queued before it was thawed: the first thing it reads.
+        try await app.waitFor("EncryptionKeyAvailable")
+        #expect(try await client.apps().first?.compliance == .compliant)
+        #expect(try await Self.enforcement(client, appId: "com.example.deaf").map(\.outcome) == ["freeze", "thaw"])
+        try await daemon.stop()
+    }
+
+    @Test func terminateEndsTheApp() async throws {
+        let daemon = try await Self.daemon("terminate")
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        defer { app.cleanUp() }
+        try await app.waitFor("State")
+        let client = try await daemon.client()
+        try await client.logout()
+        try await eventually("the app is terminated") { !app.process.isRunning }
+        #expect(app.process.terminationReason == .uncaughtSignal)
+        #expect(app.process.terminationStatus == SIGTERM)
+        #expect(try await Self.enforcement(client, appId: "com.example.deaf").map(\.action) == ["ack.terminate"])
+        try await daemon.stop()
+    }
+
+    @Test func disconnectClosesTheAppsConnections() async throws {
+        let daemon = try await Self.daemon("disconnect")
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        defer { app.cleanUp() }
+        try await app.waitFor("State")
+        let client = try await daemon.client()
+        try await client.logout()
+        try await app.waitFor("closed")
+        #expect(try await client.apps().isEmpty)
+        #expect(Self.state(app.pid) != "T")
+        try await daemon.stop()
+    }
+
+    @Test func anAppThatAcknowledgesIsNeverTouched() async throws {
+        let daemon = try await Self.daemon("freeze")
+        defer { daemon.cleanUp() }
+        let polite = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.polite", mode: .polite)
+        defer { polite.cleanUp() }
+        let deaf = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        defer { deaf.cleanUp() }
+        try await polite.waitFor("State")
+        try await deaf.waitFor("State")
+        let client = try await daemon.client()
+        try await client.logout()
+        try await polite.waitFor("acknowledged True")
+        // Both deadlines are the same: once the deaf app is frozen, the polite one's has passed too.
+        try await eventually("the deaf app is stopped") { Self.state(deaf.pid) == "T" }
+        #expect(Self.state(polite.pid) != "T")
+        let apps = try await client.apps()
+        #expect(apps.first { $0.appId == "com.example.polite" }?.compliance == .compliant)
+        #expect(try await Self.enforcement(client, appId: "com.example.polite").isEmpty)
+        try await daemon.stop()
+    }
+
+    @Test func leavingDuringARevocationCountsAsNotAcknowledging() async throws {
+        let daemon = try await Self.daemon("freeze", deadlineMs: 600_000)
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.parent", mode: .parent)
+        defer { app.cleanUp() }
+        try await app.waitFor("registered")
+        let child = try #require(app.lines.first { $0.hasPrefix("child ") }.flatMap { Int32($0.dropFirst(6)) })
+        defer { kill(child, SIGKILL) }
+        let client = try await daemon.client()
+        try await client.logout()
+        // The deadline is ten minutes away; the app goes before it.
+        kill(app.pid, SIGKILL)
+        // Frozen for the missed acknowledgement, then (its supervisor gone) thawed and terminated.
+        try await eventually("the child is gone") { Self.state(child) == nil || Self.state(child) == "Z" }
+        let audit = try await Self.enforcement(client, appId: "com.example.parent")
+        #expect(audit.map(\.action) == ["ack.freeze", "supervisor.lost"])
+        #expect(audit.first?.reason.hasPrefix("disconnected without acknowledging") == true)
+        try await daemon.stop()
+    }
+
+    @Test func aRecycledPIDIsNeverSignalled() async throws {
+        let daemon = try await Self.daemon("freeze")
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.parent", mode: .parent)
+        defer { app.cleanUp() }
+        try await app.waitFor("registered")
+        let child = try #require(app.lines.first { $0.hasPrefix("child ") }.flatMap { Int32($0.dropFirst(6)) })
+        app.send("reap")
+        try await app.waitFor("reaped")
+        // An unrelated process takes the registered child's PID.
+        let impostor = try #require(try Self.spawn(withPID: child), "could not recycle pid \(child)")
+        defer {
+            kill(impostor.processIdentifier, SIGKILL)
+            impostor.waitUntilExit()
+        }
+        try await app.waitFor("State")
+        let client = try await daemon.client()
+        try await client.logout()
+        try await eventually("the agent gave up on the exited process") {
+            try await Self.enforcement(client, appId: "com.example.parent").first?.outcome == "failed"
+        }
+        #expect(Self.state(impostor.processIdentifier) != "T", "the impostor was signalled")
+        #expect(impostor.isRunning)
+        try await daemon.stop()
+    }
+
+    /// Starts `sleep` with PID `pid`, steering the kernel's next PID (root only); nil if it never lands.
+    static func spawn(withPID pid: Int32) throws -> Process? {
+        for _ in 0..<200 {
+            try "\(pid - 1)".write(toFile: "/proc/sys/kernel/ns_last_pid", atomically: false, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+            process.arguments = ["1000"]
+            try process.run()
+            if process.processIdentifier == pid { return process }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return nil
+    }
+}

@@ -1,0 +1,128 @@
+import CordonKit
+import CordonSystem
+import Foundation
+import Testing
+
+/// `cordon run`: an unmodified program wrapped, frozen and thawed with the container.
+@Suite struct RunCommandTests {
+    static func daemon() async throws -> DaemonProcess {
+        let daemon = try await DaemonProcess.started()
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        await client.close()
+        return daemon
+    }
+
+    /// `cordon run` as a long-lived process (signals unblocked, as from a shell).
+    static func start(_ daemon: DaemonProcess, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let unblock =
+            "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
+        process.arguments =
+            ["python3", "-c", unblock, Binaries.cordon.path, "--socket", daemon.socketPath, "run"] + arguments
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The wrapped program's pid, once registered.
+    static func programPID(_ client: CordonClient, appId: String) async throws -> Int32 {
+        var pid: Int32 = 0
+        try await eventually("\(appId) is registered") {
+            guard let app = try await client.apps().first(where: { $0.appId == appId }) else { return false }
+            pid = Int32(app.pid)
+            return true
+        }
+        return pid
+    }
+
+    static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
+
+    @Test func returnsTheProgramsExitCode() async throws {
+        let daemon = try await Self.daemon()
+        defer { daemon.cleanUp() }
+        let result = try await runCommand(
+            Binaries.cordon,
+            ["--socket", daemon.socketPath, "run", "--app", "com.example.exit", "--", "sh", "-c", "exit 7"])
+        #expect(result.status == 7, "\(result.stderr)")
+        let missing = try await runCommand(
+            Binaries.cordon, ["--socket", daemon.socketPath, "run", "--app", "com.example.x", "--", "/no/such/program"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("cannot start /no/such/program"))
+        try await daemon.stop()
+    }
+
+    @Test func freezesAndThawsTheProgramWithTheContainer() async throws {
+        let daemon = try await Self.daemon()
+        defer { daemon.cleanUp() }
+        let run = try Self.start(daemon, ["--app", "com.example.sleeper", "--", "sleep", "1000"])
+        defer { kill(run.processIdentifier, SIGKILL) }
+        let client = try await daemon.client()
+        let pid = try await Self.programPID(client, appId: "com.example.sleeper")
+        defer { kill(pid, SIGKILL) }
+        #expect(ProcessInfoReader.executable(of: pid) == "/usr/bin/sleep")
+        try await eventually("the program runs") { Self.state(pid) == "S" }
+        try await client.logout()
+        try await eventually("the program is frozen") { Self.state(pid) == "T" }
+        // cordon run acknowledged for it: the agent itself enforced nothing.
+        try await eventually("cordon run acknowledged") { try await client.apps().first?.compliance == .compliant }
+        try await client.unlock(passcode: "2468")
+        try await eventually("the program runs again") { Self.state(pid) == "S" }
+        try await client.lock()
+        #expect(Self.state(pid) == "S", "a lock keeps the key: the program runs on")
+        try await daemon.stop()
+    }
+
+    @Test func forwardsSignalsAndStartsFrozenWhileLocked() async throws {
+        let daemon = try await Self.daemon()
+        defer { daemon.cleanUp() }
+        let client = try await daemon.client()
+        try await client.logout()
+        let script = "trap 'exit 42' TERM; while :; do sleep 0.05; done"
+        let run = try Self.start(daemon, ["--app", "com.example.trap", "--", "sh", "-c", script])
+        defer { kill(run.processIdentifier, SIGKILL) }
+        let pid = try await Self.programPID(client, appId: "com.example.trap")
+        #expect(Self.state(pid) == "T", "no key yet: the program waits frozen")
+        try await client.unlock(passcode: "2468")
+        try await eventually("the program runs") { Self.state(pid) != "T" }
+        kill(run.processIdentifier, SIGTERM)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 42)
+        try await daemon.stop()
+    }
+
+    @Test func aKilledSupervisorLeavesNoFrozenOrphan() async throws {
+        let daemon = try await Self.daemon()
+        defer { daemon.cleanUp() }
+        let run = try Self.start(daemon, ["--app", "com.example.orphan", "--", "sleep", "1000"])
+        let client = try await daemon.client()
+        let pid = try await Self.programPID(client, appId: "com.example.orphan")
+        defer { kill(pid, SIGKILL) }
+        try await client.logout()
+        try await eventually("the program is frozen") { Self.state(pid) == "T" }
+        kill(run.processIdentifier, SIGKILL)
+        run.waitUntilExit()
+        // cordond thaws and terminates it (and the kernel hangs up an orphaned, stopped group).
+        try await eventually("the program is gone") { Self.state(pid) == nil || Self.state(pid) == "Z" }
+        try await daemon.stop()
+    }
+
+    @Test func anotherProcessCannotBeRegisteredOnItsBehalf() async throws {
+        let daemon = try await Self.daemon()
+        defer { daemon.cleanUp() }
+        // pid 1 is no child of the test.
+        do {
+            _ = try await CordonApp.connect(appId: "com.example.hijack", socketPath: daemon.socketPath, process: 1)
+            Issue.record("registering pid 1 was accepted")
+        } catch let error as CordonError {
+            guard case .invalidProcess(let pid, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(pid == 1)
+        }
+        try await daemon.stop()
+    }
+}

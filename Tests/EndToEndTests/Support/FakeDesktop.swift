@@ -1,0 +1,173 @@
+import Foundation
+
+/// A private `dbus-daemon` with a stand-in for logind and the screen savers on it, driven
+/// through a control FIFO. One bus plays both the system and the session bus.
+final class FakeDesktop: Sendable {
+    let root: TemporaryDirectory
+    let bus: LineReader
+    let standIn: LineReader
+    let address: String
+    var controlPath: String { root.appending("control") }
+
+    init() async throws {
+        root = try TemporaryDirectory()
+        let config = root.appending("bus.conf")
+        try Self.busConfig(socket: root.appending("bus.sock")).write(toFile: config, atomically: true, encoding: .utf8)
+        bus = try LineReader(
+            URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config)", "--print-address", "--nofork"])
+        let reader = bus
+        try await eventually("dbus-daemon prints its address") { !reader.snapshot.isEmpty }
+        address = bus.snapshot.first ?? ""
+        let script = root.appending("standin.py")
+        try Self.standInScript.write(toFile: script, atomically: true, encoding: .utf8)
+        standIn = try LineReader(
+            URL(fileURLWithPath: "/usr/bin/python3"), [script, address, root.appending("control")])
+        try await waitFor("ready")
+    }
+
+    /// Asks the stand-in to emit: lock, lockedhint, idlehint, screensaver, gnome, sleep, wake.
+    func send(_ command: String) throws {
+        guard let handle = FileHandle(forWritingAtPath: controlPath) else { throw CocoaError(.fileNoSuchFile) }
+        defer { try? handle.close() }
+        try handle.write(contentsOf: Data((command + "\n").utf8))
+    }
+
+    /// Waits until the stand-in printed `line`.
+    func waitFor(_ line: String) async throws {
+        let standIn = self.standIn
+        try await eventually("the stand-in prints \(line)") {
+            guard standIn.process.isRunning else { throw CocoaError(.executableLoad) }
+            return standIn.snapshot.contains(line)
+        }
+    }
+
+    /// Stops both processes and removes the directory.
+    func cleanUp() {
+        // The test runner's blocked signal mask is inherited: only SIGKILL is sure to stop them.
+        for process in [standIn.process, bus.process] where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        root.remove()
+    }
+
+    static func busConfig(socket: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+
+    /// logind (Manager with GetSession/GetSessionByPID/Inhibit/PrepareForSleep, a session with
+    /// Lock and PropertiesChanged) and both screen savers. Prints `inhibit`, `released` (the
+    /// inhibitor's last copy was closed) and `emitted <command>`.
+    static let standInScript = #"""
+        import os, sys
+        import dbus, dbus.service, dbus.mainloop.glib
+        from gi.repository import GLib
+
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        control = sys.argv[2]
+        SESSION = "/org/freedesktop/login1/session/c1"
+        MANAGER = "org.freedesktop.login1.Manager"
+
+        def out(line):
+            print(line, flush=True)
+
+        class Manager(dbus.service.Object):
+            @dbus.service.method(MANAGER, in_signature="u", out_signature="o")
+            def GetSessionByPID(self, pid):
+                return dbus.ObjectPath(SESSION)
+
+            @dbus.service.method(MANAGER, in_signature="s", out_signature="o")
+            def GetSession(self, session_id):
+                return dbus.ObjectPath(SESSION)
+
+            @dbus.service.method(MANAGER, in_signature="ssss", out_signature="h")
+            def Inhibit(self, what, who, why, mode):
+                r, w = os.pipe()
+                GLib.io_add_watch(r, GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP, self.released)
+                out("inhibit %s %s" % (what, mode))
+                fd = dbus.types.UnixFd(w)
+                os.close(w)
+                return fd
+
+            def released(self, fd, condition):
+                out("released")
+                os.close(fd)
+                return False
+
+            @dbus.service.signal(MANAGER, signature="b")
+            def PrepareForSleep(self, start):
+                pass
+
+        class Session(dbus.service.Object):
+            @dbus.service.signal("org.freedesktop.login1.Session", signature="")
+            def Lock(self):
+                pass
+
+            @dbus.service.signal("org.freedesktop.DBus.Properties", signature="sa{sv}as")
+            def PropertiesChanged(self, interface, changed, invalidated):
+                pass
+
+        class ScreenSaver(dbus.service.Object):
+            @dbus.service.signal("org.freedesktop.ScreenSaver", signature="b")
+            def ActiveChanged(self, active):
+                pass
+
+        class GnomeScreenSaver(dbus.service.Object):
+            @dbus.service.signal("org.gnome.ScreenSaver", signature="b")
+            def ActiveChanged(self, active):
+                pass
+
+        names = [dbus.service.BusName(n, bus) for n in
+                 ("org.freedesktop.login1", "org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver")]
+        manager = Manager(bus, "/org/freedesktop/login1")
+        session = Session(bus, SESSION)
+        saver = ScreenSaver(bus, "/org/freedesktop/ScreenSaver")
+        gnome = GnomeScreenSaver(bus, "/org/gnome/ScreenSaver")
+
+        def hint(name):
+            props = dbus.Dictionary({name: dbus.Boolean(True)}, signature="sv")
+            session.PropertiesChanged("org.freedesktop.login1.Session", props, dbus.Array([], signature="s"))
+
+        commands = {
+            "lock": lambda: session.Lock(),
+            "lockedhint": lambda: hint("LockedHint"),
+            "idlehint": lambda: hint("IdleHint"),
+            "screensaver": lambda: saver.ActiveChanged(True),
+            "gnome": lambda: gnome.ActiveChanged(True),
+            "sleep": lambda: manager.PrepareForSleep(True),
+            "wake": lambda: manager.PrepareForSleep(False),
+        }
+
+        os.mkfifo(control)
+        reader = os.open(control, os.O_RDONLY | os.O_NONBLOCK)
+        keep = os.open(control, os.O_WRONLY)
+        pending = [b""]
+
+        def on_control(fd, condition):
+            pending[0] += os.read(fd, 4096)
+            while b"\n" in pending[0]:
+                line, pending[0] = pending[0].split(b"\n", 1)
+                command = line.decode().strip()
+                commands[command]()
+                out("emitted " + command)
+            return True
+
+        GLib.io_add_watch(reader, GLib.PRIORITY_DEFAULT, GLib.IO_IN, on_control)
+        out("ready")
+        GLib.MainLoop().run()
+        """#
+}
