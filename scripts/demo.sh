@@ -10,6 +10,7 @@ passcode="demo-passcode-2468"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 cleanup() {
     [ -n "${notes_pid:-}" ] && kill "$notes_pid" 2>/dev/null || true
+    [ -n "${ticker_pid:-}" ] && kill "$ticker_pid" 2>/dev/null || true
     [ -n "${daemon_pid:-}" ] && kill "$daemon_pid" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$demo"
@@ -32,10 +33,16 @@ say "Starting the notes app: it registers and waits, locked and without a key"
 notes_pid=$!
 sleep 1
 
-say "Unlocking: the app receives its own key and starts writing encrypted notes"
+say "Wrapping an unmodified program (quick integration): cordon run keeps it frozen until the key is there"
+"$bin/cordon" run --app com.example.ticker -- examples/quick-integration/ticker.sh "$demo/ticker.log" &
+ticker_pid=$!
+sleep 1
+
+say "Unlocking: the app receives its own key and starts writing encrypted notes; the ticker runs"
 echo "$passcode" | "$bin/cordon" unlock --passcode-stdin
 sleep 1.5
 "$bin/cordon" apps
+echo "ticker: $(wc -l < "$demo/ticker.log") lines so far"
 
 say "Locking: DidLock; the key stays in memory, so the app may finish its work"
 "$bin/cordon" lock
@@ -45,15 +52,27 @@ say "Unlocking within the re-authentication grace: no passcode needed"
 "$bin/cordon" unlock
 sleep 1
 
-say "Logging out: EncryptionKeyUnavailable; the app closes its file, drops the key and acknowledges"
+say "Logging out: EncryptionKeyUnavailable; the app closes its file, drops the key and acknowledges; the ticker is frozen"
 "$bin/cordon" logout
 sleep 1
 "$bin/cordon" apps
 "$bin/cordon" status
+ticker=$("$bin/cordon" apps --json | python3 -c 'import json,sys; print(next(a["pid"] for a in json.load(sys.stdin) if a["appId"] == "com.example.ticker"))')
+echo "ticker (pid $ticker): $(grep State /proc/"$ticker"/status), $(wc -l < "$demo/ticker.log") lines"
+sleep 1
+echo "one second later: still $(wc -l < "$demo/ticker.log") lines"
 
-say "Unlocking again: the key returns and the app resumes"
+say "Unlocking again: the key returns, the app resumes and the ticker is thawed"
 echo "$passcode" | "$bin/cordon" unlock --passcode-stdin
 sleep 1.2
+echo "ticker: $(grep State /proc/"$ticker"/status), $(wc -l < "$demo/ticker.log") lines"
+
+say "Stopping the wrapped program: cordon run forwards SIGTERM to it and exits with its status"
+kill -TERM "$ticker_pid"
+status=0
+wait "$ticker_pid" || status=$?
+ticker_pid=""
+echo "cordon run exited with $status (128 + SIGTERM)"
 
 say "Stopping cordond (SIGTERM): a revocation for every app, then the app halts"
 kill -TERM "$daemon_pid"

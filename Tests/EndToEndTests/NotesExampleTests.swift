@@ -37,4 +37,42 @@ import Testing
         try await eventually("the app exits when the agent goes") { !notes.isRunning }
         #expect(read().contains("agent connection ended"))
     }
+
+    @Test func notesCopySaveAndShareAsThePolicyAllows() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        let exports = daemon.root.appending("exports")
+        try FileManager.default.createDirectory(atPath: exports, withIntermediateDirectories: true)
+        func start(_ name: String, _ extra: [String]) throws -> (Process, () -> String) {
+            let output = daemon.root.appending("\(name).out")
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
+            let process = Process()
+            process.executableURL = Binaries.notes
+            process.arguments =
+                ["--app-id", "com.example.\(name)", "--dir", daemon.root.appending(name), "--interval-ms", "20"]
+                + ["--socket", daemon.socketPath] + extra
+            try FileManager.default.createDirectory(
+                atPath: daemon.root.appending(name), withIntermediateDirectories: true)
+            process.standardOutput = FileHandle(forWritingAtPath: output)
+            try process.run()
+            return (process, { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" })
+        }
+        let (reader, readerOutput) = try start("reader", [])
+        defer { if reader.isRunning { reader.terminate() } }
+        try await eventually("the reader is subscribed") { try await client.apps().first?.subscribed == true }
+        let (writer, writerOutput) = try start(
+            "notes", ["--export-dir", exports, "--share-with", "com.example.reader"])
+        defer { if writer.isRunning { writer.terminate() } }
+        try await eventually("a note is shared") { writerOutput().contains("shared note #5 with com.example.reader") }
+        #expect(writerOutput().contains("copied note #5 to the managed pasteboard"))
+        #expect(try String(contentsOfFile: exports + "/note-5.txt", encoding: .utf8).hasPrefix("note 5 at"))
+        try await eventually("the reader received it") {
+            readerOutput().contains("received document \(exports)/note-5.txt from com.example.notes")
+        }
+        #expect(try await client.pasteboard.paste().source == "com.example.notes")
+        try await daemon.stop()
+    }
 }
