@@ -153,7 +153,8 @@ extension Agent {
     }
 
     /// The agent's environment, with the requester's display variables (its session may have
-    /// them when the agent's does not) and the agent's config directory (for settings.json).
+    /// them when the agent's does not), its terminal (`CORDON_PROMPT_TTY`) and the agent's config
+    /// directory (for settings.json).
     static func promptEnvironment(agent: [String: String], requesterPid: Int32, configDirectory: String)
         -> [String: String]
     {
@@ -167,6 +168,12 @@ extension Agent {
                     environment[key] = String(text[text.index(after: equals)...])
                 }
             }
+        }
+        // A terminal-only session: pinentry (curses) may ask on the requester's terminal.
+        if let terminal = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(requesterPid)/fd/0"),
+            terminal.hasPrefix("/dev/pts/") || terminal.hasPrefix("/dev/tty")
+        {
+            environment["CORDON_PROMPT_TTY"] = terminal
         }
         environment["CORDON_CONFIG_DIR"] = configDirectory
         environment.removeValue(forKey: "NOTIFY_SOCKET")

@@ -17,7 +17,10 @@ struct PinentryProgram: Equatable {
     /// The program to use, or `nil` when none is configured or found, or when there is neither a
     /// display (`DISPLAY`, `WAYLAND_DISPLAY`) nor a terminal to ask on.
     static func find(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PinentryProgram? {
-        let ttyName = isatty(STDIN_FILENO) == 1 ? ttyname(STDIN_FILENO).map { String(cString: $0) } : nil
+        // cordond's implicit-unlock prompt has no terminal of its own: it names the requester's.
+        let ttyName =
+            isatty(STDIN_FILENO) == 1
+            ? ttyname(STDIN_FILENO).map { String(cString: $0) } : nonEmpty(environment["CORDON_PROMPT_TTY"])
         let hasDisplay = ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(environment[$0] ?? "").isEmpty }
         guard hasDisplay || ttyName != nil else { return nil }
         let path: String

@@ -61,14 +61,22 @@ import Testing
         try await daemon.stop()
     }
 
-    @Test func terminateEndsTheApp() async throws {
-        let daemon = try await Self.daemon("terminate")
-        defer { daemon.cleanUp() }
+    /// A daemon applying `action`, with one deaf app subscribed, after a logout.
+    static func deafAppAfterLogout(_ action: String) async throws -> (DaemonProcess, ScriptedApp, CordonClient) {
+        let daemon = try await Self.daemon(action)
         let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
-        defer { app.cleanUp() }
         try await app.waitFor("State")
         let client = try await daemon.client()
         try await client.logout()
+        return (daemon, app, client)
+    }
+
+    @Test func terminateEndsTheApp() async throws {
+        let (daemon, app, client) = try await Self.deafAppAfterLogout("terminate")
+        defer {
+            app.cleanUp()
+            daemon.cleanUp()
+        }
         try await eventually("the app is terminated") { !app.process.isRunning }
         #expect(app.process.terminationReason == .uncaughtSignal)
         #expect(app.process.terminationStatus == SIGTERM)
@@ -77,13 +85,11 @@ import Testing
     }
 
     @Test func disconnectClosesTheAppsConnections() async throws {
-        let daemon = try await Self.daemon("disconnect")
-        defer { daemon.cleanUp() }
-        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
-        defer { app.cleanUp() }
-        try await app.waitFor("State")
-        let client = try await daemon.client()
-        try await client.logout()
+        let (daemon, app, client) = try await Self.deafAppAfterLogout("disconnect")
+        defer {
+            app.cleanUp()
+            daemon.cleanUp()
+        }
         try await app.waitFor("closed")
         #expect(try await client.apps().isEmpty)
         #expect(Self.state(app.pid) != "T")

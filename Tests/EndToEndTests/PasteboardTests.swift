@@ -84,6 +84,7 @@ import Testing
             _ = try await fixture.source.pasteboard.copy("mine")
             #expect(try await fixture.source.pasteboard.paste().content == "mine", "\(level)")
         }
+        #expect(!fixture.daemon.log.contains("secret for"), "pasteboard content never reaches the log")
         let denials = try await fixture.client.audit().filter {
             $0.action == "pasteboard.paste" && $0.outcome == "deny"
         }

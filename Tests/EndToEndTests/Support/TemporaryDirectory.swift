@@ -19,7 +19,7 @@ final class TemporaryDirectory: Sendable {
 
 /// Polls `condition` until it holds, for at most `timeout` seconds (never asserts on time).
 func eventually(
-    timeout: Double = 20, _ what: String, _ condition: () async throws -> Bool
+    timeout: Double = 60, _ what: String, _ condition: () async throws -> Bool
 ) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
