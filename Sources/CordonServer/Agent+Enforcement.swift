@@ -131,7 +131,9 @@ extension Agent {
     /// and a program registered on its behalf (`cordon run`) is never left frozen or orphaned.
     func registeredAppClosed(_ app: AppRegistration) {
         defer { enforcementTargets.removeValue(forKey: app.connection) }
-        guard let target = enforcementTargets[app.connection] else { return }
+        // A shutdown closes every connection right after revoking: nobody had time to answer,
+        // and nobody would be left to thaw them. Apps hear EncryptionKeyUnavailable and halt.
+        guard !isShuttingDown, let target = enforcementTargets[app.connection] else { return }
         if app.managed, app.pendingSeq != nil, !app.overdue {
             enforce(app, why: "disconnected without acknowledging")
         }

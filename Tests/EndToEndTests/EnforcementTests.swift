@@ -96,6 +96,20 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func aShuttingDownAgentFreezesNobody() async throws {
+        let daemon = try await Self.daemon("freeze")
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        defer { app.cleanUp() }
+        try await app.waitFor("State")
+        try await daemon.stop()
+        // The app heard the revocation and the close, and ended by itself: it was never stopped.
+        try await app.waitFor("closed")
+        try await eventually("the app exits") { !app.process.isRunning }
+        #expect(app.process.terminationStatus == 3)
+        #expect(app.lines.contains("EncryptionKeyUnavailable"))
+    }
+
     @Test func anAppThatAcknowledgesIsNeverTouched() async throws {
         let daemon = try await Self.daemon("freeze")
         defer { daemon.cleanUp() }
