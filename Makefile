@@ -1,13 +1,13 @@
 # Cordon: `make demo` for a narrated run, `make test` for the whole suite.
 SWIFT ?= swift
-LINT_PATHS = Package.swift Sources Tests examples
+LINT_PATHS = Package.swift Sources Tests examples Benchmarks/Package.swift Benchmarks/Benchmarks
 
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format test demo bench install clean
+.PHONY: all deps build release lint format test demo bench bench-micro install clean
 
 all: build
 
@@ -35,9 +35,17 @@ demo: build
 	@scripts/demo.sh
 
 bench: release
+	@python3 -c "import cedarpy" 2>/dev/null || python3 -m pip install -q cedarpy 2>/dev/null || python3 -m pip install -q --break-system-packages cedarpy
 	.build/release/cordon-bench rtt
 	.build/release/cordon-bench policy
 	.build/release/cordon-bench startup
+	.build/release/cordon-bench fanout --subscribers 10,100,1000 --svg docs/fanout.svg
+	.build/release/cordon-bench memory
+	.build/release/cordon-bench enforce --apps 100
+
+# Microbenchmarks with allocation counts (ordo-one/benchmark), a package of its own.
+bench-micro:
+	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress
 
 # Installs cordond, cordon and cordon-bench in $(BINDIR) and the systemd user units (for that
 # cordond) in $(UNITDIR), then prints how to enable them.

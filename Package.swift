@@ -8,6 +8,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CordonKit", targets: ["CordonKit"]),
+        .library(name: "CordonPolicy", targets: ["CordonPolicy"]),
+        .library(name: "CordonCore", targets: ["CordonCore"]),
+        .library(name: "CordonProtocol", targets: ["CordonProtocol"]),
         .executable(name: "cordond", targets: ["cordond"]),
         .executable(name: "cordon", targets: ["cordon"]),
         .executable(name: "cordon-bench", targets: ["cordon-bench"]),
@@ -39,6 +42,8 @@ let package = Package(
         .target(name: "CCordonLinux"),
         // The sd-bus calls Swift cannot make (variadic), with fixed signatures.
         .target(name: "CCordonBus", linkerSettings: [.linkedLibrary("systemd")]),
+        // The fan-out benchmark's receivers and D-Bus sender (sd-bus is variadic).
+        .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "CordonStore",
             dependencies: ["CordonCore", .product(name: "GRDB", package: "GRDB.swift")],
@@ -100,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonKit", "CordonProtocol", "CordonPolicy",
+                "CordonKit", "CordonProtocol", "CordonPolicy", "CCordonBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -7,5 +7,8 @@ struct CordonBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordon-bench",
         abstract: "Benchmarks for Cordon, each against its baseline in the same run.",
-        subcommands: [RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self])
+        subcommands: [
+            RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
+            MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self,
+        ])
 }

@@ -12,7 +12,9 @@ struct PolicyBenchmark: ParsableCommand {
         discussion: """
             The example policies are merged as admin files over the built-in default. Each in-process
             sample is the mean of a batch of decisions (the clock is too coarse for one); median and p99
-            are over the batches.
+            are over the batches. The Cedar comparison decides every request of a mix per scripts/cedar/*.cedar
+            with both engines (python3 and cedarpy; skipped when missing), fails if they disagree, and
+            compares ns per decision.
             """)
 
     @Option(help: "Directory of example policies (admin files).")
@@ -23,6 +25,10 @@ struct PolicyBenchmark: ParsableCommand {
     var batchSize = 200
     @Option(help: "Round trips for Check over the socket.")
     var iterations = 20000
+    @Option(help: "The Cedar peer (its policies are in cedar/ beside it).")
+    var cedarScript = "scripts/cedar_bench.py"
+    @Option(help: "Repetitions of each request mix per engine in the Cedar comparison (0 skips it).")
+    var cedarRepetitions = 200
     @Flag(help: "Print JSON instead of a table.")
     var json = false
 
@@ -58,6 +64,7 @@ struct PolicyBenchmark: ParsableCommand {
         for request in Self.requests {
             inProcess.append(measure(evaluator, request))
         }
+        let cedar = try CedarComparison(script: cedarScript, examples: policies, repetitions: cedarRepetitions).run()
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-bench-policy-\(getpid())")
             .path
@@ -72,7 +79,7 @@ struct PolicyBenchmark: ParsableCommand {
         let check = try comparison.run(
             name: "Check", request: RTTBenchmark.requests[1].1, socketPath: daemon.socket)
 
-        let report = PolicyReport(policies: baseline, inProcess: inProcess, check: check)
+        let report = PolicyReport(policies: baseline, inProcess: inProcess, cedar: cedar, check: check)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -110,6 +117,7 @@ struct PolicyActionStats: Codable {
 struct PolicyReport: Codable {
     let policies: [String]
     let inProcess: [PolicyActionStats]
+    let cedar: CedarComparisonReport
     let check: RTTReport
 
     func printTable() {
@@ -121,6 +129,7 @@ struct PolicyReport: Codable {
             print(action + decision + String(format: "%10.0f %10.0f", stats.medianNanoseconds, stats.p99Nanoseconds))
         }
         print("")
+        cedar.printTable()
         check.printTable()
     }
 }

@@ -1,0 +1,50 @@
+#pragma once
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+// The fan-out benchmark's receivers, both with the same design: ONE thread, ONE epoll
+// instance over every connection, level-triggered, 256 events per epoll_wait. A round starts
+// when the caller asks to wait and ends when every connection has delivered one matching
+// message; the result is the CLOCK_MONOTONIC time of that last delivery.
+
+/// CLOCK_MONOTONIC in nanoseconds (the clock every result below is on).
+int64_t ccb_now_ns(void);
+/// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+int64_t ccb_thread_cpu_ns(void);
+/// Raises RLIMIT_NOFILE's soft limit to `wanted` (capped at the hard limit, raised too when
+/// privileged). Returns the soft limit now in force, or -errno.
+int64_t ccb_raise_nofile(uint64_t wanted);
+/// Connects a blocking Unix stream socket to `path`. Returns the fd or -errno.
+int ccb_unix_connect(const char *path);
+/// Writes all `length` bytes. Returns 0 or -errno.
+int ccb_write_all(int fd, const void *bytes, size_t length);
+/// Reads one NUL-terminated message (the socket must carry nothing after it yet) into `buffer`
+/// (NUL-terminated, truncated to `capacity`). Returns its length or -errno (-EPIPE on close).
+int64_t ccb_read_message(int fd, char *buffer, size_t capacity);
+
+/// Varlink side: NUL-framed messages on plain stream sockets.
+typedef struct ccb_stream_fanout ccb_stream_fanout;
+/// Watches `count` connected sockets (not owned; stay blocking) with one epoll instance.
+/// Returns 0 or -errno.
+int ccb_stream_fanout_new(const int *fds, int count, ccb_stream_fanout **out);
+/// Waits until every socket has received a complete frame containing `needle`; other frames are
+/// skipped. Returns the time of the last such frame, or -errno (-ETIMEDOUT after
+/// `timeout_ms`, -EPIPE when a socket closed).
+int64_t ccb_stream_fanout_wait(ccb_stream_fanout *fanout, const char *needle, int timeout_ms);
+void ccb_stream_fanout_free(ccb_stream_fanout *fanout);
+
+/// D-Bus side: sd-bus connections, each with one match, processed with sd_bus_process.
+typedef struct ccb_bus_fanout ccb_bus_fanout;
+/// Opens `count` connections to `address` (sd_bus_new, sd_bus_set_address, sd_bus_start), adds
+/// `match` on each and drains what the bus sent them. Returns 0 or -errno.
+int ccb_bus_fanout_open(const char *address, int count, const char *match, ccb_bus_fanout **out);
+/// Waits until the match has fired on every connection. Returns the time of the last, or -errno.
+int64_t ccb_bus_fanout_wait(ccb_bus_fanout *fanout, int timeout_ms);
+void ccb_bus_fanout_free(ccb_bus_fanout *fanout);
+
+/// One sender connection. Returns 0 or -errno.
+int ccb_bus_sender_open(const char *address, sd_bus **out);
+/// Emits the benchmark's signal `io.cordon.Bench.DidLock` on /io/cordon/Bench (arguments shaped
+/// like a Cordon event: seq, kind, reason, state, time) and flushes it. Returns 0 or -errno.
+int ccb_bus_emit(sd_bus *bus, uint64_t seq, double time);
+void ccb_bus_close(sd_bus *bus);
