@@ -1,13 +1,13 @@
 # Cordon: `make demo` for a narrated run, `make test` for the whole suite.
 SWIFT ?= swift
-LINT_PATHS = Package.swift Sources Tests examples Benchmarks/Package.swift Benchmarks/Benchmarks
+LINT_PATHS = Package.swift Sources Tests examples Fuzz Benchmarks/Package.swift Benchmarks/Benchmarks
 
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format test demo bench bench-micro install clean
+.PHONY: all deps build release lint format test demo bench bench-micro fuzz fuzz-smoke install clean
 
 all: build
 
@@ -30,6 +30,14 @@ format:
 # end-to-end tests that run the built cordond and cordon binaries.
 test: build lint
 	$(SWIFT) test
+
+# libFuzzer targets (Fuzz/README.md): each runs FUZZ_SECONDS (default 60).
+fuzz:
+	scripts/fuzz.sh
+
+# About 15 s per target; fails with the crashing input's path (CI runs it after the tests).
+fuzz-smoke:
+	scripts/fuzz.sh --smoke
 
 demo: build
 	@scripts/demo.sh
@@ -55,4 +63,4 @@ install: release
 	"$(BINDIR)/cordon" setup --user --unit-dir "$(UNITDIR)" --cordond-path "$(BINDIR)/cordond"
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -1,3 +1,4 @@
+import CordonProtocol
 import NIOCore
 
 /// Splits a byte stream into varlink messages at each NUL byte, refusing oversized ones.
@@ -8,30 +9,27 @@ import NIOCore
 public struct VarlinkFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = ByteBuffer
 
-    public let maxMessageBytes: Int
-    /// Bytes already searched for a NUL, so partial messages are not rescanned.
-    private var scanned = 0
+    public var maxMessageBytes: Int { splitter.maxMessageBytes }
+    /// Where the next message ends (`CordonProtocol`'s pure splitting logic).
+    private var splitter: VarlinkFrameSplitter
 
     public init(maxMessageBytes: Int) {
-        self.maxMessageBytes = maxMessageBytes
+        splitter = VarlinkFrameSplitter(maxMessageBytes: maxMessageBytes)
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let view = buffer.readableBytesView
-        let start = view.startIndex + scanned
-        guard let nul = view[start...].firstIndex(of: 0) else {
-            scanned = view.count
-            if view.count > maxMessageBytes { throw VarlinkFrameError.messageTooLarge(limit: maxMessageBytes) }
+        switch splitter.scan(buffer.readableBytesView) {
+        case .needMoreData:
             return .needMoreData
+        case .tooLarge:
+            throw VarlinkFrameError.messageTooLarge(limit: maxMessageBytes)
+        case .message(let length):
+            // Both reads are within the readable bytes just inspected.
+            guard let message = buffer.readSlice(length: length) else { return .needMoreData }
+            buffer.moveReaderIndex(forwardBy: 1)
+            context.fireChannelRead(Self.wrapInboundOut(message))
+            return .continue
         }
-        let length = nul - view.startIndex
-        scanned = 0
-        if length > maxMessageBytes { throw VarlinkFrameError.messageTooLarge(limit: maxMessageBytes) }
-        // Both reads are within the readable bytes just inspected.
-        guard let message = buffer.readSlice(length: length) else { return .needMoreData }
-        buffer.moveReaderIndex(forwardBy: 1)
-        context.fireChannelRead(Self.wrapInboundOut(message))
-        return .continue
     }
 
     public mutating func decodeLast(

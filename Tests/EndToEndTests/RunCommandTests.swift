@@ -109,6 +109,32 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func thePolicyChecksTheProgramNotCordon() async throws {
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
+        try
+            #"{"schema": "cordon.policy.v1", "apps": {"managed": [{"id": "com.example.sleeper", "executables": ["/usr/bin/sleep"]}]}}"#
+            .write(toFile: root.appending("admin/apps.json"), atomically: true, encoding: .utf8)
+        let daemon = try await DaemonProcess.started(root: root)
+        defer { daemon.cleanUp() }
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        let bound = try Self.start(daemon, ["--app", "com.example.sleeper", "--", "sleep", "1000"])
+        defer { kill(bound.processIdentifier, SIGKILL) }
+        let pid = try await Self.programPID(client, appId: "com.example.sleeper")
+        defer { kill(pid, SIGKILL) }
+        #expect(try await client.apps().first?.managed == true, "sleep is the bound executable")
+        let other = try Self.start(daemon, ["--app", "com.example.sleeper", "--", "sh", "-c", "sleep 1000"])
+        defer { kill(other.processIdentifier, SIGKILL) }
+        try await eventually("the shell is registered") { try await client.apps().count == 2 }
+        let shell = try #require(try await client.apps().first { $0.pid != Int(pid) })
+        defer { kill(Int32(shell.pid), SIGKILL) }
+        #expect(shell.managed == false, "a shell under the sleeper's id gets no key")
+        #expect(shell.executable == "/usr/bin/dash")
+        try await daemon.stop()
+    }
+
     @Test func anotherProcessCannotBeRegisteredOnItsBehalf() async throws {
         let daemon = try await Self.daemon()
         defer { daemon.cleanUp() }
