@@ -59,7 +59,10 @@ struct WireTypesTests {
                 "shutdown", "startup", "agentUnavailable",
             ])
         #expect(AcknowledgeStatus.allCases.map(\.rawValue) == ["halted", "handled"])
-        #expect(Compliance.allCases.map(\.rawValue) == ["compliant", "pending", "overdue", "unmanaged", "frozen", "terminated"])
+        #expect(
+            Compliance.allCases.map(\.rawValue) == [
+                "compliant", "pending", "overdue", "unmanaged", "frozen", "terminated",
+            ])
     }
 
     @Test func statusRoundTrips() throws {
