@@ -7,7 +7,7 @@ BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format test demo bench bench-micro fuzz fuzz-smoke install clean
+.PHONY: all deps build release lint format test demo bench bench-micro fuzz fuzz-smoke soak install clean
 
 all: build
 
@@ -38,6 +38,10 @@ fuzz:
 # About 15 s per target; fails with the crashing input's path (CI runs it after the tests).
 fuzz-smoke:
 	scripts/fuzz.sh --smoke
+
+# Ten minutes (SOAK_SECONDS) of mixed load against the release cordond; fails unless its memory stays flat.
+soak: release
+	scripts/soak.sh
 
 demo: build
 	@scripts/demo.sh

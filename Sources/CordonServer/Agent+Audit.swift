@@ -4,9 +4,37 @@ import CordonStore
 import NIOCore
 
 extension Agent {
-    /// Writes audit records off the loop, then streams them to followers. A failing write (a full
-    /// disk) is logged and never stops a decision or an enforcement.
-    func writeAudit(_ records: [AuditRecord]) {
+    /// Queues records for the next group commit; the future completes once they are stored
+    /// (or the write failed, which is logged: a full disk never stops a decision).
+    @discardableResult
+    func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: Void.self)
+        auditBatch += records
+        auditBatchPromises.append(promise)
+        flushAudit()
+        return promise.futureResult
+    }
+
+    /// Completes once every record queued so far is stored (or its write failed).
+    func auditStored() -> EventLoopFuture<Void> {
+        writeAudit([])
+    }
+
+    /// Stores the pending batch in one transaction, unless a write is in flight; with nothing
+    /// to store, whoever waits is answered at once.
+    private func flushAudit() {
+        guard !auditWriteInFlight else { return }
+        guard !auditBatch.isEmpty else {
+            let waiting = auditBatchPromises
+            auditBatchPromises = []
+            for promise in waiting { promise.succeed() }
+            return
+        }
+        auditWriteInFlight = true
+        let records = auditBatch
+        let promises = auditBatchPromises
+        auditBatch = []
+        auditBatchPromises = []
         let database = self.database
         let retention = configuration.auditRetention
         auditWrites += records.count
@@ -17,12 +45,15 @@ extension Agent {
             if prune { try database.pruneAudit(retention, now: records.last?.time ?? 0) }
             return stored
         }.whenComplete { [self] result in
+            auditWriteInFlight = false
             switch result {
             case .success(let stored): streamAudit(stored)
             case .failure(let error):
                 logger.error("audit log write failed; the records are in this log only: \(error)")
                 streamAudit(records)
             }
+            for promise in promises { promise.succeed() }
+            flushAudit()
         }
     }
 

@@ -126,11 +126,13 @@ extension Agent {
             return .reply(encoder.empty())
         case .check:
             let parameters = try codec.decodeParameters(CheckParameters.self, from: message)
-            return .reply(
-                encoder.reply(
-                    CheckReply(
-                        decision: try typed { () throws(CordonError) in try check(parameters, connection: connection) })
-                ))
+            let (decision, stored) = try typed { () throws(CordonError) in
+                try check(parameters, connection: connection)
+            }
+            let reply = encoder.reply(CheckReply(decision: decision))
+            // An audited decision is answered once its record is stored.
+            guard let stored else { return .reply(reply) }
+            return .deferred(stored.map { reply })
         case .getEffectivePolicy:
             return .reply(encoder.reply(effectivePolicy()))
         case .validatePolicy:

@@ -10,7 +10,8 @@ extension Agent {
     /// Applies what was read from the policy directories: accepted files replace their last good
     /// version, rejected ones leave it in force, removed ones drop out. Emits `PolicyDidChange`
     /// when the effective policy changed.
-    func applyPolicy(_ snapshot: PolicySnapshot, initial: Bool = false) {
+    @discardableResult
+    func applyPolicy(_ snapshot: PolicySnapshot, initial: Bool = false) -> EventLoopFuture<Void> {
         let now = clock()
         let present = Set(snapshot.files.map(\.source.path))
         lastGoodPolicies = lastGoodPolicies.filter { present.contains($0.key) }
@@ -51,7 +52,7 @@ extension Agent {
                     rules: ([BuiltinPolicy.source.path] + documents.map(\.1.path)).joined(separator: "\n")))
             run(.policyChanged(version: next.versionHash, now: now))
         }
-        if !audit.isEmpty { writeAudit(audit) }
+        return audit.isEmpty ? loop.makeSucceededVoidFuture() : writeAudit(audit)
     }
 
     /// The lifecycle settings the policy dictates; the daemon's back-off stays.
@@ -105,8 +106,9 @@ extension Agent {
     /// Reads the directories off the loop, then applies on it.
     func reloadPolicy() -> EventLoopFuture<Void> {
         guard let directories = configuration.policyDirectories else { return loop.makeSucceededVoidFuture() }
-        return storePool.runIfActive(eventLoop: loop) { PolicyLoader.load(directories) }.map { [self] snapshot in
-            applyPolicy(snapshot)
+        // Answered once every policy record is stored, a watcher's earlier apply's included.
+        return storePool.runIfActive(eventLoop: loop) { PolicyLoader.load(directories) }.flatMap { [self] snapshot in
+            applyPolicy(snapshot).flatMap { [self] in auditStored() }
         }
     }
 

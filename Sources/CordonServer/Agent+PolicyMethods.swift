@@ -9,20 +9,23 @@ import NIOCore
 
 extension Agent {
     /// `io.cordon.App.Check`: the policy's decision for the app on `connection`; denies are audited.
-    func check(_ parameters: CheckParameters, connection: AgentConnection) throws(CordonError) -> WireDecision {
+    func check(_ parameters: CheckParameters, connection: AgentConnection) throws(CordonError) -> (
+        WireDecision, EventLoopFuture<Void>?
+    ) {
         let registration = registry.registrations[connection.id]
         let app = AppFacts(id: registration?.appId ?? "", managed: registration?.managed ?? false)
         let request = try decisionRequest(
             action: parameters.action, app: app, target: parameters.target, context: parameters.context)
         let decision = policy.decide(request)
-        auditDecision(decision, appId: registration?.appId)
-        return Self.wire(decision)
+        let stored = auditDecision(decision, appId: registration?.appId)
+        return (Self.wire(decision), stored)
     }
 
     /// Audits and logs `decision`: every deny, and allows when configured.
-    func auditDecision(_ decision: PolicyDecision, appId: String?) {
-        guard !decision.allowed || configuration.auditAllows else { return }
-        writeAudit([
+    @discardableResult
+    func auditDecision(_ decision: PolicyDecision, appId: String?) -> EventLoopFuture<Void>? {
+        guard !decision.allowed || configuration.auditAllows else { return nil }
+        let stored = writeAudit([
             AuditRecord(
                 time: clock(), category: "decision", appId: appId, action: decision.action.rawValue,
                 outcome: decision.allowed ? "allow" : "deny", reason: decision.reason,
@@ -34,6 +37,7 @@ extension Agent {
                 "appId": "\(appId ?? "-")", "action": "\(decision.action.rawValue)",
                 "allowed": "\(decision.allowed)", "reason": "\(decision.reason)",
             ])
+        return stored
     }
 
     /// Builds a decision request; the peer is managed when the policy binds its id.

@@ -49,6 +49,10 @@ final class Agent: @unchecked Sendable {
     /// Audit followers: connections streaming new audit records, with their app filter.
     var auditFollowers: [ConnectionID: AuditFollower] = [:]
     var auditWrites = 0
+    /// Records waiting for the next group commit, and who waits for them.
+    var auditBatch: [AuditRecord] = []
+    var auditBatchPromises: [EventLoopPromise<Void>] = []
+    var auditWriteInFlight = false
     /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
     var lockTriggers: BusLockTriggers?
     var activeLockTriggers: [String] = []

@@ -53,6 +53,7 @@ public final class AgentServer: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { [logger] in AcceptErrorLogger.install(on: $0, logger: logger) }
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -161,34 +161,47 @@ import Testing
         app.send("reap")
         try await app.waitFor("reaped")
         // An unrelated process takes the registered child's PID.
-        let impostor = try #require(try Self.spawn(withPID: child), "could not recycle pid \(child)")
-        defer {
-            kill(impostor.processIdentifier, SIGKILL)
-            impostor.waitUntilExit()
-        }
+        let impostor = try await Self.spawn(withPID: child, in: daemon.root)
+        try #require(impostor == child, "could not recycle pid \(child)")
+        defer { kill(child, SIGKILL) }
         try await app.waitFor("State")
         let client = try await daemon.client()
         try await client.logout()
         try await eventually("the agent gave up on the exited process") {
             try await Self.enforcement(client, appId: "com.example.parent").first?.outcome == "failed"
         }
-        #expect(Self.state(impostor.processIdentifier) != "T", "the impostor was signalled")
-        #expect(impostor.isRunning)
+        #expect(Self.state(child) == "S", "the impostor was signalled")
         try await daemon.stop()
     }
 
-    /// Starts `sleep` with PID `pid`, steering the kernel's next PID (root only); nil if it never lands.
-    static func spawn(withPID pid: Int32) throws -> Process? {
-        for _ in 0..<200 {
-            try "\(pid - 1)".write(toFile: "/proc/sys/kernel/ns_last_pid", atomically: false, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sleep")
-            process.arguments = ["1000"]
-            try process.run()
-            if process.processIdentifier == pid { return process }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        return nil
+    /// Starts `sleep` with PID `pid` from a single-threaded helper that steers the kernel's next PID
+    /// (root only), retrying while other processes or threads take it first; the pid it got, or 0.
+    static func spawn(withPID pid: Int32, in directory: TemporaryDirectory) async throws -> Int32 {
+        let script = """
+            import os, sys
+            target = int(sys.argv[1])
+            for _ in range(20000):
+                with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                    f.write(str(target - 1))
+                child = os.fork()
+                if child == 0:
+                    os.setsid()
+                    null = os.open("/dev/null", os.O_RDWR)
+                    for fd in (0, 1, 2):
+                        os.dup2(null, fd)
+                    # Nothing of the test's pipes may stay open in the impostor.
+                    os.closerange(3, 65536)
+                    os.execv("/bin/sleep", ["sleep", "1000"])
+                if child == target:
+                    print(child)
+                    sys.exit(0)
+                os.kill(child, 9)
+                os.waitpid(child, 0)
+            print(0)
+            """
+        let path = directory.appending("recycle.py")
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/python3"), [path, "\(pid)"])
+        return Int32(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 }

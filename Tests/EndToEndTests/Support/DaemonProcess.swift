@@ -73,7 +73,13 @@ final class DaemonProcess: @unchecked Sendable {
     ) async throws -> DaemonProcess {
         let daemon = try DaemonProcess(
             root: root, arguments: arguments, fastKDF: fastKDF, environment: environment, launcher: launcher)
-        try await daemon.waitUntilReady()
+        do {
+            try await daemon.waitUntilReady()
+        } catch {
+            // Nobody else holds it yet: never leave a daemon (and its inotify instance) behind.
+            daemon.cleanUp()
+            throw error
+        }
         return daemon
     }
 

@@ -1,0 +1,51 @@
+import CordonKit
+import Foundation
+import Testing
+
+/// A thousand concurrent clients, most of them abusive (garbage, truncated and oversized
+/// frames), the rest doing real round trips: the well-behaved ones never see an error.
+@Suite struct LoadTests {
+    static let garbageClients = 900
+    static let validClients = 100
+
+    @Test func validClientsAreServedAmidGarbage() async throws {
+        #expect(raiseOpenFileLimit(to: 8192) >= 2048, "1,000 clients need more descriptors")
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        let kinds = (0..<Self.garbageClients).map { GarbageKind.allCases[$0 % GarbageKind.allCases.count] }
+        // Every connection is open before any traffic: 1,000 at once.
+        let sprays = try stride(from: 0, to: kinds.count, by: 100).map {
+            try GarbageSpray(path: daemon.socketPath, kinds: Array(kinds[$0..<min($0 + 100, kinds.count)]))
+        }
+        let valid = try ValidClients(count: Self.validClients, socket: daemon.socketPath)
+        let sprayed = DispatchGroup()
+        for spray in sprays {
+            sprayed.enter()
+            Thread {
+                spray.run(rounds: 3)
+                sprayed.leave()
+            }.start()
+        }
+        valid.start()
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            sprayed.notify(queue: .global()) { done.resume() }
+        }
+        let report = await valid.finish(minimumRoundTrips: 20)
+        for spray in sprays { spray.close() }
+
+        var answers: [String: Int] = [:]
+        for spray in sprays { answers.merge(spray.answers, uniquingKeysWith: +) }
+        print(
+            "load: \(Self.validClients) valid clients, \(report.roundTrips) round trips, worst \(report.worstMs) ms, "
+                + "p99 \(report.p99Ms) ms; garbage answers: \(answers.sorted { $0.key < $1.key })")
+        #expect(report.errors.isEmpty, "valid clients saw errors: \(report.errors.prefix(5))")
+        #expect(sprays.flatMap(\.failures).isEmpty, "garbage clients could not connect: \(sprays[0].failures)")
+        #expect(answers["io.cordon.Agent.MessageTooLarge", default: 0] > 0)
+        #expect(answers["io.cordon.Agent.InvalidMessage", default: 0] > 0)
+        #expect(daemon.process.isRunning)
+        let after = try await daemon.client()
+        #expect(try await after.status().state == .uninitialized)
+        await after.close()
+        try await daemon.stop()
+    }
+}
