@@ -23,6 +23,9 @@ import Testing
         process.arguments =
             ["python3", "-c", unblock, Binaries.cordon.path, "--socket", daemon.socketPath, "run"] + arguments
         process.standardInput = FileHandle.nullDevice
+        // The wrapped program must not hold the test runner's output open.
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         return process
     }

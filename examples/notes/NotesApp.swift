@@ -15,7 +15,7 @@ struct NotesApp {
     static func main() async {
         let options = NotesOptions.parse(CommandLine.arguments.dropFirst())
         let say: @Sendable (String) -> Void = { line in
-            FileHandle.standardOutput.write(Data("[notes] \(line)\n".utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data("[notes] \(line)\n".utf8))
         }
         let app: CordonApp
         do {

@@ -27,7 +27,8 @@ func runCommand(
     // Blocking reads and waits run on Dispatch threads, never on the cooperative pool.
     return await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
-            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+            // A command may exit before reading its input: EPIPE is an error here, never a crash.
+            if let input { try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
             try? stdin.fileHandleForWriting.close()
             let group = DispatchGroup()
             nonisolated(unsafe) var outData = Data()

@@ -43,7 +43,7 @@ final class ScriptedApp: Sendable {
 
     /// Sends a line to the app's stdin.
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Kills the app (and thaws it first, in case it is frozen) and removes its directory.
