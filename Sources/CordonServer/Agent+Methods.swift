@@ -111,16 +111,19 @@ extension Agent {
             }
         case .shareDocument:
             let parameters = try codec.decodeParameters(ShareDocumentParameters.self, from: message)
-            try typed { () throws(CordonError) in try shareDocument(parameters, connection: connection) }
-            return .reply(encoder.empty())
+            return afterAudit(encoder) { () throws(CordonError) in
+                try shareDocument(parameters, connection: connection)
+                return encoder.empty()
+            }
         case .copy:
             let parameters = try codec.decodeParameters(PasteboardCopyParameters.self, from: message)
-            return .reply(
-                encoder.reply(
-                    try typed { () throws(CordonError) in try pasteboardCopy(parameters, connection: connection) }))
+            return afterAudit(encoder) { () throws(CordonError) in
+                encoder.reply(try pasteboardCopy(parameters, connection: connection))
+            }
         case .paste:
-            return .reply(
-                encoder.reply(try typed { () throws(CordonError) in try pasteboardPaste(connection: connection) }))
+            return afterAudit(encoder) { () throws(CordonError) in
+                encoder.reply(try pasteboardPaste(connection: connection))
+            }
         case .clear:
             pasteboardClear()
             return .reply(encoder.empty())
@@ -193,13 +196,27 @@ extension Agent {
             registrationFacts(appId: appId, identity: process.identity)
         }
         return .deferred(
-            facts.map { [self] facts in
+            facts.flatMap { [self] facts in
+                let reply: ByteBuffer
                 do throws(CordonError) {
-                    return encoder.reply(try completeRegistration(facts, process: process, connection: connection))
+                    reply = encoder.reply(try completeRegistration(facts, process: process, connection: connection))
                 } catch {
-                    return encoder.error(error.varlinkError)
+                    reply = encoder.error(error.varlinkError)
                 }
+                // Answered once its audit record (a refusal, a warning) is stored.
+                return auditStored().map { reply }
             })
+    }
+
+    /// Runs `body`; a refusal is answered only once its audit record is stored, as an audited
+    /// `Check` is (successes answer at once).
+    private func afterAudit(_ encoder: ReplyEncoder, _ body: () throws(CordonError) -> ByteBuffer) -> CallOutcome {
+        do {
+            return .reply(try body())
+        } catch {
+            let reply = encoder.error(error.varlinkError)
+            return .deferred(auditStored().map { reply })
+        }
     }
 
     private func completeRegistration(_ facts: RegistrationFacts, process: AppProcess, connection: AgentConnection)
