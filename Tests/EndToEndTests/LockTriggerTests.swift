@@ -61,7 +61,8 @@ import Testing
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
         try await client.unlock(passcode: "2468")
-        let subscriber = try PeekingSubscriber(path: daemon.socketPath)
+        let subscriber = try RawVarlinkSocket(path: daemon.socketPath)
+        try subscriber.send(json: #"{"method":"io.cordon.App.Subscribe","parameters":{},"more":true}"#)
         try await eventually("subscribed") { subscriber.peek().contains(#""kind":"State""#) }
         try desktop.send("sleep")
         try await eventually("the inhibitor is released") { desktop.standIn.snapshot.contains("released") }

@@ -51,6 +51,14 @@ final class RawVarlinkSocket: @unchecked Sendable {
         try send(Array(json.utf8) + [0])
     }
 
+    /// Everything in the socket's receive queue now, without waiting or consuming it (NULs shown
+    /// as newlines): what the agent has already written, to check what was sent before what.
+    func peek() -> String {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_PEEK | MSG_DONTWAIT)) }
+        return count > 0 ? String(decoding: buffer[0..<count].map { $0 == 0 ? 10 : $0 }, as: UTF8.self) : ""
+    }
+
     /// The next reply, waiting at most `timeout` seconds (a safety net against a hung test, not
     /// a measurement); throws `closed` at end of stream.
     func readMessage(timeout: Double = 120) throws -> String {
