@@ -13,18 +13,6 @@ struct UnlockWaiter {
     let timeout: Scheduled<Void>
 }
 
-/// The passcode prompt the agent started for waiting `RequestUnlock` calls: `cordon unlock
-/// --pinentry-only`, which speaks Assuan to the user's pinentry and unlocks over the socket.
-final class UnlockPrompt: @unchecked Sendable {
-    let process: Process
-    let requester: String
-
-    init(process: Process, requester: String) {
-        self.process = process
-        self.requester = requester
-    }
-}
-
 extension Agent {
     /// The longest a `RequestUnlock` may wait, and its default.
     static let maxUnlockWaitSeconds = 600
@@ -100,7 +88,7 @@ extension Agent {
         }
         if unlockWaiters.isEmpty, let prompt = unlockPrompt {
             unlockPrompt = nil
-            if prompt.process.isRunning { kill(prompt.process.processIdentifier, SIGTERM) }
+            if prompt.isRunning { kill(prompt.processIdentifier, SIGTERM) }
         }
     }
 
@@ -118,15 +106,14 @@ extension Agent {
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors
-        let prompt = UnlockPrompt(process: process, requester: requester)
         process.terminationHandler = { [self] finished in
             let output = errors.fileHandleForReading.readDataToEndOfFile()
             let status = finished.terminationStatus
-            loop.execute { self.unlockPromptEnded(prompt, status: status, output: output) }
+            loop.execute { self.unlockPromptEnded(finished, status: status, output: output) }
         }
         do {
             try process.run()
-            unlockPrompt = prompt
+            unlockPrompt = process
             logger.notice(
                 "implicit unlock: prompting the user",
                 metadata: ["requestedBy": "\(requester)", "pid": "\(requesterPid)"])
@@ -138,7 +125,7 @@ extension Agent {
         }
     }
 
-    private func unlockPromptEnded(_ prompt: UnlockPrompt, status: Int32, output: Data) {
+    private func unlockPromptEnded(_ prompt: Process, status: Int32, output: Data) {
         guard unlockPrompt === prompt else { return }
         unlockPrompt = nil
         let message =

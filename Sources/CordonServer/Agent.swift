@@ -63,7 +63,9 @@ final class Agent: @unchecked Sendable {
     /// Implicit unlocks waiting for the user (see Agent+ImplicitUnlock.swift).
     var unlockWaiters: [UnlockWaiter] = []
     var unlockWaiterCounter = 0
-    var unlockPrompt: UnlockPrompt?
+    /// The passcode prompt started for them: `cordon unlock --pinentry-only`, which speaks
+    /// Assuan to the user's pinentry and unlocks over the socket.
+    var unlockPrompt: Process?
 
     /// A passcode check or key creation in flight.
     struct PendingRequest {
