@@ -25,6 +25,13 @@ import Testing
         try await client.audit(appId: appId).filter { $0.category == "enforcement" }
     }
 
+    /// Enforcement records are committed after the signals are sent: waits until `count` are stored.
+    static func waitForEnforcements(_ client: CordonClient, appId: String, count: Int) async throws {
+        try await eventually("\(count) enforcement records for \(appId) are stored") {
+            try await enforcement(client, appId: appId).count >= count
+        }
+    }
+
     @Test func anAppThatIgnoresTheRevocationIsFrozenUntilTheKeyIsBack() async throws {
         let daemon = try await Self.daemon("freeze")
         defer { daemon.cleanUp() }
@@ -48,6 +55,7 @@ import Testing
         #expect(enforced?.appId == "com.example.deaf")
         #expect(enforced?.pid == Int(app.pid))
         #expect(enforced?.enforcement == .freeze)
+        try await Self.waitForEnforcements(client, appId: "com.example.deaf", count: 1)
         let audit = try await Self.enforcement(client, appId: "com.example.deaf")
         #expect(audit.map(\.outcome) == ["freeze"])
         #expect(audit.first?.rules.contains { $0.hasSuffix("enforce.json#/lock/onAckTimeout") } == true)
@@ -57,6 +65,7 @@ import Testing
         // Its key event was queued before it was thawed: the first thing it reads.
         try await app.waitFor("EncryptionKeyAvailable")
         #expect(try await client.apps().first?.compliance == .compliant)
+        try await Self.waitForEnforcements(client, appId: "com.example.deaf", count: 2)
         #expect(try await Self.enforcement(client, appId: "com.example.deaf").map(\.outcome) == ["freeze", "thaw"])
         try await daemon.stop()
     }
@@ -80,6 +89,7 @@ import Testing
         try await eventually("the app is terminated") { !app.process.isRunning }
         #expect(app.process.terminationReason == .uncaughtSignal)
         #expect(app.process.terminationStatus == SIGTERM)
+        try await Self.waitForEnforcements(client, appId: "com.example.deaf", count: 1)
         #expect(try await Self.enforcement(client, appId: "com.example.deaf").map(\.action) == ["ack.terminate"])
         try await daemon.stop()
     }
@@ -145,6 +155,8 @@ import Testing
         kill(app.pid, SIGKILL)
         // Frozen for the missed acknowledgement, then (its supervisor gone) thawed and terminated.
         try await eventually("the child is gone") { Self.state(child) == nil || Self.state(child) == "Z" }
+        // The records are committed after the signals were sent: wait for both, then check them.
+        try await Self.waitForEnforcements(client, appId: "com.example.parent", count: 2)
         let audit = try await Self.enforcement(client, appId: "com.example.parent")
         #expect(audit.map(\.action) == ["ack.freeze", "supervisor.lost"])
         #expect(audit.first?.reason.hasPrefix("disconnected without acknowledging") == true)
