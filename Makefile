@@ -30,6 +30,7 @@ format:
 # end-to-end tests that run the built cordond and cordon binaries.
 test: build lint
 	$(SWIFT) test
+	CORDON_LOAD_TESTS=1 $(SWIFT) test --skip-build --filter LoadTests
 
 # libFuzzer targets (Fuzz/README.md): each runs FUZZ_SECONDS (default 60).
 fuzz:

@@ -4,7 +4,12 @@ import Testing
 
 /// A thousand concurrent clients, most of them abusive (garbage, truncated and oversized
 /// frames), the rest doing real round trips: the well-behaved ones never see an error.
-@Suite struct LoadTests {
+///
+/// Runs alone (`make test` runs it in a second pass with `CORDON_LOAD_TESTS=1`): with over 1,024
+/// descriptors open in the test process, Foundation's `Process.run()` in concurrent tests corrupts
+/// memory (it uses `select`-sized descriptor sets), so no other test may spawn processes meanwhile.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["CORDON_LOAD_TESTS"] == "1"))
+struct LoadTests {
     static let garbageClients = 900
     static let validClients = 100
 
