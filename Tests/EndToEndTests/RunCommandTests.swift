@@ -87,7 +87,8 @@ import Testing
         let run = try Self.start(daemon, ["--app", "com.example.trap", "--", "sh", "-c", script])
         defer { kill(run.processIdentifier, SIGKILL) }
         let pid = try await Self.programPID(client, appId: "com.example.trap")
-        #expect(Self.state(pid) == "T", "no key yet: the program waits frozen")
+        // No key yet: the program waits frozen (once out of any uninterruptible sleep, state D).
+        try await eventually("the program is frozen") { Self.state(pid) == "T" }
         try await client.unlock(passcode: "2468")
         try await eventually("the program runs") { Self.state(pid) != "T" }
         kill(run.processIdentifier, SIGTERM)
