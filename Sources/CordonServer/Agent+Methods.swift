@@ -145,7 +145,13 @@ extension Agent {
             let parameters = try codec.decodeParameters(ExplainParameters.self, from: message)
             return .reply(encoder.reply(try typed { () throws(CordonError) in try explain(parameters) }))
         case .reloadPolicy:
-            return .deferred(reloadPolicy().map { [self] in encoder.reply(StatusWrapper(status: policyStatus())) })
+            // The status is taken first and answered once every record up to it is stored: a
+            // watcher's apply landing meanwhile must not be reported before it is audited.
+            return .deferred(
+                reloadPolicy().flatMap { [self] in
+                    let status = policyStatus()
+                    return auditStored().map { [self] in encoder.reply(StatusWrapper(status: status)) }
+                })
         case .getPolicyStatus:
             return .reply(encoder.reply(StatusWrapper(status: policyStatus())))
         case .queryAudit, .followAudit:

@@ -106,9 +106,8 @@ extension Agent {
     /// Reads the directories off the loop, then applies on it.
     func reloadPolicy() -> EventLoopFuture<Void> {
         guard let directories = configuration.policyDirectories else { return loop.makeSucceededVoidFuture() }
-        // Answered once every policy record is stored, a watcher's earlier apply's included.
         return storePool.runIfActive(eventLoop: loop) { PolicyLoader.load(directories) }.flatMap { [self] snapshot in
-            applyPolicy(snapshot).flatMap { [self] in auditStored() }
+            applyPolicy(snapshot)
         }
     }
 
