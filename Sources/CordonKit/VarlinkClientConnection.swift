@@ -73,7 +73,7 @@ final class VarlinkClientConnection: Sendable {
 
     /// Decodes a reply's parameters, or throws the error it carries.
     func decode<R: Decodable>(_ type: R.Type, from reply: Data) throws -> R {
-        if let failure = try? JSONDecoder().decode(ErrorEnvelope.self, from: reply), let name = failure.error {
+        if let failure = try? VarlinkJSONDecoder().decode(ErrorEnvelope.self, from: reply), let name = failure.error {
             let error = VarlinkError(name: name, parameters: failure.parameters ?? [:])
             if let typed = CordonError(error) { throw typed }
             throw CordonClientError.remote(error)
@@ -195,6 +195,6 @@ final class VarlinkClientHandler: ChannelInboundHandler {
 
     private static func continues(_ message: Data) -> Bool {
         struct Flag: Decodable { var continues: Bool? }
-        return (try? JSONDecoder().decode(Flag.self, from: message))?.continues ?? false
+        return (try? VarlinkJSONDecoder().decode(Flag.self, from: message))?.continues ?? false
     }
 }

@@ -73,8 +73,3 @@ public struct VarlinkReply<Parameters: Codable & Sendable>: Codable, Sendable {
 public struct NoParameters: Codable, Sendable, Equatable {
     public init() {}
 }
-
-/// Decodes the `parameters` member of a message into a typed value.
-struct ParametersEnvelope<P: Decodable>: Decodable {
-    var parameters: P?
-}

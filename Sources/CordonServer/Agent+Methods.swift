@@ -8,8 +8,9 @@ import NIOCore
 
 extension Agent {
     /// Serves one call from `connection`.
-    func dispatch(_ header: VarlinkCallHeader, message: Data, connection: AgentConnection) -> CallOutcome {
+    func dispatch(_ message: VarlinkCallMessage, connection: AgentConnection) -> CallOutcome {
         loop.preconditionInEventLoop()
+        let header = message.header
         let encoder = ReplyEncoder(allocator: connection.channel.allocator)
         if header.upgrade { return .reply(encoder.error(.methodNotImplemented(header.method))) }
         guard let method = Method(rawValue: header.method) else {
@@ -26,7 +27,8 @@ extension Agent {
     }
 
     private func serve(
-        _ method: Method, header: VarlinkCallHeader, message: Data, connection: AgentConnection, encoder: ReplyEncoder
+        _ method: Method, header: VarlinkCallHeader, message: VarlinkCallMessage, connection: AgentConnection,
+        encoder: ReplyEncoder
     ) throws(VarlinkError) -> CallOutcome {
         let codec = VarlinkCodec()
         let now = clock()

@@ -123,15 +123,15 @@ final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     private func handle(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         guard let connection else { return }
-        let message = Data(frame.readableBytesView)
-        let header: VarlinkCallHeader
+        let message: VarlinkCallMessage
         do {
-            header = try VarlinkCodec().decodeHeader(message)
+            message = try VarlinkCodec().decodeCall(frame.readableBytesView)
         } catch {
             fail(context: context, with: error)
             return
         }
-        switch agent.dispatch(header, message: message, connection: connection) {
+        let header = message.header
+        switch agent.dispatch(message, connection: connection) {
         case .reply(let reply):
             send(reply, oneway: header.oneway, context: context)
         case .deferred(let future):

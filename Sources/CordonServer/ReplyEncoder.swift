@@ -14,7 +14,8 @@ struct ReplyEncoder {
     /// A reply frame with `parameters`.
     func reply<P: Codable & Sendable>(_ parameters: P, continues: Bool = false) -> ByteBuffer {
         do {
-            return allocator.varlinkFrame(try codec.encode(VarlinkReply(parameters: parameters, continues: continues)))
+            return allocator.varlinkFrame(
+                try codec.encodeBytes(VarlinkReply(parameters: parameters, continues: continues)))
         } catch {
             return self.error(CordonError.internalError(reason: "a reply could not be encoded").varlinkError)
         }
@@ -27,7 +28,7 @@ struct ReplyEncoder {
 
     /// An error reply frame.
     func error(_ error: VarlinkError) -> ByteBuffer {
-        allocator.varlinkFrame(codec.encodeError(error))
+        allocator.varlinkFrame(codec.encodeErrorBytes(error))
     }
 
     static let emptyReply = Array("{\"parameters\":{}}".utf8)

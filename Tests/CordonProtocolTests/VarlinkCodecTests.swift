@@ -55,7 +55,8 @@ struct VarlinkCodecHeaderTests {
 
     @Test(arguments: ["not json", "", "{", #"{"method":"a.B""#, "\u{0}", "{'method':'a.B'}"])
     func nonJSONIsAnInvalidMessage(text: String) throws {
-        #expect(try refusal(text) == "the message is not a JSON object")
+        // The parser's reason and byte offset follow the prefix.
+        #expect(try refusal(text)?.hasPrefix("the message is not a JSON object (") == true)
     }
 
     @Test(arguments: [

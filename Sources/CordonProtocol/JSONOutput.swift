@@ -1,0 +1,129 @@
+/// The bytes a `VarlinkJSONEncoder` writes, and the containers still open in them.
+///
+/// Encoding streams: a container is opened when asked for and closed once its encoder's caller
+/// moves on to a sibling or an ancestor, which is how every synthesized `Encodable` (and every
+/// one in this project) uses containers. Going back to a closed container is refused.
+final class JSONOutput {
+    var bytes: [UInt8] = []
+    /// Per open container, its closing byte and how many members it has so far.
+    private var open: [(closer: UInt8, count: Int)] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    var depth: Int { open.count }
+
+    /// Closes every container deeper than `depth`.
+    func close(to depth: Int) {
+        while open.count > depth { bytes.append(open.removeLast().closer) }
+    }
+
+    /// Opens a container at `depth`, closing deeper ones.
+    func openContainer(at depth: Int, opener: UInt8, closer: UInt8) throws {
+        try resume(at: depth)
+        bytes.append(opener)
+        open.append((closer, 0))
+    }
+
+    /// Makes the container at `depth - 1` current again, closing deeper ones.
+    func resume(at depth: Int) throws {
+        guard open.count >= depth else {
+            throw EncodingError.invalidValue(
+                depth,
+                EncodingError.Context(codingPath: [], debugDescription: "a container was used after it was finished"))
+        }
+        close(to: depth)
+    }
+
+    /// Starts the next member of the container at `level` (its depth + 1): a comma when needed.
+    func beginElement(level: Int) throws {
+        try resume(at: level)
+        if open[level - 1].count > 0 { bytes.append(UInt8(ascii: ",")) }
+        open[level - 1].count += 1
+    }
+
+    /// Starts member `key` of the object at `level`.
+    func beginMember(_ key: String, level: Int) throws {
+        try beginElement(level: level)
+        write(key)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Writes a string literal, escaped as JSON wants (slashes left alone).
+    func write(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var plainStart = 0
+            for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<offset]))
+                appendEscape(byte)
+                plainStart = offset + 1
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private func appendEscape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case 0x22, 0x5C: bytes.append(byte)
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        }
+    }
+
+    func write(_ value: Bool) {
+        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+    }
+
+    func writeNull() {
+        bytes.append(contentsOf: Self.nullBytes)
+    }
+
+    func write<T: FixedWidthInteger>(_ value: T) {
+        if value == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            while magnitude > 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            }
+            if value < 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: buffer[index...])
+        }
+    }
+
+    func write(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws {
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(
+                value, EncodingError.Context(codingPath: path(), debugDescription: "JSON has no \(value)"))
+        }
+        if value == value.rounded(), abs(value) < 1e15 {
+            write(Int64(value))
+            return
+        }
+        bytes.append(contentsOf: value.description.utf8)
+    }
+
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+    private static let nullBytes = Array("null".utf8)
+}
