@@ -5,7 +5,7 @@ import NIOCore
 
 extension Agent {
     /// Admits a new identified connection, or returns why not.
-    func connectionOpened(channel: any Channel, identity: PeerIdentity, pidfd: Pidfd?) -> Result<
+    func connectionOpened(context: ChannelHandlerContext, identity: PeerIdentity, pidfd: Pidfd?) -> Result<
         AgentConnection, VarlinkError
     > {
         loop.preconditionInEventLoop()
@@ -21,7 +21,7 @@ extension Agent {
             logger.warning("connection refused: limit reached", metadata: ["limit": "\(limit)"])
             return .failure(.tooManyConnections(limit: limit))
         }
-        let connection = AgentConnection(id: nextConnectionID, identity: identity, pidfd: pidfd, channel: channel)
+        let connection = AgentConnection(id: nextConnectionID, identity: identity, pidfd: pidfd, context: context)
         nextConnectionID += 1
         connections[connection.id] = connection
         return .success(connection)

@@ -152,7 +152,7 @@ extension Agent {
             return .deferred(
                 reloadPolicy().flatMap { [self] in
                     let status = policyStatus()
-                    return auditStored().map { [self] in encoder.reply(StatusWrapper(status: status)) }
+                    return auditStored().map { encoder.reply(StatusWrapper(status: status)) }
                 })
         case .getPolicyStatus:
             return .reply(encoder.reply(StatusWrapper(status: policyStatus())))

@@ -30,9 +30,8 @@ extension Agent {
 
     /// Writes `frame` now if the socket has room, else queues it; a full queue disconnects.
     func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) {
-        let channel = subscriber.connection.channel
-        if subscriber.queue.isEmpty && channel.isWritable {
-            channel.writeAndFlush(frame, promise: nil)
+        if subscriber.queue.isEmpty && subscriber.channel.isWritable {
+            subscriber.context.writeAndFlush(NIOAny(frame), promise: nil)
             return
         }
         if !subscriber.queue.push(frame) {

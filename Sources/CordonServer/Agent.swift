@@ -30,7 +30,7 @@ final class Agent: @unchecked Sendable {
     var candidateKey: SecureBytes?
     var wrappedKey: WrappedKey?
     var pending: PendingRequest?
-    var subscribers: [ConnectionID: Subscriber] = [:]
+    var subscribers = SubscriberTable()
     var connections: [ConnectionID: AgentConnection] = [:]
     var nextConnectionID: ConnectionID = 1
     var timer: Scheduled<Void>?

@@ -48,7 +48,7 @@ final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
             case .success(let (credentials, pidfdNumber)):
                 let (identity, handle) = PeerIdentity.resolve(
                     pid: credentials.pid, uid: credentials.uid, gid: credentials.gid, pidfd: pidfdNumber)
-                switch agent.connectionOpened(channel: channel, identity: identity, pidfd: handle) {
+                switch agent.connectionOpened(context: context, identity: identity, pidfd: handle) {
                 case .success(let connection):
                     self.connection = connection
                     processBacklog(context: context)
