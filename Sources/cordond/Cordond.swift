@@ -121,6 +121,17 @@ struct Cordond: AsyncParsableCommand {
                 session: pick(sessionBusAddress, "CORDON_SESSION_BUS_ADDRESS", ""),
                 sessionID: environment["XDG_SESSION_ID"]),
             promptProgram: pick(promptProgram, "CORDON_PROMPT_PROGRAM", AgentConfiguration.cordonNextToThisExecutable))
+        let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
+        do {
+            let limit = try DescriptorLimit.raise(to: wanted)
+            if limit.soft < wanted {
+                logger.warning(
+                    "the descriptor limit caps connections below the agent's limit; raise LimitNOFILE=",
+                    metadata: ["soft": "\(limit.soft)", "hard": "\(limit.hard)", "wanted": "\(wanted)"])
+            }
+        } catch {
+            logger.warning("could not raise the descriptor limit: \(error)")
+        }
         let server: AgentServer
         do {
             server = try AgentServer(configuration: configuration, logger: logger)

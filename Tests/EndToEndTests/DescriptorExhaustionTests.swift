@@ -75,3 +75,30 @@ import Testing
         return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 }
+
+/// systemd's soft limit of 1,024 descriptors would cap the agent far below its 4,096
+/// connections; it raises its soft limit itself (up to the hard limit).
+@Suite struct DescriptorLimitTests {
+    @Test func theSoftLimitIsRaisedForTheConnectionLimit() async throws {
+        let root = try TemporaryDirectory()
+        let launcher = Launcher(
+            executable: URL(fileURLWithPath: "/usr/bin/prlimit"), arguments: ["--nofile=1024:16384"],
+            socketPath: root.appending("run/agent.sock"))
+        let daemon = try await DaemonProcess.started(root: root, launcher: launcher)
+        defer { daemon.cleanUp() }
+        #expect(ProcessStats.openFileLimit(daemon.daemonPID) == 2 * 4096 + 256)
+    }
+
+    @Test func aLowHardLimitIsUsedWholeAndReported() async throws {
+        let root = try TemporaryDirectory()
+        let launcher = Launcher(
+            executable: URL(fileURLWithPath: "/usr/bin/prlimit"), arguments: ["--nofile=512:2048"],
+            socketPath: root.appending("run/agent.sock"))
+        let daemon = try await DaemonProcess.started(root: root, launcher: launcher)
+        defer { daemon.cleanUp() }
+        #expect(ProcessStats.openFileLimit(daemon.daemonPID) == 2048)
+        try await eventually("the agent says its descriptor limit caps connections") {
+            daemon.log.contains("the descriptor limit caps connections")
+        }
+    }
+}
