@@ -84,7 +84,15 @@ public enum InterfaceDescriptions {
           apps: int,
           version: string,
           insecureKDF: bool,
-          lockTriggers: ?[]string
+          lockTriggers: ?[]string,
+          auditProblem: ?AuditProblem
+        )
+
+        # Audit records that could not be stored (they are in the agent's log only).
+        type AuditProblem (
+          since: float,
+          unstored: int,
+          error: string
         )
 
         # A registered app.

@@ -58,13 +58,16 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     /// The lock triggers in force (logind, screen savers); empty when no bus could be reached.
     /// Absent from agents that predate lock triggers.
     public var lockTriggers: [String]?
+    /// Set while audit records cannot be stored (a full disk, say); absent when they are.
+    public var auditProblem: AuditProblem?
 
     public init(
         state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
-        insecureKDF: Bool, lockTriggers: [String]? = nil
+        insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil
     ) {
         self.lockTriggers = lockTriggers
+        self.auditProblem = auditProblem
         self.state = state
         self.seq = seq
         self.failedAttempts = failedAttempts
@@ -76,6 +79,22 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         self.apps = apps
         self.version = version
         self.insecureKDF = insecureKDF
+    }
+}
+
+/// Audit records the agent could not store: since when, how many (they are in its log only),
+/// and the last error.
+public struct AuditProblem: Sendable, Codable, Equatable {
+    /// When the first write failed (seconds since 1970).
+    public var since: Double
+    /// Records that went to the agent's log only.
+    public var unstored: Int
+    public var error: String
+
+    public init(since: Double, unstored: Int, error: String) {
+        self.since = since
+        self.unstored = unstored
+        self.error = error
     }
 }
 

@@ -47,9 +47,27 @@ extension Agent {
         }.whenComplete { [self] result in
             auditWriteInFlight = false
             switch result {
-            case .success(let stored): streamAudit(stored)
+            case .success(let stored):
+                if let problem = auditProblem {
+                    logger.notice(
+                        "audit log writes again", metadata: ["records only in this log": "\(problem.unstored)"])
+                    auditProblem = nil
+                }
+                streamAudit(stored)
             case .failure(let error):
                 logger.error("audit log write failed; the records are in this log only: \(error)")
+                for record in records {
+                    logger.error(
+                        "unstored audit record",
+                        metadata: [
+                            "time": "\(record.time)", "category": "\(record.category)", "action": "\(record.action ?? "-")",
+                            "outcome": "\(record.outcome)", "app": "\(record.appId ?? "-")", "reason": "\(record.reason)",
+                            "rules": "\(record.rules)",
+                        ])
+                }
+                auditProblem = AuditProblem(
+                    since: auditProblem?.since ?? clock(), unstored: (auditProblem?.unstored ?? 0) + records.count,
+                    error: "\(error)")
                 streamAudit(records)
             }
             for promise in promises { promise.succeed() }

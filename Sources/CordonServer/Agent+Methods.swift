@@ -298,7 +298,7 @@ extension Agent {
             idleTimeoutSeconds: lifecycle.idleTimeoutSeconds, reauthGraceSeconds: lifecycle.reauthGraceSeconds,
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
-            lockTriggers: activeLockTriggers)
+            lockTriggers: activeLockTriggers, auditProblem: auditProblem)
     }
 }
 

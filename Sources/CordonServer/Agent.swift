@@ -53,6 +53,8 @@ final class Agent: @unchecked Sendable {
     var auditBatch: [AuditRecord] = []
     var auditBatchPromises: [EventLoopPromise<Void>] = []
     var auditWriteInFlight = false
+    /// Set while audit writes fail; shown in `GetStatus`.
+    var auditProblem: AuditProblem?
     /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
     var lockTriggers: BusLockTriggers?
     var activeLockTriggers: [String] = []

@@ -103,6 +103,17 @@ struct DoctorCheck: Equatable {
             hint: "for tests only; restart cordond without --insecure-fast-kdf and CORDON_INSECURE_FAST_KDF")
     }
 
+    /// Fails while the agent cannot store audit records.
+    static func audit(_ status: AgentStatus) -> DoctorCheck {
+        guard let problem = status.auditProblem else {
+            return DoctorCheck(outcome: .ok, text: "the audit log is stored")
+        }
+        return DoctorCheck(
+            outcome: .fail, text: "audit log: " + StatusCommand.auditDescription(problem),
+            hint: "free space where cordond keeps its data; the records are in cordond's log "
+                + "(journalctl --user -u cordond)")
+    }
+
     /// Warns when the agent runs without D-Bus lock triggers; nil for agents that predate them.
     static func lockTriggers(_ status: AgentStatus) -> DoctorCheck? {
         guard let triggers = status.lockTriggers else { return nil }

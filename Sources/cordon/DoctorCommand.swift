@@ -26,6 +26,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if case .success(let status) = answer {
             checks.append(DoctorCheck.kdf(status))
             if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
+            checks.append(DoctorCheck.audit(status))
         }
         for check in checks { try Output.line(check.line) }
         if checks.contains(where: { $0.outcome == .fail }) { throw ExitCode(CLIExitCode.failure.rawValue) }

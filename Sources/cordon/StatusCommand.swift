@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import Foundation
 
 /// `cordon status`: the container's state and the agent's settings.
 struct StatusCommand: AsyncParsableCommand {
@@ -41,12 +42,20 @@ struct StatusCommand: AsyncParsableCommand {
             ["version:", status.version],
         ]
         rows += lockTriggerRows(status)
+        rows.append(["audit log:", auditDescription(status.auditProblem)])
         var lines = Format.table(rows)
         if status.insecureKDF {
             lines.append(
                 "WARNING: cordond runs with the INSECURE fast KDF (tests only): passcodes are trivial to brute-force")
         }
         return lines
+    }
+
+    /// `ok`, or what is failing since when.
+    static func auditDescription(_ problem: AuditProblem?) -> String {
+        guard let problem else { return "ok" }
+        return "FAILING since \(Format.time(Date(timeIntervalSince1970: problem.since))): \(Format.count(problem.unstored, "record")) "
+            + "only in cordond's log (\(problem.error))"
     }
 
     /// The lock triggers row (none for agents that predate them).

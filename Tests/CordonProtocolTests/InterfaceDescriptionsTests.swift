@@ -113,8 +113,10 @@ struct InterfaceDescriptionsTests {
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
             reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false,
-            lockTriggers: [])
+            lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"))
         #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
+        let problem = AuditProblem(since: 1, unstored: 2, error: "e")
+        #expect(Set(try #require(agent.typeFields("AuditProblem"))) == (try jsonKeys(problem)))
         let info = AppInfo(
             appId: "a", pid: 1, executable: "/x", managed: true, subscribed: true, compliance: .pending, pendingSeq: 1,
             lastAckSeq: 1)

@@ -38,6 +38,12 @@ import Testing
         }
         try #require(daemon.log.contains(Self.failureLine), "\(calls) denials were all stored on a full disk")
         print("full disk: the first audit write failed after \(calls) denials")
+        // Reported: in GetStatus (and so `cordon status` / `cordon doctor`), and each record in the log.
+        let problem = try #require(try await client.status().auditProblem, "GetStatus does not report the failure")
+        #expect(problem.unstored > 0)
+        #expect(daemon.log.contains("unstored audit record"))
+        let doctor = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "doctor"])
+        #expect(doctor.stdout.contains("audit log: FAILING since"), "\(doctor.stdout)")
 
         // Full: decisions and enforcement go on.
         for _ in 0..<200 {
@@ -68,6 +74,8 @@ import Testing
             return try database.auditCount() > before
         }
         #expect(try database.integrityCheck() == "ok")
+        #expect(try await client.status().auditProblem == nil, "the report outlives the failure")
+        #expect(daemon.log.contains("audit log writes again"))
         try await daemon.stop()
     }
 
