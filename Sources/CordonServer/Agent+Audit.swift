@@ -60,8 +60,10 @@ extension Agent {
                     logger.error(
                         "unstored audit record",
                         metadata: [
-                            "time": "\(record.time)", "category": "\(record.category)", "action": "\(record.action ?? "-")",
-                            "outcome": "\(record.outcome)", "app": "\(record.appId ?? "-")", "reason": "\(record.reason)",
+                            "time": "\(record.time)", "category": "\(record.category)",
+                            "action": "\(record.action ?? "-")",
+                            "outcome": "\(record.outcome)", "app": "\(record.appId ?? "-")",
+                            "reason": "\(record.reason)",
                             "rules": "\(record.rules)",
                         ])
                 }

@@ -54,8 +54,9 @@ struct StatusCommand: AsyncParsableCommand {
     /// `ok`, or what is failing since when.
     static func auditDescription(_ problem: AuditProblem?) -> String {
         guard let problem else { return "ok" }
-        return "FAILING since \(Format.time(Date(timeIntervalSince1970: problem.since))): \(Format.count(problem.unstored, "record")) "
-            + "only in cordond's log (\(problem.error))"
+        let since = Format.time(Date(timeIntervalSince1970: problem.since))
+        let records = Format.count(problem.unstored, "record")
+        return "FAILING since \(since): \(records) only in cordond's log (\(problem.error))"
     }
 
     /// The lock triggers row (none for agents that predate them).
