@@ -17,8 +17,17 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Release binaries carry the Swift runtime and Foundation (no /opt/swift needed where they are
+# installed), export no symbols, and, where the toolchain has lld and glibc reads DT_RELR
+# (2.36+), pack their relative relocations: together about 8 MB less resident memory idle
+# (docs/PERFORMANCE.md).
+LLD := $(shell dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/ld.lld
+RELR_OK := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); print (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) ? "yes" : "no" }')
+RELEASE_FLAGS = --static-swift-stdlib -Xlinker --no-export-dynamic \
+	$(if $(and $(wildcard $(LLD)),$(filter yes,$(RELR_OK))),-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
+
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(RELEASE_FLAGS)
 
 lint:
 	$(SWIFT) format lint --strict -r $(LINT_PATHS)

@@ -20,6 +20,14 @@ int64_t ccb_thread_cpu_ns(void) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
+int64_t ccb_process_cpu_ns(int32_t pid) {
+    clockid_t clock;
+    if (clock_getcpuclockid(pid, &clock) != 0) return -1;
+    struct timespec now;
+    if (clock_gettime(clock, &now) != 0) return -errno;
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
 int64_t ccb_raise_nofile(uint64_t wanted) {
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -errno;

@@ -46,7 +46,7 @@ final class DBusFanout {
         try FanoutError.check("sd_bus_emit_signal", ccb_bus_emit(sender, seq, time))
         let last = try FanoutError.check("signal fan-out", ccb_bus_fanout_wait(receivers, timeoutMs))
         let receiverUsed = ccb_thread_cpu_ns() - receiverCPU
-        let daemonUsed = ProcessCPU.nanoseconds(pid: daemonPID) &- daemonCPU
+        let daemonUsed = ProcessCPU.used(daemonCPU, ProcessCPU.nanoseconds(pid: daemonPID))
         return FanoutSample(wall: UInt64(last - start), daemonCPU: daemonUsed, receiverCPU: UInt64(receiverUsed))
     }
 

@@ -11,6 +11,6 @@ struct LatencyStats: Codable {
         let micro = { (value: UInt64) in Double(value) / 1000 }
         medianMicroseconds = sorted.isEmpty ? 0 : micro(sorted[sorted.count / 2])
         p99Microseconds = sorted.isEmpty ? 0 : micro(sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
-        meanMicroseconds = sorted.isEmpty ? 0 : Double(sorted.reduce(0, +)) / Double(sorted.count) / 1000
+        meanMicroseconds = sorted.isEmpty ? 0 : sorted.reduce(0) { $0 + Double($1) } / Double(sorted.count) / 1000
     }
 }

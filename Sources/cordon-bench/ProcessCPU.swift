@@ -1,18 +1,17 @@
-import Foundation
+import CCordonBench
 
-/// CPU time a process has used, summed over its threads (/proc/PID/task/*/schedstat, ns).
+/// CPU time a process has used, in nanoseconds.
 enum ProcessCPU {
-    /// Nanoseconds on a CPU so far, or 0 when /proc cannot be read.
+    /// Nanoseconds on a CPU so far (every thread, ended ones included), or 0 when unknown.
+    ///
+    /// The process CPU clock, not a sum over `/proc/PID/task`: a thread that ends between two
+    /// readings would make that sum go backwards.
     static func nanoseconds(pid: Int32) -> UInt64 {
-        let tasks = "/proc/\(pid)/task"
-        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return 0 }
-        var total: UInt64 = 0
-        for thread in threads {
-            guard let text = try? String(contentsOfFile: "\(tasks)/\(thread)/schedstat", encoding: .utf8),
-                let field = text.split(separator: " ").first, let value = UInt64(field)
-            else { continue }
-            total += value
-        }
-        return total
+        UInt64(max(ccb_process_cpu_ns(pid), 0))
+    }
+
+    /// `after - before`, or 0 if a clock went backwards.
+    static func used(_ before: UInt64, _ after: UInt64) -> UInt64 {
+        after >= before ? after - before : 0
     }
 }

@@ -33,7 +33,7 @@ final class VarlinkFanout {
         let last = try FanoutError.check("DidLock fan-out", ccb_stream_fanout_wait(fanout, "\"DidLock\"", timeoutMs))
         let receiverUsed = ccb_thread_cpu_ns() - receiverCPU
         let reply = try agent.control.receive()
-        let daemonUsed = ProcessCPU.nanoseconds(pid: agent.pid) &- daemonCPU
+        let daemonUsed = ProcessCPU.used(daemonCPU, ProcessCPU.nanoseconds(pid: agent.pid))
         guard !reply.contains("\"error\"") else { throw FanoutError.agent("Lock: \(reply.prefix(200))") }
         try agent.unlock()
         try FanoutError.check("DidUnlock fan-out", ccb_stream_fanout_wait(fanout, "\"DidUnlock\"", timeoutMs))

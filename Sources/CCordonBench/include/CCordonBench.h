@@ -11,6 +11,8 @@
 int64_t ccb_now_ns(void);
 /// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 int64_t ccb_thread_cpu_ns(void);
+/// CPU time of process `pid` (all its threads, the ended ones included), or a negative value.
+int64_t ccb_process_cpu_ns(int32_t pid);
 /// Raises RLIMIT_NOFILE's soft limit to `wanted` (capped at the hard limit, raised too when
 /// privileged). Returns the soft limit now in force, or -errno.
 int64_t ccb_raise_nofile(uint64_t wanted);
