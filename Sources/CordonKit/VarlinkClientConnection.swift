@@ -73,13 +73,21 @@ final class VarlinkClientConnection: Sendable {
 
     /// Decodes a reply's parameters, or throws the error it carries.
     func decode<R: Decodable>(_ type: R.Type, from reply: Data) throws -> R {
-        if let failure = try? VarlinkJSONDecoder().decode(ErrorEnvelope.self, from: reply), let name = failure.error {
-            let error = VarlinkError(name: name, parameters: failure.parameters ?? [:])
+        // Parsed once: the error member is read from the tree, the parameters decoded from it.
+        guard let node = try? JSONNodeParser.parse(reply), case .object = node else {
+            throw CordonClientError.protocolViolation("a reply that is not a JSON object")
+        }
+        if case .string(let name)? = node["error"] {
+            let parameters = node["parameters"].flatMap {
+                try? VarlinkJSONDecoder().decode([String: JSONValue].self, from: $0)
+            }
+            let error = VarlinkError(name: name, parameters: parameters ?? [:])
             if let typed = CordonError(error) { throw typed }
             throw CordonClientError.remote(error)
         }
         do {
-            return try codec.decodeParameters(R.self, from: reply)
+            let message = VarlinkCallMessage(header: VarlinkCallHeader(method: ""), parameters: node["parameters"])
+            return try codec.decodeParameters(R.self, from: message)
         } catch {
             throw CordonClientError.protocolViolation("unexpected reply: \(error.name)")
         }
@@ -105,11 +113,6 @@ final class VarlinkClientConnection: Sendable {
 
     /// A future that completes when the connection closes.
     var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
-}
-
-private struct ErrorEnvelope: Decodable {
-    var error: String?
-    var parameters: [String: JSONValue]?
 }
 
 /// Matches replies to calls in order; streamed calls take replies until one has no `continues`.
