@@ -83,14 +83,18 @@ import Testing
         defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.logout()
-        let script = "trap 'exit 42' TERM; while :; do sleep 0.05; done"
+        // The program says when its trap is in place: it starts frozen, possibly before `trap` ran.
+        let ready = daemon.root.appending("trap-ready")
+        let script = "trap 'exit 42' TERM; touch '\(ready)'; while :; do sleep 0.05; done"
         let run = try Self.start(daemon, ["--app", "com.example.trap", "--", "sh", "-c", script])
         defer { kill(run.processIdentifier, SIGKILL) }
         let pid = try await Self.programPID(client, appId: "com.example.trap")
         // No key yet: the program waits frozen (once out of any uninterruptible sleep, state D).
         try await eventually("the program is frozen") { Self.state(pid) == "T" }
         try await client.unlock(passcode: "2468")
-        try await eventually("the program runs") { Self.state(pid) != "T" }
+        try await eventually("the program runs with its trap set") {
+            Self.state(pid) != "T" && FileManager.default.fileExists(atPath: ready)
+        }
         kill(run.processIdentifier, SIGTERM)
         run.waitUntilExit()
         #expect(run.terminationStatus == 42)
