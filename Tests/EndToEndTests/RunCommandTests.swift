@@ -83,16 +83,22 @@ import Testing
         defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.logout()
-        // The program says when its trap is in place: it starts frozen, possibly before `trap` ran.
-        let ready = daemon.root.appending("trap-ready")
-        let script = "trap 'exit 42' TERM; touch '\(ready)'; while :; do sleep 0.05; done"
-        let run = try Self.start(daemon, ["--app", "com.example.trap", "--", "sh", "-c", script])
+        // One process, no forks: a shell would start commands through vfork and could be frozen
+        // in the middle (the parent in D, not T). It says when its handler is in place.
+        let ready = daemon.root.appending("handler-ready")
+        let script = """
+            import signal, sys, time
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(42))
+            open(sys.argv[1], "w").close()
+            while True: time.sleep(0.05)
+            """
+        let run = try Self.start(daemon, ["--app", "com.example.trap", "--", "python3", "-c", script, ready])
         defer { kill(run.processIdentifier, SIGKILL) }
         let pid = try await Self.programPID(client, appId: "com.example.trap")
         // No key yet: the program waits frozen (once out of any uninterruptible sleep, state D).
         try await eventually("the program is frozen") { Self.state(pid) == "T" }
         try await client.unlock(passcode: "2468")
-        try await eventually("the program runs with its trap set") {
+        try await eventually("the program runs with its handler set") {
             Self.state(pid) != "T" && FileManager.default.fileExists(atPath: ready)
         }
         kill(run.processIdentifier, SIGTERM)
