@@ -116,7 +116,11 @@ let package = Package(
             path: "examples/notes",
             swiftSettings: strict
         ),
-        .testTarget(name: "CordonProtocolTests", dependencies: ["CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonProtocolTests",
+            dependencies: ["CordonProtocol", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CordonPolicyTests",
             dependencies: ["CordonPolicy", .product(name: "PropertyBased", package: "swift-property-based")],

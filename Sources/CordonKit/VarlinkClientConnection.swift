@@ -86,8 +86,7 @@ final class VarlinkClientConnection: Sendable {
             throw CordonClientError.remote(error)
         }
         do {
-            let message = VarlinkCallMessage(header: VarlinkCallHeader(method: ""), parameters: node["parameters"])
-            return try codec.decodeParameters(R.self, from: message)
+            return try codec.decodeParameters(R.self, fromMember: node["parameters"])
         } catch {
             throw CordonClientError.protocolViolation("unexpected reply: \(error.name)")
         }

@@ -42,11 +42,18 @@ public struct VarlinkCodec: Sendable {
         try decodeCall(message).header
     }
 
-    /// Decodes the parameters of a parsed call; absent or null parameters decode from `{}`.
+    /// Decodes the parameters of a parsed call.
     public func decodeParameters<P: Decodable>(_ type: P.Type, from call: VarlinkCallMessage) throws(VarlinkError)
         -> P
     {
-        let parameters = call.parameters.flatMap { $0 == .null ? nil : $0 } ?? .object([])
+        try decodeParameters(type, fromMember: call.parameters)
+    }
+
+    /// Decodes a message's parsed `parameters` member; absent or null parameters decode from `{}`.
+    public func decodeParameters<P: Decodable>(_ type: P.Type, fromMember parameters: JSONNode?)
+        throws(VarlinkError) -> P
+    {
+        let parameters = parameters.flatMap { $0 == .null ? nil : $0 } ?? .object([])
         do {
             return try VarlinkJSONDecoder().decode(P.self, from: parameters)
         } catch let error as DecodingError {
@@ -60,14 +67,8 @@ public struct VarlinkCodec: Sendable {
     public func decodeParameters<P: Decodable>(_ type: P.Type, from message: some Collection<UInt8>)
         throws(VarlinkError) -> P
     {
-        let node: JSONNode
-        do {
-            node = try JSONNodeParser.parse(message)
-        } catch {
-            throw .invalidParameter("parameters")
-        }
-        let header = VarlinkCallHeader(method: "")
-        return try decodeParameters(type, from: VarlinkCallMessage(header: header, parameters: node["parameters"]))
+        guard let node = try? JSONNodeParser.parse(message) else { throw .invalidParameter("parameters") }
+        return try decodeParameters(type, fromMember: node["parameters"])
     }
 
     /// Encodes any encodable message as JSON bytes (without the terminating NUL).

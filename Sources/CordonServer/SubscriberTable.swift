@@ -8,7 +8,6 @@ struct SubscriberTable {
     private(set) var values: ContiguousArray<Subscriber> = []
 
     var isEmpty: Bool { values.isEmpty }
-    var count: Int { values.count }
 
     subscript(id: ConnectionID) -> Subscriber? {
         get { byID[id] }

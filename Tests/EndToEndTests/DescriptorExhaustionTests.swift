@@ -12,10 +12,8 @@ import Testing
     @Test func exhaustionStallsNewConnectionsUntilDescriptorsAreFreed() async throws {
         raiseOpenFileLimit(to: 4096)
         let root = try TemporaryDirectory()
-        let launcher = Launcher(
-            executable: URL(fileURLWithPath: "/usr/bin/prlimit"), arguments: ["--nofile=\(Self.limit):\(Self.limit)"],
-            socketPath: root.appending("run/agent.sock"))
-        let daemon = try await DaemonProcess.started(root: root, launcher: launcher)
+        let daemon = try await DaemonProcess.started(
+            root: root, launcher: .prlimit(soft: Self.limit, hard: Self.limit, root: root))
         defer { daemon.cleanUp() }
         let pid = daemon.daemonPID
         #expect(ProcessStats.openFileLimit(pid) == Self.limit)
@@ -81,20 +79,15 @@ import Testing
 @Suite struct DescriptorLimitTests {
     @Test func theSoftLimitIsRaisedForTheConnectionLimit() async throws {
         let root = try TemporaryDirectory()
-        let launcher = Launcher(
-            executable: URL(fileURLWithPath: "/usr/bin/prlimit"), arguments: ["--nofile=1024:16384"],
-            socketPath: root.appending("run/agent.sock"))
-        let daemon = try await DaemonProcess.started(root: root, launcher: launcher)
+        let daemon = try await DaemonProcess.started(
+            root: root, launcher: .prlimit(soft: 1024, hard: 16384, root: root))
         defer { daemon.cleanUp() }
         #expect(ProcessStats.openFileLimit(daemon.daemonPID) == 2 * 4096 + 256)
     }
 
     @Test func aLowHardLimitIsUsedWholeAndReported() async throws {
         let root = try TemporaryDirectory()
-        let launcher = Launcher(
-            executable: URL(fileURLWithPath: "/usr/bin/prlimit"), arguments: ["--nofile=512:2048"],
-            socketPath: root.appending("run/agent.sock"))
-        let daemon = try await DaemonProcess.started(root: root, launcher: launcher)
+        let daemon = try await DaemonProcess.started(root: root, launcher: .prlimit(soft: 512, hard: 2048, root: root))
         defer { daemon.cleanUp() }
         #expect(ProcessStats.openFileLimit(daemon.daemonPID) == 2048)
         try await eventually("the agent says its descriptor limit caps connections") {

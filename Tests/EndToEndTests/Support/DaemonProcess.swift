@@ -133,6 +133,13 @@ struct Launcher: Sendable {
     /// The shell's arguments before cordond's path.
     var shellArguments: [String] { ["-c", Self.script, executable.path] + arguments }
 
+    /// `prlimit --nofile=SOFT:HARD`: cordond under these descriptor limits, on its own socket under `root`.
+    static func prlimit(soft: Int, hard: Int, root: TemporaryDirectory) -> Launcher {
+        Launcher(
+            executable: URL(fileURLWithPath: "/usr/bin/prlimit"), arguments: ["--nofile=\(soft):\(hard)"],
+            socketPath: root.appending("run/agent.sock"))
+    }
+
     /// `systemd-socket-activate -l socketPath`: binds the socket and execs cordond on the first connection.
     static func socketActivate(_ socketPath: String) -> Launcher {
         Launcher(
