@@ -34,11 +34,13 @@ extension Agent {
         subscribers.removeValue(forKey: id)
         auditFollowers.removeValue(forKey: id)
         unlockWaitersClosed(id)
+        let registered = registry.registrations[id] != nil
         if let registration = registry.registrations[id] {
             logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
             registeredAppClosed(registration)
         }
         registry.connectionClosed(id)
+        if registered { registeredAppsChanged() }
     }
 
     /// Graceful shutdown: revoke (zero keys, tell every app), flush, then close every connection.

@@ -15,7 +15,7 @@ extension Agent {
             if trigger == .suspend { lockTriggers?.releaseSleepInhibitor() }
             return
         }
-        let lock = policy.policy.base.lock
+        let lock = containerLock()
         switch trigger {
         case .screenLock(let source):
             guard lock.onScreenLock.value else {

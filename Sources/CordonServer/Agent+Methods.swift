@@ -267,6 +267,7 @@ extension Agent {
                 pidfd: pidfd, pid: identity.pid, onBehalf: process.onBehalf)
         }
         logger.info("app registered", metadata: metadata)
+        registeredAppsChanged()
         return RegisterReply(appId: facts.appId, managed: managed, token: token)
     }
 

@@ -43,15 +43,21 @@ extension Agent {
         logger.info("pasteboard cleared on request")
     }
 
-    /// Clears the pasteboard on a lock when the policy says so, and on every revocation or wipe
+    /// Clears the pasteboard on a lock when the copying app's policy says so, and on every revocation or wipe
     /// (then with a new session key).
     func pasteboardObserve(_ event: WireEvent) {
         switch event.kind {
         case .encryptionKeyUnavailable, .wiped:
             if !pasteboard.isEmpty { logger.info("pasteboard cleared: the key was revoked") }
             pasteboard.rotateKey()
-        case .didLock where policy.policy.base.pasteboard.clearOnLock.value:
-            if !pasteboard.isEmpty { logger.info("pasteboard cleared on lock (pasteboard.clearOnLock)") }
+        case .didLock:
+            // Per app: what an app copied is cleared when that app's policy (base and its
+            // overrides) says `clearOnLock`.
+            guard let summary = pasteboard.summary,
+                policy.policy.forApp(summary.source.appId).pasteboard.clearOnLock.value
+            else { return }
+            logger.info(
+                "pasteboard cleared on lock (pasteboard.clearOnLock)", metadata: ["source": "\(summary.source.appId)"])
             pasteboard.clear()
         default:
             break

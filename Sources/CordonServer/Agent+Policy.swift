@@ -55,10 +55,12 @@ extension Agent {
         return audit.isEmpty ? loop.makeSucceededVoidFuture() : writeAudit(audit)
     }
 
-    /// The lifecycle settings the policy dictates; the daemon's back-off stays.
+    /// The lifecycle settings the policy dictates while the apps registered now are: the base
+    /// `lock` section tightened by their overrides' container-wide keys (`LockSettingScope`). The
+    /// daemon's back-off stays.
     func lifecycleConfiguration(from effective: EffectivePolicy) -> LifecycleConfiguration {
         let defaults = configuration.lifecycle
-        let lock = effective.base.lock
+        let lock = containerLock(of: effective)
         let passcode = effective.passcode
         return LifecycleConfiguration(
             idleTimeoutSeconds: lock.idleTimeoutSeconds.value,
@@ -68,6 +70,27 @@ extension Agent {
             ackDeadlineMs: lock.ackDeadlineMs.value ?? defaults.ackDeadlineMs,
             minPasscodeLength: max(passcode.minLength.value, 1), backoff: defaults.backoff,
             onMaxAttempts: passcode.onMaxAttempts.value == .wipe ? .wipe : .lockout)
+    }
+
+    /// The container-wide lock settings in force: the base tightened by every registered app's override.
+    func containerLock(of effective: EffectivePolicy? = nil) -> EffectiveLockSettings {
+        (effective ?? policy.policy).containerLock(registeredApps: registry.registrations.values.map(\.appId))
+    }
+
+    /// Recomputes the lifecycle settings after the registered apps changed (an override's
+    /// container-wide lock keys apply only while its app is registered), and re-arms the timers.
+    func registeredAppsChanged() {
+        let next = lifecycleConfiguration(from: policy.policy)
+        guard next != machine.configuration else { return }
+        machine.configuration = next
+        logger.info(
+            "lock settings follow the registered apps",
+            metadata: [
+                "idleTimeoutSeconds": "\(next.idleTimeoutSeconds)", "reauthGraceSeconds": "\(next.reauthGraceSeconds)",
+                "discardKeyOnLock": "\(next.discardKeyOnLock)",
+            ])
+        rescheduleTimer()
+        stateObserver?()
     }
 
     /// The passcode rules the policy dictates.

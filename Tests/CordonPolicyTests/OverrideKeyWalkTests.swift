@@ -1,0 +1,141 @@
+import Testing
+
+@testable import CordonPolicy
+
+/// Walks every key of the schema, in the base and inside `overrides[]`, and shows that each one
+/// either changes the value the agent reads or is refused by the parser: no key parses and then
+/// does nothing. The agent reads per-app keys through `forApp(_:)` and the container-wide lock
+/// keys through `containerLock(registeredApps:)` (the end-to-end half is
+/// `PerAppLockSettingsTests`).
+@Suite struct OverrideKeyWalkTests {
+    static let app = "com.example.vault"
+    static let source = PolicySource(path: "/etc/cordon/policy.d/walk.json", origin: .admin)
+
+    /// A value stricter than the loosest default, as JSON, for every key of every section.
+    static let strictValues: [String: [String: String]] = [
+        "apps": [
+            "managed": #"[{"id": "com.example.vault", "executables": ["/usr/bin/true"]}]"#, "unknown": #""refuse""#,
+        ],
+        "passcode": [
+            "minLength": "8", "kind": #""alphanumeric""#, "allowSimple": "false", "maxAttempts": "3",
+            "onMaxAttempts": #""wipe""#,
+        ],
+        "lock": [
+            "idleTimeoutSeconds": "60", "onScreenLock": "true", "onSuspend": "true", "reauthGraceSeconds": "0",
+            "discardKeyOnLock": "true", "ackDeadlineMs": "500", "onAckTimeout": #""terminate""#,
+        ],
+        "pasteboard": ["copyOut": #""blocked""#, "maxChars": "10", "clearOnLock": "true"],
+        "documents": [
+            "sendTo": #""none""#, "receiveFrom": #""none""#, "allowedTargets": #"["com.example.mail"]"#,
+            "allowedSources": #"["com.example.mail"]"#, "saveCopies": #""block""#, "saveLocations": #"["/srv/*"]"#,
+            "blockedTypes": #"[".exe"]"#,
+        ],
+        "storage": ["dataAccess": #""whenUnlocked""#],
+        "conditions": [
+            "debuggerAttached": #""block""#, "preloadInjected": #""block""#, "executableMismatch": #""block""#,
+        ],
+    ]
+
+    static func parse(_ text: String) -> Result<PolicyDocument, PolicyParseFailure> {
+        PolicyParser.parse(text, source: source)
+    }
+
+    static func value(_ pointer: String, in steps: [PointedStep]) -> String? {
+        steps.first { $0.pointer == pointer }?.step.value
+    }
+
+    @Test func everyKeyOfTheSchemaHasAStrictValueHere() {
+        for (section, keys) in PolicyParser.Rules.sectionKeys {
+            #expect(Set(Self.strictValues[section]?.keys ?? [:].keys) == Set(keys), "\(section)")
+        }
+    }
+
+    @Test func everyBaseKeyChangesTheEffectivePolicy() throws {
+        for (section, keys) in PolicyParser.Rules.sectionKeys {
+            for key in keys {
+                let value = try #require(Self.strictValues[section]?[key])
+                let text = #"{"schema": "cordon.policy.v1", "\#(section)": {"\#(key)": \#(value)}}"#
+                let document = try Self.parse(text).get()
+                let policy = EffectivePolicy(document: document, source: Self.source)
+                let steps = policy.globalSteps() + policy.base.pointedSteps()
+                let empty = EffectivePolicy.empty
+                let before = empty.globalSteps() + empty.base.pointedSteps()
+                let pointer = "/\(section)/\(key)"
+                let changed = Self.value(pointer, in: steps).map { $0 != Self.value(pointer, in: before) } ?? false
+                // `apps.managed` is listed per app id.
+                let boundApp = section == "apps" && key == "managed" && policy.apps.managed[Self.app] != nil
+                #expect(changed || boundApp, "\(pointer) set to \(value) changes nothing")
+            }
+        }
+    }
+
+    @Test func everyOverrideKeyTakesEffectOrIsRefused() throws {
+        let overridable = Set(PolicyParser.Rules.overrideKeys)
+        // `apps` inside an override is the list of app ids it applies to, never the section.
+        for (section, keys) in PolicyParser.Rules.sectionKeys where section != "apps" {
+            for key in keys {
+                let value = try #require(Self.strictValues[section]?[key])
+                let text = #"""
+                    {"schema": "cordon.policy.v1",
+                     "overrides": [{"apps": ["\#(Self.app)"], "\#(section)": {"\#(key)": \#(value)}}]}
+                    """#
+                let pointer = "/\(section)/\(key)"
+                guard overridable.contains(section) else {
+                    // Container-only sections are refused inside an override, naming where.
+                    let failure = try #require(Self.parse(text).failure, "\(pointer) in an override must be refused")
+                    #expect(failure.diagnostics.contains { $0.pointer.hasPrefix("/overrides/0/\(section)") })
+                    continue
+                }
+                let policy = EffectivePolicy(document: try Self.parse(text).get(), source: Self.source)
+                let loosest = EffectivePolicy.empty.base.pointedSteps()
+                let read: [PointedStep]
+                if section == "lock", LockSettingScope.byKey[key] == .container {
+                    // The container reads it while the app is registered, and not otherwise.
+                    var lockOnly = EffectivePolicySettings.unset
+                    lockOnly.lock = policy.containerLock(registeredApps: [Self.app])
+                    read = lockOnly.pointedSteps()
+                    var unregistered = EffectivePolicySettings.unset
+                    unregistered.lock = policy.containerLock(registeredApps: ["com.example.other"])
+                    #expect(Self.value(pointer, in: unregistered.pointedSteps()) == Self.value(pointer, in: loosest))
+                } else {
+                    // Per app: the app named reads it, another app does not.
+                    read = policy.forApp(Self.app).pointedSteps()
+                    #expect(
+                        Self.value(pointer, in: policy.forApp("com.example.other").pointedSteps())
+                            == Self.value(pointer, in: loosest))
+                }
+                #expect(
+                    Self.value(pointer, in: read) != Self.value(pointer, in: loosest),
+                    "overrides[].\(section).\(key) set to \(value) changes nothing")
+            }
+        }
+    }
+
+    @Test func everyLockKeyHasAScope() {
+        #expect(Set(LockSettingScope.byKey.keys) == Set(PolicyParser.Rules.lockKeys))
+    }
+
+    @Test func containerLockTakesTheStrictestOfTheRegisteredApps() throws {
+        let text = #"""
+            {"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 600, "reauthGraceSeconds": 300},
+             "overrides": [{"apps": ["com.example.a"], "lock": {"idleTimeoutSeconds": 120}},
+                           {"apps": ["com.example.b"], "lock": {"idleTimeoutSeconds": 60, "reauthGraceSeconds": 30}}]}
+            """#
+        let policy = EffectivePolicy(document: try Self.parse(text).get(), source: Self.source)
+        #expect(policy.containerLock(registeredApps: []).idleTimeoutSeconds.value == 600)
+        #expect(policy.containerLock(registeredApps: ["com.example.a"]).idleTimeoutSeconds.value == 120)
+        let both = policy.containerLock(registeredApps: ["com.example.a", "com.example.b", "com.example.a"])
+        #expect(both.idleTimeoutSeconds.value == 60)
+        #expect(both.reauthGraceSeconds.value == 30)
+        #expect(both.idleTimeoutSeconds.rules.map(\.pointer) == ["/overrides/1/lock/idleTimeoutSeconds"])
+        #expect(policy.containerLock(registeredApps: ["com.example.c"]) == policy.base.lock)
+    }
+}
+
+extension Result {
+    /// The failure, if any.
+    fileprivate var failure: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}
