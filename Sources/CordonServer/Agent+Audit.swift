@@ -44,7 +44,7 @@ extension Agent {
             let stored = try database.appendAudit(records)
             if prune { try database.pruneAudit(retention, now: records.last?.time ?? 0) }
             return stored
-        }.whenComplete { [self] result in
+        }.assumeIsolated().whenComplete { [self] result in
             auditWriteInFlight = false
             switch result {
             case .success(let stored):
@@ -114,7 +114,7 @@ extension Agent {
             subscriber: Subscriber(connection: connection, capacity: configuration.limits.maxQueuedEvents),
             appFilter: parameters.appId)
         auditFollowers[connection.id] = follower
-        history.whenComplete { [self] result in
+        history.assumeIsolated().whenComplete { [self] result in
             // History first, then whatever was written meanwhile; ids never repeat.
             send((try? result.get()) ?? [], to: follower)
             follower.historySent = true
@@ -133,8 +133,8 @@ extension Agent {
 }
 
 /// A connection following the audit log: live records wait until its history has been sent.
-/// Confined to the agent's event loop.
-final class AuditFollower: @unchecked Sendable {
+/// Confined to the agent's event loop (not `Sendable`).
+final class AuditFollower {
     let subscriber: Subscriber
     let appFilter: String?
     var historySent = false

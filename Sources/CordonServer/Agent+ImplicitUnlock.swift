@@ -43,7 +43,7 @@ extension Agent {
         let promise = loop.makePromise(of: ByteBuffer.self)
         unlockWaiterCounter += 1
         let id = unlockWaiterCounter
-        let timeout = loop.scheduleTask(in: .seconds(Int64(seconds))) { [self] in
+        let timeout = loop.assumeIsolated().scheduleTask(in: .seconds(Int64(seconds))) { [self] in
             finishWaiters(where: { $0.id == id }, with: .failure(.unlockTimedOut(seconds: Double(seconds))))
         }
         unlockWaiters.append(
@@ -106,10 +106,13 @@ extension Agent {
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors
-        process.terminationHandler = { [self] finished in
+        // Runs on Foundation's thread: it reaches the agent only back on the loop.
+        let agent = onLoop
+        let loop = self.loop
+        process.terminationHandler = { finished in
             let output = errors.fileHandleForReading.readDataToEndOfFile()
             let status = finished.terminationStatus
-            loop.execute { self.unlockPromptEnded(finished, status: status, output: output) }
+            loop.execute { agent.value.unlockPromptEnded(finished, status: status, output: output) }
         }
         do {
             try process.run()

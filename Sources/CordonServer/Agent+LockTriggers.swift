@@ -39,7 +39,7 @@ extension Agent {
             }
             logger.notice("system going to sleep: locking the container")
             run(.lock(reason: .suspend, now: clock()))
-            subscribersFlushed().whenComplete { [self] _ in
+            subscribersFlushed().assumeIsolated().whenComplete { [self] _ in
                 logger.info("lock events written: releasing the sleep inhibitor")
                 lockTriggers?.releaseSleepInhibitor()
             }
@@ -67,7 +67,7 @@ extension Agent {
             return
         }
         guard subscriber.queue.isEmpty else {
-            loop.scheduleTask(in: .milliseconds(10)) { [self] in
+            loop.assumeIsolated().scheduleTask(in: .milliseconds(10)) { [self] in
                 waitUntilDrained(id, deadline: deadline, promise: promise)
             }
             return

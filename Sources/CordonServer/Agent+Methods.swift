@@ -150,10 +150,10 @@ extension Agent {
             // The status is taken first and answered once every record up to it is stored: a
             // watcher's apply landing meanwhile must not be reported before it is audited.
             return .deferred(
-                reloadPolicy().flatMap { [self] in
+                reloadPolicy().assumeIsolated().flatMap { [self] in
                     let status = policyStatus()
                     return auditStored().map { encoder.reply(StatusWrapper(status: status)) }
-                })
+                }.nonisolated())
         case .getPolicyStatus:
             return .reply(encoder.reply(StatusWrapper(status: policyStatus())))
         case .queryAudit, .followAudit:
@@ -200,11 +200,14 @@ extension Agent {
         } catch {
             return .reply(encoder.error(error.varlinkError))
         }
-        let facts = storePool.runIfActive(eventLoop: loop) { [self] in
-            registrationFacts(appId: appId, identity: process.identity)
+        // What the pool's thread needs is read here, on the loop: the work below captures no agent state.
+        let needsDigest = policy.policy.apps.managed[appId]?.value.sha256 != nil
+        let identity = process.identity
+        let facts = storePool.runIfActive(eventLoop: loop) {
+            Self.registrationFacts(appId: appId, identity: identity, needsDigest: needsDigest)
         }
         return .deferred(
-            facts.flatMap { [self] facts in
+            facts.assumeIsolated().flatMap { [self] facts in
                 let reply: ByteBuffer
                 do throws(CordonError) {
                     reply = encoder.reply(try completeRegistration(facts, process: process, connection: connection))
@@ -213,7 +216,7 @@ extension Agent {
                 }
                 // Answered once its audit record (a refusal, a warning) is stored.
                 return auditStored().map { reply }
-            })
+            }.nonisolated())
     }
 
     /// Runs `body`; a refusal is answered only once its audit record is stored, as an audited

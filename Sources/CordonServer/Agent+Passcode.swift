@@ -36,7 +36,7 @@ extension Agent {
             try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
             return .correct(nil, rewrapped)
         }
-        job.whenComplete { [self] result in
+        job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: work == .checkPasscode)
         }
     }
@@ -94,7 +94,7 @@ extension Agent {
             try database.saveWrappedKey(wrapped, now: Date().timeIntervalSince1970)
             try database.saveAttempts(count: 0, lastFailureAt: nil)
             return wrapped
-        }.whenComplete { [self] result in
+        }.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let wrapped):
                 wrappedKey = wrapped
@@ -113,6 +113,10 @@ extension Agent {
 }
 
 /// The outcome of a passcode check run off the loop.
+///
+/// `@unchecked` because `SecureBytes` is a mutable class: the pool's work creates the key and
+/// hands it over in the future's result without keeping a reference, so only the loop touches
+/// it afterwards.
 enum CheckResult: @unchecked Sendable {
     case counterNotStored(String)
     case wrong

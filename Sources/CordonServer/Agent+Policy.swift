@@ -105,11 +105,12 @@ extension Agent {
     func startPolicyWatcher() {
         guard let directories = configuration.policyDirectories, policyWatcher == nil else { return }
         let loop = self.loop
+        // The watcher calls back on its own thread: it reaches the agent only back on the loop.
+        let agent = onLoop
         do {
             policyWatcher = try DirectoryWatcher(directories: [directories.admin, directories.user, directories.trust])
             {
-                [self] in
-                loop.execute { self.scheduleReload() }
+                loop.execute { agent.value.scheduleReload() }
             }
         } catch {
             logger.error("cannot watch the policy directories; use `cordon policy reload`: \(error)")
@@ -120,7 +121,7 @@ extension Agent {
     func scheduleReload() {
         guard !reloadScheduled, !isShuttingDown else { return }
         reloadScheduled = true
-        loop.scheduleTask(in: .milliseconds(50)) { [self] in
+        loop.assumeIsolated().scheduleTask(in: .milliseconds(50)) { [self] in
             reloadScheduled = false
             _ = reloadPolicy()
         }
@@ -129,9 +130,9 @@ extension Agent {
     /// Reads the directories off the loop, then applies on it.
     func reloadPolicy() -> EventLoopFuture<Void> {
         guard let directories = configuration.policyDirectories else { return loop.makeSucceededVoidFuture() }
-        return storePool.runIfActive(eventLoop: loop) { PolicyLoader.load(directories) }.flatMap { [self] snapshot in
-            applyPolicy(snapshot)
-        }
+        return storePool.runIfActive(eventLoop: loop) { PolicyLoader.load(directories) }.assumeIsolated().flatMap {
+            [self] snapshot in applyPolicy(snapshot)
+        }.nonisolated()
     }
 
     /// The policy status for `io.cordon.Policy.GetStatus` / `Reload`.

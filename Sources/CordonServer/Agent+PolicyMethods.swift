@@ -63,10 +63,10 @@ extension Agent {
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when
     /// the app's binding asks for one).
-    func registrationFacts(appId: String, identity: PeerIdentity) -> RegistrationFacts {
+    static func registrationFacts(appId: String, identity: PeerIdentity, needsDigest: Bool) -> RegistrationFacts {
         let pid = identity.pid
         var digest: String?
-        if policy.policy.apps.managed[appId]?.value.sha256 != nil {
+        if needsDigest {
             digest = Self.sha256(ofFileAt: "/proc/\(pid)/exe")
         }
         return RegistrationFacts(

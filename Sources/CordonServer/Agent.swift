@@ -13,7 +13,12 @@ import NIOPosix
 /// Every mutable field is confined to `loop`, the single event loop that also serves every
 /// connection, so a fan-out is a loop over channels with no locks or hops. Slow work
 /// (scrypt, SQLite writes) runs on a one-thread pool, which also keeps it in order.
-final class Agent: @unchecked Sendable {
+///
+/// The confinement is the compiler's to check: `Agent` is not `Sendable`, so no closure that
+/// may run on another thread (the store pool's work, a watcher's callback) can capture it.
+/// Code on the loop continues through `loop.assumeIsolated()` and `future.assumeIsolated()`;
+/// other threads reach it only through a `NIOLoopBound` (``onLoop``), which checks the loop.
+final class Agent {
     let loop: any EventLoop
     let configuration: AgentConfiguration
     let database: CordonDatabase
@@ -213,6 +218,9 @@ final class Agent: @unchecked Sendable {
         }
     }
 
+    /// A handle other threads can hold: its `value` is the agent, only on `loop`. Made on the loop.
+    var onLoop: NIOLoopBound<Agent> { NIOLoopBound(self, eventLoop: loop) }
+
     // MARK: - Timers
 
     func rescheduleTimer() {
@@ -221,7 +229,7 @@ final class Agent: @unchecked Sendable {
         let deadlines = [machine.nextDeadline, registry.nextDeadline].compactMap { $0 }
         guard let next = deadlines.min(), !isShuttingDown else { return }
         let delay = max(0, next - clock())
-        timer = loop.scheduleTask(in: .nanoseconds(Int64(delay * 1e9) + 1_000_000)) { [self] in
+        timer = loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(delay * 1e9) + 1_000_000)) { [self] in
             timer = nil
             let now = clock()
             for app in registry.tick(now: now) {

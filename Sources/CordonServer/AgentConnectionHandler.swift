@@ -10,7 +10,10 @@ import NIOCore
 /// Backpressure keeps a client's footprint bounded: while a call is in flight, or the
 /// socket's send buffer is full, further messages wait in a bounded backlog, and once that
 /// is full the handler stops reading from the socket.
-final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
+///
+/// Like the agent it serves, it lives on the one event loop and is not `Sendable`: callbacks
+/// continue on the loop through `assumeIsolated()`.
+final class AgentConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -41,9 +44,7 @@ final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
         let pidfd: EventLoopFuture<CInt> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(77))  // SO_PEERPIDFD
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        credentials.and(pidfd.recover { _ in -1 }).whenComplete { [self] result in
-            let context = bound.value
+        credentials.and(pidfd.recover { _ in -1 }).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let (credentials, pidfdNumber)):
                 let (identity, handle) = PeerIdentity.resolve(
@@ -136,9 +137,7 @@ final class AgentConnectionHandler: ChannelDuplexHandler, @unchecked Sendable {
             send(reply, oneway: header.oneway, context: context)
         case .deferred(let future):
             busy = true
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            future.whenComplete { [self] result in
-                let context = bound.value
+            future.assumeIsolated().whenComplete { [self] result in
                 busy = false
                 switch result {
                 case .success(let reply): send(reply, oneway: header.oneway, context: context)

@@ -7,21 +7,22 @@ extension AgentServer {
     func startLockTriggers() async throws {
         guard let addresses = configuration.lockTriggers else { return }
         let agent = self.agent
-        let loop = agent.loop
+        let loop = self.loop
+        // The bus thread calls back: it reaches the agent only back on the loop.
         let triggers = BusLockTriggers(
             addresses: addresses, logger: logger,
-            onTrigger: { trigger in loop.execute { agent.lockTriggerFired(trigger) } },
-            onActive: { names in loop.execute { agent.activeLockTriggers = names } })
-        try await loop.submit { agent.lockTriggers = triggers }.get()
+            onTrigger: { trigger in loop.execute { agent.value.lockTriggerFired(trigger) } },
+            onActive: { names in loop.execute { agent.value.activeLockTriggers = names } })
+        try await loop.submit { agent.value.lockTriggers = triggers }.get()
         try triggers.start()
     }
 
     /// Stops the bus thread (before the loop goes away).
     func stopLockTriggers() async {
         let agent = self.agent
-        let triggers = try? await agent.loop.submit { () -> BusLockTriggers? in
-            defer { agent.lockTriggers = nil }
-            return agent.lockTriggers
+        let triggers = try? await loop.submit { () -> BusLockTriggers? in
+            defer { agent.value.lockTriggers = nil }
+            return agent.value.lockTriggers
         }.get()
         triggers?.stop()
     }

@@ -13,12 +13,12 @@ extension AgentServer {
         let agent = self.agent
         let interval = notifier.watchdogPingInterval()
         let lastStatus = Mutex<String>("")
-        try await agent.loop.submit {
-            let line = Self.statusLine(of: agent)
+        try await loop.submit {
+            let line = Self.statusLine(of: agent.value)
             lastStatus.withLock { $0 = line }
             notifier.ready(status: line)
-            agent.stateObserver = {
-                let line = Self.statusLine(of: agent)
+            agent.value.stateObserver = {
+                let line = Self.statusLine(of: agent.value)
                 let changed = lastStatus.withLock { last -> Bool in
                     defer { last = line }
                     return last != line
@@ -30,7 +30,7 @@ extension AgentServer {
         let ping =
             TimeAmount.nanoseconds(Int64(clamping: interval.components.seconds * 1_000_000_000))
             + .nanoseconds(interval.components.attoseconds / 1_000_000_000)
-        let task = agent.loop.scheduleRepeatedTask(initialDelay: .zero, delay: ping) { _ in
+        let task = loop.scheduleRepeatedTask(initialDelay: .zero, delay: ping) { _ in
             notifier.watchdog()
         }
         watchdogTask.withLock { $0 = task }
@@ -41,6 +41,6 @@ extension AgentServer {
     public func disconnectServiceManager(_ notifier: SystemdNotifier) async {
         let agent = self.agent
         notifier.stopping()
-        try? await agent.loop.submit { agent.stateObserver = nil }.get()
+        try? await loop.submit { agent.value.stateObserver = nil }.get()
     }
 }

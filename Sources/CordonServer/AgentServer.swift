@@ -14,7 +14,10 @@ public final class AgentServer: Sendable {
     public let configuration: AgentConfiguration
     private let group: MultiThreadedEventLoopGroup
     private let storePool: NIOThreadPool
-    let agent: Agent
+    /// The agent, reachable only on its loop (`agent.value` checks that it is).
+    let agent: NIOLoopBound<Agent>
+    /// The one event loop: the agent's, and every connection's.
+    let loop: any EventLoop
     let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
     /// The path this server bound itself (nil when serving a socket-activated one).
@@ -35,9 +38,12 @@ public final class AgentServer: Sendable {
         storePool = NIOThreadPool(numberOfThreads: 1)
         storePool.start()
         let loop = group.next()
+        self.loop = loop
         agent = try loop.submit { [storePool] in
-            try Agent(
-                loop: loop, configuration: configuration, database: database, storePool: storePool, logger: logger)
+            NIOLoopBound(
+                try Agent(
+                    loop: loop, configuration: configuration, database: database, storePool: storePool, logger: logger),
+                eventLoop: loop)
         }.wait()
     }
 
@@ -59,7 +65,7 @@ public final class AgentServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: limits.maxMessageBytes)))
-                    try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(agent: agent))
+                    try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(agent: agent.value))
                 }
             }
         let listening: String
@@ -81,7 +87,7 @@ public final class AgentServer: Sendable {
             boundSocketPath.withLock { $0 = paths.socketPath }
             listening = paths.socketPath
         }
-        try await agent.loop.submit { agent.startPolicyWatcher() }.get()
+        try await loop.submit { agent.value.startPolicyWatcher() }.get()
         try await startLockTriggers()
         logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
     }
@@ -89,7 +95,7 @@ public final class AgentServer: Sendable {
     /// A one-line status for the service manager.
     public func statusLine() async throws -> String {
         let agent = self.agent
-        return try await agent.loop.submit { Self.statusLine(of: agent) }.get()
+        return try await loop.submit { Self.statusLine(of: agent.value) }.get()
     }
 
     /// The status line, computed on the agent's loop.
@@ -111,7 +117,7 @@ public final class AgentServer: Sendable {
         try? await listener?.close()
         let agent = self.agent
         await stopLockTriggers()
-        try await agent.loop.flatSubmit { agent.shutdown() }.get()
+        try await loop.flatSubmit { agent.value.shutdown() }.get()
         // Only a server that bound the socket removes it: never another agent's live socket, nor
         // the one systemd passed.
         if listener != nil, let path = boundSocketPath.withLock({ $0 }) { unlink(path) }
