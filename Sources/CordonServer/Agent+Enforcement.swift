@@ -76,7 +76,9 @@ extension Agent {
     /// Broadcasts `AppEnforced` once the current machine step is done, so its seq never
     /// overtakes events that step already numbered.
     private func announce(_ app: AppRegistration, _ action: EnforcementAction) {
-        loop.assumeIsolated().execute { [self] in run(.appEnforced(appId: app.appId, pid: app.pid, action: action, now: clock())) }
+        loop.assumeIsolated().execute { [self] in
+            run(.appEnforced(appId: app.appId, pid: app.pid, action: action, now: clock()))
+        }
     }
 
     /// Sends SIGCONT to apps frozen for a missed deadline, after the key's return was queued to them.
