@@ -21,10 +21,7 @@ extension CordonClient {
     /// }
     /// ```
     public func effectivePolicy() async throws -> EffectivePolicy {
-        let reply = try await connection.call(.getEffectivePolicy, NoParameters(), returning: EffectivePolicyReply.self)
-        return EffectivePolicy(
-            version: reply.version,
-            settings: reply.settings.map { PolicySetting(path: $0.path, value: $0.value, rules: $0.rules) })
+        try await connection.call(.getEffectivePolicy, NoParameters(), returning: EffectivePolicyReply.self)
     }
 
     /// Asks the agent to validate `document` as an admin file (or, with `user`, as a user file,

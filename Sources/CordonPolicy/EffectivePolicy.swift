@@ -85,7 +85,9 @@ extension EffectivePolicy {
         var settings: [EffectiveSetting] = []
         for pointed in globalSteps() + base.pointedSteps() {
             settings.append(
-                EffectiveSetting(path: pointed.pointer, value: pointed.step.value, rules: pointed.step.rules))
+                EffectiveSetting(
+                    path: pointed.pointer, value: pointed.step.value, json: pointed.step.json, rules: pointed.step.rules
+                ))
         }
         for app in overriddenApps {
             guard let override = overrides[app] else { continue }
@@ -94,7 +96,8 @@ extension EffectivePolicy {
             for (own, pointed) in zip(override.pointedSteps(), applied) where own.isSet {
                 settings.append(
                     EffectiveSetting(
-                        path: prefix + pointed.pointer, value: pointed.step.value, rules: pointed.step.rules))
+                        path: prefix + pointed.pointer, value: pointed.step.value, json: pointed.step.json,
+                        rules: pointed.step.rules))
             }
         }
         return settings

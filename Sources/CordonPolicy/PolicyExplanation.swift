@@ -21,6 +21,8 @@ public struct ExplanationStep: Sendable, Hashable {
     public var setting: String
     /// The effective value; when `candidates` is empty no document sets it and this is the loosest default.
     public var value: String
+    /// The effective value as JSON text (`null` for no bound).
+    public var json: String = "null"
     /// The rules whose value won.
     public var rules: [RuleReference]
     /// Every document's value, sorted by rule.
@@ -70,13 +72,16 @@ public struct EffectiveSetting: Sendable, Hashable {
     public var path: String
     /// The effective value, as a policy file spells it (`unlimited` / `unrestricted` for no bound).
     public var value: String
+    /// The effective value as JSON text (`null` for no bound).
+    public var json: String
     /// The rules whose value won; empty when no document sets it (the loosest default applies).
     public var rules: [RuleReference]
 
     /// An effective setting.
-    public init(path: String, value: String, rules: [RuleReference]) {
+    public init(path: String, value: String, json: String, rules: [RuleReference]) {
         self.path = path
         self.value = value
+        self.json = json
         self.rules = rules
     }
 }

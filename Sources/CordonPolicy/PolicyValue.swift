@@ -38,6 +38,9 @@ extension Optional: PolicyValue where Wrapped: PolicyValue {
         case .none: return Wrapped.unboundedDescription
         }
     }
+
+    /// The wrapped value's JSON, or `null` for no bound.
+    public var policyJSON: String { map(\.policyJSON) ?? "null" }
 }
 
 extension Set: PolicyValue where Element == String {
@@ -65,6 +68,12 @@ public struct SaveLocationClauses: PolicyValue {
     /// One clause prints as its list; several as `[…] and […]`.
     public var policyDescription: String {
         sortedClauses.map { PolicyFormat.list($0) }.joined(separator: " and ")
+    }
+
+    /// One clause as its list; several as a list of lists.
+    public var policyJSON: String {
+        let lists = sortedClauses.map { PolicyFormat.list($0) }
+        return lists.count == 1 ? lists[0] : "[" + lists.joined(separator: ", ") + "]"
     }
 
     /// Both allow-lists must be satisfied.
@@ -114,6 +123,9 @@ enum PolicyFormat {
             case "\\": quoted += "\\\\"
             case "\n": quoted += "\\n"
             case "\t": quoted += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: quoted.unicodeScalars.append(scalar)
             }
         }

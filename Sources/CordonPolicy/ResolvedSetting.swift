@@ -4,6 +4,13 @@ public protocol PolicyValue: Sendable, Hashable {
     var policyDescription: String { get }
     /// How an absent bound of this type prints when it wraps an optional (`unlimited`, `unrestricted`).
     static var unboundedDescription: String { get }
+    /// The value as JSON text, as it would stand in a policy file (`null` for an absent bound).
+    var policyJSON: String { get }
+}
+
+extension PolicyValue {
+    /// Most values print as JSON already.
+    public var policyJSON: String { policyDescription }
 }
 
 /// One document's value for a setting: the rule (file + pointer) and the value it sets.
@@ -90,7 +97,9 @@ public struct ResolvedSetting<Value: PolicyValue>: Sendable, Hashable {
                 rule: candidate.rule, value: candidate.value.policyDescription,
                 won: combined || candidate.value == value)
         }
-        return ExplanationStep(setting: setting, value: value.policyDescription, rules: rules, candidates: shown)
+        var step = ExplanationStep(setting: setting, value: value.policyDescription, rules: rules, candidates: shown)
+        step.json = value.policyJSON
+        return step
     }
 }
 

@@ -353,7 +353,7 @@ public enum InterfaceDescriptions {
         # The policy in force: what it says, where each value came from, and why a decision fell.
         interface io.cordon.Policy
 
-        type Setting (path: string, value: string, rules: []string)
+        type Setting (path: string, value: string, rules: []string, json: ?string)
 
         type Problem (path: string, pointer: string, line: ?int, column: ?int, message: string)
 

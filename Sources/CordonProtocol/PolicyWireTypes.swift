@@ -43,13 +43,25 @@ public struct CheckReply: Sendable, Codable, Equatable {
 public struct WireSetting: Sendable, Codable, Equatable {
     /// e.g. `/pasteboard/copyOut`.
     public var path: String
+    /// The value as `cordon policy show` prints it (`unlimited` / `unrestricted` for no bound).
     public var value: String
     /// The rules whose value won, as `FILE#POINTER`.
     public var rules: [String]
-    public init(path: String, value: String, rules: [String]) {
+    /// The value as JSON text, as a policy file would write it (`null` for no bound). Absent
+    /// from agents that predate it.
+    public var json: String?
+
+    public init(path: String, value: String, rules: [String], json: String? = nil) {
         self.path = path
         self.value = value
         self.rules = rules
+        self.json = json
+    }
+
+    /// The value as a JSON value (parsed from ``json``); nil when the agent sent none.
+    public var jsonValue: JSONValue? {
+        guard let json else { return nil }
+        return try? VarlinkJSONDecoder().decode(JSONValue.self, from: Array(json.utf8))
     }
 }
 

@@ -126,7 +126,7 @@ extension Agent {
         EffectivePolicyReply(
             version: policy.versionHash,
             settings: policy.describeEffective().map {
-                WireSetting(path: $0.path, value: $0.value, rules: $0.rules.map(\.description))
+                WireSetting(path: $0.path, value: $0.value, rules: $0.rules.map(\.description), json: $0.json)
             })
     }
 

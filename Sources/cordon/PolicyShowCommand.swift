@@ -21,10 +21,29 @@ struct PolicyShowCommand: AsyncParsableCommand {
         let policy = try await client.effectivePolicy()
         await client.close()
         if json {
-            try Output.line(try Output.json(policy))
+            try Output.line(try Output.json(JSONPolicy(policy)))
             return
         }
         for line in Self.describe(policy) { try Output.line(line) }
+    }
+
+    /// `--json`: the version and every setting with its value as a JSON value.
+    struct JSONPolicy: Encodable {
+        struct Setting: Encodable {
+            var path: String
+            var value: JSONValue
+            var rules: [String]
+        }
+        var version: String
+        var settings: [Setting]
+
+        init(_ policy: EffectivePolicy) {
+            version = policy.version
+            settings = policy.settings.map {
+                // An agent too old to send JSON: the printed value, as a string.
+                Setting(path: $0.path, value: $0.jsonValue ?? .string($0.value), rules: $0.rules)
+            }
+        }
     }
 
     /// The human-readable lines for `policy`.

@@ -99,7 +99,7 @@ struct ExplainTests {
         #expect(
             override
                 == EffectiveSetting(
-                    path: "/overrides/n/pasteboard/maxChars", value: "7",
+                    path: "/overrides/n/pasteboard/maxChars", value: "7", json: "7",
                     rules: [F.rule(F.admin, "/overrides/0/pasteboard/maxChars")]))
         #expect(paths.last == "/overrides/n/pasteboard/maxChars", "only the settings the override sets")
         let idle = shown.first { $0.path == "/lock/idleTimeoutSeconds" }

@@ -91,3 +91,35 @@ import Testing
         try await daemon.stop()
     }
 }
+
+extension PolicyCLITests {
+    @Test func showJSONPrintsValuesAsJSONValues() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        try FileManager.default.createDirectory(atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
+        try #"""
+        {"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "blocked", "maxChars": 5},
+         "documents": {"allowedTargets": ["com.example.mail"], "saveLocations": ["/srv/*"]},
+         "overrides": [{"apps": ["com.example.mail"], "documents": {"saveLocations": ["/srv/mail/*"]}}]}
+        """#.write(toFile: daemon.adminPolicyDirectory + "/corp.json", atomically: true, encoding: .utf8)
+        _ = try await cordon(daemon, ["policy", "reload"])
+        let shown = try await cordon(daemon, ["policy", "show", "--json"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])
+        let settings = try #require(object["settings"] as? [[String: Any]])
+        func value(_ path: String) -> Any? { settings.first { $0["path"] as? String == path }?["value"] }
+        #expect(value("/pasteboard/copyOut") as? String == "blocked")
+        #expect(value("/pasteboard/maxChars") as? Int == 5)
+        #expect(value("/pasteboard/clearOnLock") as? Bool == false)
+        #expect(value("/documents/allowedTargets") as? [String] == ["com.example.mail"])
+        #expect(value("/documents/allowedSources") is NSNull, "no allow-list is null")
+        #expect(
+            value("/overrides/com.example.mail/documents/saveLocations") as? [[String]] == [
+                ["/srv/*"], ["/srv/mail/*"],
+            ])
+        #expect(value("/passcode/minLength") as? Int == 4)
+        let rules = try #require(
+            settings.first { $0["path"] as? String == "/pasteboard/copyOut" }?["rules"] as? [String])
+        #expect(rules == [daemon.adminPolicyDirectory + "/corp.json#/pasteboard/copyOut"])
+    }
+}
