@@ -9,7 +9,8 @@ let package = Package(
     products: [
         .library(name: "CordonKit", targets: ["CordonKit"]),
         .library(name: "CordonPolicy", targets: ["CordonPolicy"]),
-        .library(name: "CordonCore", targets: ["CordonCore"]),
+        .library(name: "CordonLifecycle", targets: ["CordonLifecycle"]),
+        .library(name: "CordonSecrets", targets: ["CordonSecrets"]),
         .library(name: "CordonProtocol", targets: ["CordonProtocol"]),
         .executable(name: "cordond", targets: ["cordond"]),
         .executable(name: "cordon", targets: ["cordon"]),
@@ -25,16 +26,27 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
-        // Pure modules: no NIO, GRDB or CSystemd.
+        // The module map and each module's one job: docs/ARCHITECTURE.md.
+        // Pure modules: no NIO, GRDB or CSystemd, no I/O.
         .target(name: "CordonProtocol", swiftSettings: strict),
         .target(name: "CordonPolicy", swiftSettings: strict),
+        .target(name: "CordonLifecycle", dependencies: ["CordonProtocol"], swiftSettings: strict),
+        // Key material: locked memory, the KDF, wrapping, per-app derivation, the sealed pasteboard.
         .target(
-            name: "CordonCore",
+            name: "CordonSecrets",
             dependencies: [
                 "CordonProtocol", "CCordonLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
+            swiftSettings: strict
+        ),
+        // The Assuan protocol as pinentry speaks it (the CLI's passcode prompt).
+        .target(name: "CordonPinentry", swiftSettings: strict),
+        // Policy signatures and the admin trust store (reads files).
+        .target(
+            name: "CordonTrust",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // Shells.
@@ -46,7 +58,7 @@ let package = Package(
         .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "CordonStore",
-            dependencies: ["CordonCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CordonSecrets", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .target(
@@ -65,7 +77,8 @@ let package = Package(
         .target(
             name: "CordonServer",
             dependencies: [
-                "CordonProtocol", "CordonCore", "CordonPolicy", "CordonStore", "CordonSystem", "CordonTransport",
+                "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
+                "CordonSystem", "CordonTransport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -87,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "cordond",
             dependencies: [
-                "CordonServer", "CordonSystem",
+                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -97,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "cordon",
             dependencies: [
-                "CordonKit", "CordonSystem", "CordonPolicy", "CordonCore",
+                "CordonKit", "CordonProtocol", "CordonPinentry", "CordonSystem", "CordonPolicy", "CordonTrust",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -105,14 +118,14 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonKit", "CordonProtocol", "CordonPolicy", "CCordonBench",
+                "CordonPolicy", "CCordonBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "cordon-notes",
-            dependencies: ["CordonKit", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CordonKit", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
             path: "examples/notes",
             swiftSettings: strict
         ),
@@ -127,18 +140,27 @@ let package = Package(
             exclude: ["fixtures"],
             swiftSettings: strict
         ),
-        .testTarget(name: "CordonCoreTests", dependencies: ["CordonCore"], swiftSettings: strict),
+        .testTarget(name: "CordonLifecycleTests", dependencies: ["CordonLifecycle"], swiftSettings: strict),
+        .testTarget(name: "CordonSecretsTests", dependencies: ["CordonSecrets"], swiftSettings: strict),
+        .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
+        .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
         .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore"], swiftSettings: strict),
         .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .testTarget(name: "CordonServerTests", dependencies: ["CordonServer", "CordonKit"], swiftSettings: strict),
-        .testTarget(name: "CordonKitTests", dependencies: ["CordonKit"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonServerTests",
+            dependencies: ["CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol"], swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["CordonKit", "CordonStore", "CordonSystem"],
+            dependencies: [
+                "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
+            ],
             swiftSettings: strict
         ),
     ]

@@ -17,7 +17,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "CordonPolicy", package: "Cordon"),
-                .product(name: "CordonCore", package: "Cordon"),
+                .product(name: "CordonSecrets", package: "Cordon"),
                 .product(name: "CordonProtocol", package: "Cordon"),
             ],
             path: "Benchmarks/CordonBenchmarks",

@@ -1,4 +1,4 @@
-@_exported import CordonProtocol
+import CordonProtocol
 import Foundation
 
 /// A connection to the agent for users and tools: status, passcode, lock, apps.

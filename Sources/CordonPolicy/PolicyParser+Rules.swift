@@ -41,7 +41,7 @@ extension PolicyParser {
             "maxAttempts": maxAttempts, "ackDeadlineMs": ackDeadlineMs, "maxChars": maxChars,
         ]
 
-        // Enum spellings in the order DESIGN.md lists them (the order messages and the schema use).
+        // Enum spellings from the loosest to the strictest (the order messages and the schema use).
         static let unknownApp: [UnknownAppAction] = [.unmanaged, .refuse]
         static let passcodeKind: [PasscodeKind] = [.numeric, .alphanumeric]
         static let maxAttemptsAction: [MaxAttemptsAction] = [.lockout, .wipe]

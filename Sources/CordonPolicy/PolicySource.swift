@@ -1,6 +1,7 @@
 /// Where a policy document came from.
 public struct PolicySource: Sendable, Hashable, Comparable {
-    /// Who wrote it; admin files may loosen the default, user files can only tighten.
+    /// Who wrote it. Admin and user files merge, most restrictive wins (so a user file cannot
+    /// loosen an admin file); the built-in default only fills the keys no file sets.
     public enum Origin: String, Sendable, Hashable, CaseIterable {
         case builtin, admin, user
     }

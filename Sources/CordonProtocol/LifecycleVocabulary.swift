@@ -1,4 +1,4 @@
-/// The four lifecycle states of a container (DESIGN.md "Lifecycle").
+/// The four lifecycle states of a container (docs/ARCHITECTURE.md, "The lifecycle").
 public enum LifecycleState: String, Sendable, Codable, CaseIterable {
     /// No passcode has been set.
     case uninitialized

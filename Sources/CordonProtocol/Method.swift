@@ -34,7 +34,7 @@ public enum Method: String, Sendable, CaseIterable {
 public struct ConnectionLimits: Sendable, Equatable {
     /// The largest message accepted, in bytes (excluding the NUL).
     public var maxMessageBytes: Int
-    /// The most bytes of unanswered input buffered per connection before reading pauses.
+    /// The most unanswered calls (messages) buffered per connection; past half of it reading pauses.
     public var maxPendingCalls: Int
     /// The most events queued for a subscriber that does not read before it is disconnected.
     public var maxQueuedEvents: Int

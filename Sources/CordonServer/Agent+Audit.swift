@@ -1,4 +1,3 @@
-import CordonCore
 import CordonProtocol
 import CordonStore
 import NIOCore

@@ -1,4 +1,3 @@
-import CordonCore
 import CordonPolicy
 import CordonProtocol
 import Foundation

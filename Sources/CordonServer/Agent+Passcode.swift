@@ -1,5 +1,6 @@
-import CordonCore
+import CordonLifecycle
 import CordonProtocol
+import CordonSecrets
 import Dispatch
 import Foundation
 import NIOCore

@@ -1,6 +1,6 @@
-import CordonCore
 import CordonPolicy
 import CordonProtocol
+import CordonSecrets
 import CordonStore
 import Logging
 

@@ -1,6 +1,7 @@
-import CordonCore
+import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
+import CordonSecrets
 import CordonStore
 import CordonSystem
 import Foundation

@@ -1,4 +1,4 @@
-import CordonCore
+import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
 import CordonStore
@@ -56,7 +56,7 @@ extension AgentConfiguration {
     }
 
     /// The built-in default policy with the daemon's lifecycle settings (flags) in place of
-    /// its lock and passcode values: admin and user files can only tighten from here.
+    /// its lock and passcode values. It is the fallback: it fills the keys no file sets.
     public var defaultPolicy: PolicyDocument {
         var document = BuiltinPolicy.document
         var lock = document.lock ?? LockSection()

@@ -1,4 +1,3 @@
-import CordonCore
 import CordonProtocol
 import CordonSystem
 import CordonTransport

@@ -1,12 +1,13 @@
-import CordonCore
 import CordonPolicy
+import CordonTrust
 import Foundation
 
 /// Where policies come from.
 public struct PolicyDirectories: Sendable, Equatable {
     /// Admin files (`/etc/cordon/policy.d`): may loosen the built-in default, signed when keys are trusted.
     public var admin: String
-    /// User files (`$XDG_CONFIG_HOME/cordon/policy.d`): can only tighten.
+    /// User files (`$XDG_CONFIG_HOME/cordon/policy.d`): merged with the admin files, most
+    /// restrictive wins; like them they replace the default's value of a key they set.
     public var user: String
     /// Trusted Ed25519 public keys (`/etc/cordon/trust`).
     public var trust: String

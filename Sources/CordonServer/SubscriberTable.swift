@@ -1,4 +1,4 @@
-import CordonCore
+import CordonLifecycle
 
 /// The streaming connections, by id and as one flat array for the broadcast loop (1,000
 /// subscribers are walked per event; an array of them beats a dictionary's buckets).

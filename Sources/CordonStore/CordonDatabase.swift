@@ -1,4 +1,4 @@
-import CordonCore
+import CordonSecrets
 import Foundation
 import GRDB
 

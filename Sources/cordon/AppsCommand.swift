@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon apps`: the registered apps.
 struct AppsCommand: AsyncParsableCommand {

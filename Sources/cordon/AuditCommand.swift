@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// `cordon audit`: the audit log, and with `--follow` every record as it is written.

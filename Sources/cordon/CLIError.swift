@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 
 /// An error as the user sees it: what went wrong, what to do, and the exit code.
 struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// `cordon`: the command line for Cordon's per-user agent, cordond.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// `cordon doctor`: checks the pieces cordon needs and says how to fix what is broken.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// `cordon events`: the state snapshot, and with `--follow` every event after it.

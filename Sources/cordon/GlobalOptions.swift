@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// Options every command accepts.
 struct GlobalOptions: ParsableArguments {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon init`: sets the first passcode.
 struct InitCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon lock`: locks the container.
 struct LockCommand: AsyncParsableCommand {

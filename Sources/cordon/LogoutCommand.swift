@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon logout`: revokes the key.
 struct LogoutCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// Writes to stdout and stderr with `write(2)`: unbuffered, so every line reaches a pipe at once.

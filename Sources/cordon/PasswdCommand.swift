@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon passwd`: changes the passcode.
 struct PasswdCommand: AsyncParsableCommand {

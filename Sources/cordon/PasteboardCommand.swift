@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// `cordon pasteboard`: the managed pasteboard, as an unmanaged client (or as an app with --app).

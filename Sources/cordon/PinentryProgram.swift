@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// Which pinentry program to run, and whether there is a display or terminal for it to ask on.

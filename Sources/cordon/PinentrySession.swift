@@ -1,4 +1,6 @@
 import CordonKit
+import CordonPinentry
+import CordonProtocol
 import Foundation
 
 /// One running pinentry program and the Assuan dialogue with it.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon policy check`: asks the policy about an action, as an unmanaged client.
 struct PolicyCheckCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon policy`: inspect, check, validate, install and sign security policies.
 struct PolicyCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon policy explain`: a decision for an app and the chain of settings and files behind it.
 struct PolicyExplainCommand: AsyncParsableCommand {

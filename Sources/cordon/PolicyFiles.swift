@@ -1,5 +1,6 @@
 import CordonKit
 import CordonPolicy
+import CordonProtocol
 import Foundation
 
 /// Policy files on disk: reading, local validation with the pure parser, and atomic installs.

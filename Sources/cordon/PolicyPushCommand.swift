@@ -1,6 +1,7 @@
 import ArgumentParser
-import CordonCore
 import CordonKit
+import CordonProtocol
+import CordonTrust
 import Foundation
 
 /// `cordon policy push`: validates a policy file locally, then installs it atomically.

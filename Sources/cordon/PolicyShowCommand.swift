@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon policy show`: every setting of the effective policy and where its value came from.
 struct PolicyShowCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
-import CordonCore
 import CordonKit
+import CordonProtocol
+import CordonTrust
 import Foundation
 
 /// `cordon policy keygen`: a new Ed25519 key pair for signing admin policy files.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon policy status`: the policy version in force, its sources and directories.
 struct PolicyStatusCommand: AsyncParsableCommand {

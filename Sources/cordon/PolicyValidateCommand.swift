@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon policy validate`: checks policy files locally, without cordond.
 struct PolicyValidateCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
-import CordonCore
 import CordonKit
+import CordonProtocol
 import Dispatch
 import Foundation
 

@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// Freezes and thaws a wrapped program with the container, acknowledging revocations once the

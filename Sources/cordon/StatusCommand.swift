@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// `cordon status`: the container's state and the agent's settings.

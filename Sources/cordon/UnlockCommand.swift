@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon unlock`: unlocks, asking for the passcode only when the agent needs it.
 struct UnlockCommand: AsyncParsableCommand {

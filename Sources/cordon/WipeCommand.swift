@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonProtocol
 
 /// `cordon wipe --yes`: crypto-erases the container.
 struct WipeCommand: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CordonCore
+import CordonLifecycle
 import CordonProtocol
 import CordonServer
 import CordonSystem

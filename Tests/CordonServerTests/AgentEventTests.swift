@@ -1,5 +1,5 @@
-import CordonCore
 import CordonKit
+import CordonProtocol
 import Testing
 
 @Suite("Agent events", .timeLimit(.minutes(2)))

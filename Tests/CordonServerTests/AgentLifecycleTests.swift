@@ -1,5 +1,6 @@
-import CordonCore
 import CordonKit
+import CordonLifecycle
+import CordonProtocol
 import Testing
 
 @Suite("Agent lifecycle over the socket", .timeLimit(.minutes(2)))

@@ -1,5 +1,5 @@
-import CordonCore
 import CordonKit
+import CordonProtocol
 import Testing
 
 @Suite("Connection limits and concurrency", .timeLimit(.minutes(3)))

@@ -1,5 +1,6 @@
-import CordonCore
 import CordonKit
+import CordonLifecycle
+import CordonProtocol
 import Foundation
 import Testing
 

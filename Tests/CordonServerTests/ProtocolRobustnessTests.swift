@@ -1,5 +1,5 @@
-import CordonCore
 import CordonKit
+import CordonProtocol
 import Foundation
 import Testing
 

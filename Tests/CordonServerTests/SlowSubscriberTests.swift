@@ -1,5 +1,6 @@
-import CordonCore
 import CordonKit
+import CordonLifecycle
+import CordonProtocol
 import Testing
 
 @Suite("A subscriber that does not read", .timeLimit(.minutes(3)))

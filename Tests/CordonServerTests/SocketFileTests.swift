@@ -1,5 +1,5 @@
-import CordonCore
 import CordonKit
+import CordonProtocol
 import CordonServer
 import Foundation
 import Glibc

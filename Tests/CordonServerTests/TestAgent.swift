@@ -1,5 +1,6 @@
-import CordonCore
 import CordonKit
+import CordonLifecycle
+import CordonProtocol
 import CordonServer
 import Foundation
 import Logging

@@ -1,4 +1,4 @@
-import CordonCore
+import CordonSecrets
 import CordonStore
 import Foundation
 import Testing

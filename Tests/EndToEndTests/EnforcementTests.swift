@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import CordonSystem
 import Foundation
 import Testing

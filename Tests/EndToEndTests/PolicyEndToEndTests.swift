@@ -1,5 +1,6 @@
-import CordonCore
 import CordonKit
+import CordonProtocol
+import CordonTrust
 import Foundation
 import Testing
 

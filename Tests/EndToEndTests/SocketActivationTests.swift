@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Crypto
 import Foundation
 

@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// Exports a note the way the policy allows: to the managed pasteboard (maybe cut to the

@@ -1,5 +1,4 @@
 import Benchmark
-import CordonCore
 import CordonPolicy
 import CordonProtocol
 import Foundation

@@ -1,5 +1,5 @@
 import Benchmark
-import CordonCore
+import CordonSecrets
 
 /// `KeyCustody.appKey`: HKDF-SHA256 of the master key with the app id, into locked memory.
 enum KeyBenchmarks {

@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 
 /// A real `cordond` process on temporary directories.

@@ -1,4 +1,4 @@
-import CordonCore
+import CordonLifecycle
 import CordonProtocol
 import Testing
 

@@ -1,4 +1,4 @@
-import CordonCore
+import CordonTrust
 import Foundation
 import Testing
 

@@ -1,4 +1,4 @@
-import CordonKit
+import CordonPinentry
 import Testing
 
 @Suite("Assuan")

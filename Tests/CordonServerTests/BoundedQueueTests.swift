@@ -1,5 +1,6 @@
-import CordonCore
 import Testing
+
+@testable import CordonServer
 
 @Suite("BoundedQueue")
 struct BoundedQueueTests {

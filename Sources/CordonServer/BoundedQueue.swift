@@ -1,26 +1,26 @@
 /// A FIFO with a fixed capacity: a subscriber's events waiting for its socket to drain.
-public struct BoundedQueue<Element: Sendable>: Sendable {
+struct BoundedQueue<Element: Sendable>: Sendable {
     private var storage: [Element] = []
     private var head = 0
-    public let capacity: Int
+    let capacity: Int
 
-    public init(capacity: Int) {
+    init(capacity: Int) {
         precondition(capacity > 0, "a queue needs room for one element")
         self.capacity = capacity
     }
 
-    public var count: Int { storage.count - head }
-    public var isEmpty: Bool { count == 0 }
+    var count: Int { storage.count - head }
+    var isEmpty: Bool { count == 0 }
 
     /// Appends `element`; returns false (and drops it) when the queue is full.
-    public mutating func push(_ element: Element) -> Bool {
+    mutating func push(_ element: Element) -> Bool {
         guard count < capacity else { return false }
         storage.append(element)
         return true
     }
 
     /// Removes and returns the oldest element.
-    public mutating func pop() -> Element? {
+    mutating func pop() -> Element? {
         guard head < storage.count else { return nil }
         let element = storage[head]
         head += 1

@@ -1,4 +1,4 @@
-import CordonCore
+import CordonSecrets
 import Crypto
 import Foundation
 import Testing

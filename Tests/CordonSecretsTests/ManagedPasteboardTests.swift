@@ -1,5 +1,5 @@
-import CordonCore
 import CordonProtocol
+import CordonSecrets
 import Testing
 
 @Suite("ManagedPasteboard: sealed content, truncation, clearing")

@@ -1,4 +1,4 @@
-import CordonCore
+import CordonLifecycle
 import CordonProtocol
 
 /// Shorthands for building expected action lists and driving the machine with a manual clock.

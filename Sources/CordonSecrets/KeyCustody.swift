@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import _CryptoExtras
 
-/// Creates, wraps, unwraps and derives keys (DESIGN.md "Keys").
+/// Creates, wraps, unwraps and derives keys (docs/ARCHITECTURE.md, "Keys").
 ///
 /// The master key is a random 256-bit key; it is wrapped with AES-256-GCM under a key derived
 /// from the passcode with scrypt. Each app gets HKDF-SHA256(master, info: app id).
