@@ -32,8 +32,7 @@ extension Agent {
         loop.preconditionInEventLoop()
         connections.removeValue(forKey: id)
         subscribers.removeValue(forKey: id)
-        auditFollowers.removeValue(forKey: id)
-        unlockWaitersClosed(id)
+        for component in components { component.connectionClosed(id) }
         let registered = registry.registrations[id] != nil
         if let registration = registry.registrations[id] {
             logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
@@ -49,6 +48,7 @@ extension Agent {
         isShuttingDown = true
         policyWatcher?.stop()
         policyWatcher = nil
+        for component in components { component.shutdown() }
         run(.revoke(reason: .shutdown, now: clock()))
         masterKey?.zero()
         masterKey = nil

@@ -20,6 +20,10 @@ extension Agent {
             return .reply(encoder.error(.methodNotFound(header.method)))
         }
         do {
+            if let component = routes[method] {
+                return try component.serve(
+                    ComponentCall(method: method, message: message, connection: connection, encoder: encoder))
+            }
             return try serve(method, header: header, message: message, connection: connection, encoder: encoder)
         } catch {
             return .reply(encoder.error(error))
@@ -106,29 +110,6 @@ extension Agent {
         case .reportActivity:
             run(.activity(now: now))
             return .reply(encoder.empty())
-        case .requestUnlock:
-            let parameters = try codec.decodeParameters(RequestUnlockParameters.self, from: message)
-            return try typed { () throws(CordonError) in
-                try requestUnlock(parameters, connection: connection, encoder: encoder)
-            }
-        case .shareDocument:
-            let parameters = try codec.decodeParameters(ShareDocumentParameters.self, from: message)
-            return afterAudit(encoder) { () throws(CordonError) in
-                try shareDocument(parameters, connection: connection)
-                return encoder.empty()
-            }
-        case .copy:
-            let parameters = try codec.decodeParameters(PasteboardCopyParameters.self, from: message)
-            return afterAudit(encoder) { () throws(CordonError) in
-                encoder.reply(try pasteboardCopy(parameters, connection: connection))
-            }
-        case .paste:
-            return afterAudit(encoder) { () throws(CordonError) in
-                encoder.reply(try pasteboardPaste(connection: connection))
-            }
-        case .clear:
-            pasteboardClear()
-            return .reply(encoder.empty())
         case .check:
             let parameters = try codec.decodeParameters(CheckParameters.self, from: message)
             let (decision, stored) = try typed { () throws(CordonError) in
@@ -156,19 +137,9 @@ extension Agent {
                 }.nonisolated())
         case .getPolicyStatus:
             return .reply(encoder.reply(StatusWrapper(status: policyStatus())))
-        case .queryAudit, .followAudit:
-            let parameters = try codec.decodeParameters(AuditQueryParameters.self, from: message)
-            if method == .followAudit && !header.more { throw .expectedMore }
-            return audit(parameters, follow: method == .followAudit, connection: connection)
-        }
-    }
-
-    /// Runs `body`, turning a `CordonError` into its varlink error.
-    private func typed<T>(_ body: () throws(CordonError) -> T) throws(VarlinkError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw error.varlinkError
+        case .requestUnlock, .shareDocument, .copy, .paste, .clear, .queryAudit, .followAudit:
+            // Served by their components (`Agent+Components.swift`); never reaches here.
+            throw .methodNotFound(header.method)
         }
     }
 
@@ -217,17 +188,6 @@ extension Agent {
                 // Answered once its audit record (a refusal, a warning) is stored.
                 return auditStored().map { reply }
             }.nonisolated())
-    }
-
-    /// Runs `body`; a refusal is answered only once its audit record is stored, as an audited
-    /// `Check` is (successes answer at once).
-    private func afterAudit(_ encoder: ReplyEncoder, _ body: () throws(CordonError) -> ByteBuffer) -> CallOutcome {
-        do {
-            return .reply(try body())
-        } catch {
-            let reply = encoder.error(error.varlinkError)
-            return .deferred(auditStored().map { reply })
-        }
     }
 
     private func completeRegistration(_ facts: RegistrationFacts, process: AppProcess, connection: AgentConnection)
@@ -302,7 +262,7 @@ extension Agent {
             idleTimeoutSeconds: lifecycle.idleTimeoutSeconds, reauthGraceSeconds: lifecycle.reauthGraceSeconds,
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
-            lockTriggers: activeLockTriggers, auditProblem: auditProblem)
+            lockTriggers: activeLockTriggers, auditProblem: auditLog.problem)
     }
 }
 

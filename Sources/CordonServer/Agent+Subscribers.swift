@@ -13,8 +13,7 @@ extension Agent {
         }
         // Frozen apps resume only after their key event is queued to them.
         defer { thaw(thawed) }
-        pasteboardObserve(event)
-        unlockWaitersObserve(event)
+        for component in components { component.observe(event) }
         logger.info(
             "event",
             metadata: [

@@ -52,28 +52,17 @@ final class Agent {
     var policyAppliedAt: Double = 0
     var policyWatcher: DirectoryWatcher?
     var reloadScheduled = false
-    /// Audit followers: connections streaming new audit records, with their app filter.
-    var auditFollowers: [ConnectionID: AuditFollower] = [:]
-    var auditWrites = 0
-    /// Records waiting for the next group commit, and who waits for them.
-    var auditBatch: [AuditRecord] = []
-    var auditBatchPromises: [EventLoopPromise<Void>] = []
-    var auditWriteInFlight = false
-    /// Set while audit writes fail; shown in `GetStatus`.
-    var auditProblem: AuditProblem?
     /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
     var lockTriggers: BusLockTriggers?
     var activeLockTriggers: [String] = []
     /// The process each registered app's enforcement acts on (see Agent+Enforcement.swift).
     var enforcementTargets: [ConnectionID: EnforcementTarget] = [:]
-    /// The managed pasteboard (see Agent+Pasteboard.swift).
-    var pasteboard = ManagedPasteboard()
-    /// Implicit unlocks waiting for the user (see Agent+ImplicitUnlock.swift).
-    var unlockWaiters: [UnlockWaiter] = []
-    var unlockWaiterCounter = 0
-    /// The passcode prompt started for them: `cordon unlock --pinentry-only`, which speaks
-    /// Assuan to the user's pinentry and unlocks over the socket.
-    var unlockPrompt: Process?
+
+    /// The audit writer, which every part of the agent writes through.
+    lazy var auditLog = AuditLogComponent(host: self)
+    /// The components the agent hosts (`Agent+Components.swift`) and the method each serves.
+    lazy var components: [any AgentComponent] = makeComponents()
+    lazy var routes: [Method: any AgentComponent] = Self.routes(of: components)
 
     /// A passcode check or key creation in flight.
     struct PendingRequest {

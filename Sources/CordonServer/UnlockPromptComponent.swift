@@ -13,32 +13,71 @@ struct UnlockWaiter {
     let timeout: Scheduled<Void>
 }
 
-extension Agent {
+/// Implicit unlock (`io.cordon.App.RequestUnlock`): within the grace the container unlocks at
+/// once; otherwise one prompt (`cordon unlock --pinentry-only`) asks the user for every waiting
+/// app, and each waiter is answered when the container unlocks, the user cancels, or its time is up.
+final class UnlockPromptComponent: AgentComponent {
+    let methods: [Method] = [.requestUnlock]
+
     /// The longest a `RequestUnlock` may wait, and its default.
     static let maxUnlockWaitSeconds = 600
     static let defaultUnlockWaitSeconds = 120
 
+    private unowned let host: any ComponentHost
+    /// Implicit unlocks waiting for the user.
+    private var unlockWaiters: [UnlockWaiter] = []
+    private var unlockWaiterCounter = 0
+    /// The passcode prompt started for them: `cordon unlock --pinentry-only`, which speaks
+    /// Assuan to the user's pinentry and unlocks over the socket.
+    private var unlockPrompt: Process?
+
+    init(host: any ComponentHost) {
+        self.host = host
+    }
+
+    private var loop: any EventLoop { host.loop }
+    private var logger: Logger { host.logger }
+    private var configuration: AgentConfiguration { host.configuration }
+
+    func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        let parameters = try call.parameters(RequestUnlockParameters.self)
+        return try typed { () throws(CordonError) in
+            try requestUnlock(parameters, connection: call.connection, encoder: call.encoder)
+        }
+    }
+
+    func observe(_ event: WireEvent) { unlockWaitersObserve(event) }
+
+    func connectionClosed(_ id: ConnectionID) { unlockWaitersClosed(id) }
+
+    func shutdown() {
+        if let prompt = unlockPrompt, prompt.isRunning { kill(prompt.processIdentifier, SIGTERM) }
+        unlockPrompt = nil
+    }
+
     /// `io.cordon.App.RequestUnlock`: unlocks at once within the grace; otherwise prompts the
     /// user (once for every waiting app) and answers when the container unlocks, the user
     /// cancels, or the time is up.
-    func requestUnlock(_ parameters: RequestUnlockParameters, connection: AgentConnection, encoder: ReplyEncoder)
+    private func requestUnlock(
+        _ parameters: RequestUnlockParameters, connection: AgentConnection, encoder: ReplyEncoder
+    )
         throws(CordonError) -> CallOutcome
     {
-        switch machine.state {
+        switch host.lifecycleState {
         case .uninitialized: throw .notInitialized
         case .unlocked: return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
         case .lockedKeyHeld, .lockedNoKey: break
         }
         // Within the grace the machine unlocks without a passcode; outside it refuses, and the
         // refusal (written to a promise nobody reads) is dropped.
-        run(.activity(now: clock()))
-        run(
-            .unlockRequested(hasPasscode: false, now: clock()),
-            request: RequestContext(promise: loop.makePromise(), encoder: encoder))
-        if machine.state == .unlocked {
+        host.run(.activity(now: host.clock()))
+        host.run(
+            .unlockRequested(hasPasscode: false, now: host.clock()),
+            request: Agent.RequestContext(promise: loop.makePromise(), encoder: encoder))
+        if host.lifecycleState == .unlocked {
             return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
         }
-        let requester = registry.registrations[connection.id]?.appId ?? parameters.appId ?? "an app"
+        let requester = host.registry.registrations[connection.id]?.appId ?? parameters.appId ?? "an app"
         let seconds = min(max(parameters.timeoutSeconds ?? Self.defaultUnlockWaitSeconds, 1), Self.maxUnlockWaitSeconds)
         let promise = loop.makePromise(of: ByteBuffer.self)
         unlockWaiterCounter += 1
@@ -55,7 +94,7 @@ extension Agent {
     }
 
     /// Answers the waiters when the container unlocks; a wipe ends them.
-    func unlockWaitersObserve(_ event: WireEvent) {
+    private func unlockWaitersObserve(_ event: WireEvent) {
         switch event.kind {
         case .didUnlock:
             finishWaiters(where: { _ in true }, with: .success(()))
@@ -67,7 +106,7 @@ extension Agent {
     }
 
     /// A closed connection's waiters are dropped.
-    func unlockWaitersClosed(_ id: ConnectionID) {
+    private func unlockWaitersClosed(_ id: ConnectionID) {
         guard unlockWaiters.contains(where: { $0.connection == id }) else { return }
         finishWaiters(where: { $0.connection == id }, with: .failure(.unlockCancelled))
     }
@@ -81,7 +120,7 @@ extension Agent {
             switch result {
             case .success:
                 waiter.promise.succeed(
-                    waiter.encoder.reply(RequestUnlockReply(state: machine.state, prompted: prompted)))
+                    waiter.encoder.reply(RequestUnlockReply(state: host.lifecycleState, prompted: prompted)))
             case .failure(let error):
                 waiter.promise.succeed(waiter.encoder.error(error.varlinkError))
             }
@@ -107,12 +146,12 @@ extension Agent {
         let errors = Pipe()
         process.standardError = errors
         // Runs on Foundation's thread: it reaches the agent only back on the loop.
-        let agent = onLoop
+        let component = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
         process.terminationHandler = { finished in
             let output = errors.fileHandleForReading.readDataToEndOfFile()
             let status = finished.terminationStatus
-            loop.execute { agent.value.unlockPromptEnded(finished, status: status, output: output) }
+            loop.execute { component.value.unlockPromptEnded(finished, status: status, output: output) }
         }
         do {
             try process.run()
@@ -135,7 +174,7 @@ extension Agent {
             String(decoding: output, as: UTF8.self).split(separator: "\n").first.map(String.init)
             ?? "exit status \(status)"
         logger.info("implicit unlock: the prompt ended", metadata: ["status": "\(status)"])
-        guard machine.state != .unlocked else { return }
+        guard host.lifecycleState != .unlocked else { return }
         switch status {
         case 8: finishWaiters(where: { _ in true }, with: .failure(.unlockCancelled))
         default: finishWaiters(where: { _ in true }, with: .failure(.unlockUnavailable(reason: message)))

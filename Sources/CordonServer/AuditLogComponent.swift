@@ -1,58 +1,95 @@
+import CordonLifecycle
 import CordonProtocol
 import CordonStore
+import Logging
 import NIOCore
 
-extension Agent {
+/// The audit writer: records queue for one group commit at a time on the store pool, and
+/// connections following the log get each stored record (`io.cordon.Audit.Query`, `Follow`).
+/// A failing store is reported (``problem``), never blocks a decision, and every unstored
+/// record goes to the agent's log with its fields.
+final class AuditLogComponent: AgentComponent {
+    let methods: [Method] = [.queryAudit, .followAudit]
+
+    private unowned let host: any ComponentHost
+    /// Connections streaming new audit records, with their app filter.
+    private var followers: [ConnectionID: AuditFollower] = [:]
+    private var writesSincePrune = 0
+    /// Records waiting for the next group commit, and who waits for them.
+    private var batch: [AuditRecord] = []
+    private var batchPromises: [EventLoopPromise<Void>] = []
+    private var writeInFlight = false
+    /// Set while audit writes fail; shown in `GetStatus`.
+    private(set) var problem: AuditProblem?
+
+    init(host: any ComponentHost) {
+        self.host = host
+    }
+
+    private var loop: any EventLoop { host.loop }
+    private var logger: Logger { host.logger }
+
+    func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        let parameters = try call.parameters(AuditQueryParameters.self)
+        let follow = call.method == .followAudit
+        if follow && !call.header.more { throw .expectedMore }
+        return audit(parameters, follow: follow, connection: call.connection)
+    }
+
+    func connectionClosed(_ id: ConnectionID) {
+        followers.removeValue(forKey: id)
+    }
+
     /// Queues records for the next group commit; the future completes once they are stored
     /// (or the write failed, which is logged: a full disk never stops a decision).
     @discardableResult
-    func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void> {
+    func write(_ records: [AuditRecord]) -> EventLoopFuture<Void> {
         let promise = loop.makePromise(of: Void.self)
-        auditBatch += records
-        auditBatchPromises.append(promise)
-        flushAudit()
+        batch += records
+        batchPromises.append(promise)
+        flush()
         return promise.futureResult
     }
 
     /// Completes once every record queued so far is stored (or its write failed).
-    func auditStored() -> EventLoopFuture<Void> {
-        writeAudit([])
+    func stored() -> EventLoopFuture<Void> {
+        write([])
     }
 
     /// Stores the pending batch in one transaction, unless a write is in flight; with nothing
     /// to store, whoever waits is answered at once.
-    private func flushAudit() {
-        guard !auditWriteInFlight else { return }
-        guard !auditBatch.isEmpty else {
-            let waiting = auditBatchPromises
-            auditBatchPromises = []
+    private func flush() {
+        guard !writeInFlight else { return }
+        guard !batch.isEmpty else {
+            let waiting = batchPromises
+            batchPromises = []
             for promise in waiting { promise.succeed() }
             return
         }
-        auditWriteInFlight = true
-        let records = auditBatch
-        let promises = auditBatchPromises
-        auditBatch = []
-        auditBatchPromises = []
-        let database = self.database
-        let retention = configuration.auditRetention
-        auditWrites += records.count
-        let prune = auditWrites >= 1000
-        if prune { auditWrites = 0 }
-        storePool.runIfActive(eventLoop: loop) { () throws -> [AuditRecord] in
+        writeInFlight = true
+        let records = batch
+        let promises = batchPromises
+        batch = []
+        batchPromises = []
+        let database = host.database
+        let retention = host.configuration.auditRetention
+        writesSincePrune += records.count
+        let prune = writesSincePrune >= 1000
+        if prune { writesSincePrune = 0 }
+        host.storePool.runIfActive(eventLoop: loop) { () throws -> [AuditRecord] in
             let stored = try database.appendAudit(records)
             if prune { try database.pruneAudit(retention, now: records.last?.time ?? 0) }
             return stored
         }.assumeIsolated().whenComplete { [self] result in
-            auditWriteInFlight = false
+            writeInFlight = false
             switch result {
             case .success(let stored):
-                if let problem = auditProblem {
+                if let past = problem {
                     logger.notice(
-                        "audit log writes again", metadata: ["records only in this log": "\(problem.unstored)"])
-                    auditProblem = nil
+                        "audit log writes again", metadata: ["records only in this log": "\(past.unstored)"])
+                    problem = nil
                 }
-                streamAudit(stored)
+                stream(stored)
             case .failure(let error):
                 logger.error("audit log write failed; the records are in this log only: \(error)")
                 for record in records {
@@ -66,18 +103,18 @@ extension Agent {
                             "rules": "\(record.rules)",
                         ])
                 }
-                auditProblem = AuditProblem(
-                    since: auditProblem?.since ?? clock(), unstored: (auditProblem?.unstored ?? 0) + records.count,
+                problem = AuditProblem(
+                    since: problem?.since ?? host.clock(), unstored: (problem?.unstored ?? 0) + records.count,
                     error: "\(error)")
-                streamAudit(records)
+                stream(records)
             }
             for promise in promises { promise.succeed() }
-            flushAudit()
+            flush()
         }
     }
 
-    private func streamAudit(_ records: [AuditRecord]) {
-        for follower in auditFollowers.values {
+    private func stream(_ records: [AuditRecord]) {
+        for follower in followers.values {
             let matching = records.filter { follower.appFilter == nil || follower.appFilter == $0.appId }
             if follower.historySent {
                 send(matching, to: follower)
@@ -91,18 +128,18 @@ extension Agent {
         let encoder = ReplyEncoder(allocator: follower.subscriber.connection.channel.allocator)
         for record in records where record.id == 0 || record.id > follower.lastSentId {
             follower.lastSentId = max(follower.lastSentId, record.id)
-            deliver(
+            host.deliver(
                 encoder.reply(AuditFollowReply(record: Self.wire(record)), continues: true), to: follower.subscriber)
         }
     }
 
     /// Answers `Query`, or starts `Follow` (history first, then new records).
-    func audit(_ parameters: AuditQueryParameters, follow: Bool, connection: AgentConnection) -> CallOutcome {
-        let database = self.database
+    private func audit(_ parameters: AuditQueryParameters, follow: Bool, connection: AgentConnection) -> CallOutcome {
+        let database = host.database
         let query = AuditQuery(
             since: parameters.since, appId: parameters.appId, limit: min(parameters.limit ?? 1000, 100_000))
         let encoder = ReplyEncoder(allocator: connection.channel.allocator)
-        let history = storePool.runIfActive(eventLoop: loop) { try database.queryAudit(query) }
+        let history = host.storePool.runIfActive(eventLoop: loop) { try database.queryAudit(query) }
         guard follow else {
             return .deferred(
                 history.map { encoder.reply(AuditQueryReply(records: $0.map(Self.wire))) }.recover { error in
@@ -110,9 +147,9 @@ extension Agent {
                 })
         }
         let follower = AuditFollower(
-            subscriber: Subscriber(connection: connection, capacity: configuration.limits.maxQueuedEvents),
+            subscriber: Subscriber(connection: connection, capacity: host.configuration.limits.maxQueuedEvents),
             appFilter: parameters.appId)
-        auditFollowers[connection.id] = follower
+        followers[connection.id] = follower
         history.assumeIsolated().whenComplete { [self] result in
             // History first, then whatever was written meanwhile; ids never repeat.
             send((try? result.get()) ?? [], to: follower)

@@ -1,0 +1,41 @@
+import CordonLifecycle
+import CordonProtocol
+import CordonStore
+import NIOCore
+
+extension Agent {
+    /// Every component the agent hosts, in the order they observe events. Adding a component
+    /// (storage, tokens, identity, posture) is its own files plus one line here.
+    func makeComponents() -> [any AgentComponent] {
+        [
+            auditLog,
+            PasteboardComponent(host: self),
+            DocumentsComponent(host: self),
+            UnlockPromptComponent(host: self),
+        ]
+    }
+
+    /// Which component serves each method; every method is served once.
+    static func routes(of components: [any AgentComponent]) -> [Method: any AgentComponent] {
+        var routes: [Method: any AgentComponent] = [:]
+        for component in components {
+            for method in component.methods {
+                precondition(routes[method] == nil, "\(method.rawValue) is served by two components")
+                routes[method] = component
+            }
+        }
+        return routes
+    }
+}
+
+extension Agent: ComponentHost {
+    var lifecycleState: LifecycleState { machine.state }
+    var lastSeq: Int { machine.seq }
+
+    func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
+
+    @discardableResult
+    func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void> { auditLog.write(records) }
+
+    func auditStored() -> EventLoopFuture<Void> { auditLog.stored() }
+}

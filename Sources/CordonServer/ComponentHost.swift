@@ -1,0 +1,71 @@
+import CordonLifecycle
+import CordonPolicy
+import CordonProtocol
+import CordonStore
+import Logging
+import NIOCore
+import NIOPosix
+
+/// What a component may use of the agent that hosts it: the loop, the store, the policy in
+/// force, the lifecycle's state and inputs, decisions, the event bus and the audit log.
+///
+/// Narrow on purpose: a component reads the rest of the agent through these, and changes it
+/// only by feeding the lifecycle an input or asking for a write; it never touches another
+/// component's state (docs/ARCHITECTURE.md, "Components").
+protocol ComponentHost: AnyObject {
+    /// The one event loop everything runs on.
+    var loop: any EventLoop { get }
+    var configuration: AgentConfiguration { get }
+    var logger: Logger { get }
+    var clock: @Sendable () -> Double { get }
+    var database: CordonDatabase { get }
+    /// Serial: store writes and key derivations, one at a time, in order.
+    var storePool: NIOThreadPool { get }
+
+    /// The policy in force.
+    var policy: PolicyEvaluator { get }
+    /// The registered apps.
+    var registry: AppRegistry { get }
+    /// The container's state and the sequence number of its last event.
+    var lifecycleState: LifecycleState { get }
+    var lastSeq: Int { get }
+
+    /// Feeds the lifecycle machine and performs what it says; `request` is answered by it.
+    func run(_ input: LifecycleInput, request: Agent.RequestContext?)
+
+    /// The caller as the policy sees it: its registration, or an unmanaged nobody.
+    func appFacts(of connection: AgentConnection) -> AppFacts
+    /// Whether the policy manages `appId` (bound, or nothing is bound and unknown apps are managed).
+    func isManagedByPolicy(_ appId: String) -> Bool
+    /// Decides one action and audits it (every deny; allows when configured).
+    func decide(_ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?)
+        -> PolicyDecision
+    /// The typed error for a denied decision.
+    func denial(_ decision: PolicyDecision) -> CordonError
+
+    /// The subscriber streaming on connection `id`, if any.
+    func subscriber(_ id: ConnectionID) -> Subscriber?
+    /// Writes `frame` to a subscriber now, or queues it; a full queue disconnects it.
+    func deliver(_ frame: ByteBuffer, to subscriber: Subscriber)
+
+    /// Queues audit records; completes once they are stored (or their write failed).
+    @discardableResult
+    func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void>
+    /// Completes once every record queued so far is stored.
+    func auditStored() -> EventLoopFuture<Void>
+}
+
+extension ComponentHost {
+    /// Feeds the lifecycle machine an input no call waits on.
+    func run(_ input: LifecycleInput) { run(input, request: nil) }
+
+    /// Runs `body`; a refusal is answered only once its audit record is stored.
+    func afterAudit(_ encoder: ReplyEncoder, _ body: () throws(CordonError) -> ByteBuffer) -> CallOutcome {
+        do {
+            return .reply(try body())
+        } catch {
+            let reply = encoder.error(error.varlinkError)
+            return .deferred(auditStored().map { reply })
+        }
+    }
+}
