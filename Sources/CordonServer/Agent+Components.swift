@@ -12,6 +12,7 @@ extension Agent {
             PasteboardComponent(host: self),
             DocumentsComponent(host: self),
             UnlockPromptComponent(host: self),
+            enforcement,
         ]
     }
 
@@ -33,6 +34,10 @@ extension Agent: ComponentHost {
     var lastSeq: Int { machine.seq }
 
     func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
+
+    func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction) { registry.enforced(id, action) }
+
+    func closeConnection(_ id: ConnectionID) { connections[id]?.channel.close(promise: nil) }
 
     @discardableResult
     func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void> { auditLog.write(records) }

@@ -36,7 +36,6 @@ extension Agent {
         let registered = registry.registrations[id] != nil
         if let registration = registry.registrations[id] {
             logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
-            registeredAppClosed(registration)
         }
         registry.connectionClosed(id)
         if registered { registeredAppsChanged() }

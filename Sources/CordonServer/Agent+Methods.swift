@@ -226,8 +226,8 @@ extension Agent {
                 ownerPid: Int(connection.identity.pid), executable: identity.executable, managed: managed, token: token)
         )
         if let pidfd = process.pidfd {
-            enforcementTargets[connection.id] = EnforcementTarget(
-                pidfd: pidfd, pid: identity.pid, onBehalf: process.onBehalf)
+            enforcement.track(
+                connection.id, target: EnforcementTarget(pidfd: pidfd, pid: identity.pid, onBehalf: process.onBehalf))
         }
         logger.info("app registered", metadata: metadata)
         registeredAppsChanged()

@@ -12,7 +12,7 @@ extension Agent {
             return event.time + Double(ms) / 1000
         }
         // Frozen apps resume only after their key event is queued to them.
-        defer { thaw(thawed) }
+        defer { enforcement.thaw(thawed) }
         for component in components { component.observe(event) }
         logger.info(
             "event",

@@ -55,11 +55,11 @@ final class Agent {
     /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
     var lockTriggers: BusLockTriggers?
     var activeLockTriggers: [String] = []
-    /// The process each registered app's enforcement acts on (see Agent+Enforcement.swift).
-    var enforcementTargets: [ConnectionID: EnforcementTarget] = [:]
 
     /// The audit writer, which every part of the agent writes through.
     lazy var auditLog = AuditLogComponent(host: self)
+    /// What happens to apps that miss their acknowledgement deadline.
+    lazy var enforcement = EnforcementComponent(host: self)
     /// The components the agent hosts (`Agent+Components.swift`) and the method each serves.
     lazy var components: [any AgentComponent] = makeComponents()
     lazy var routes: [Method: any AgentComponent] = Self.routes(of: components)
@@ -223,7 +223,7 @@ final class Agent {
             timer = nil
             let now = clock()
             for app in registry.tick(now: now) {
-                enforce(app, why: "no acknowledgement by the deadline")
+                enforcement.enforce(app, why: "no acknowledgement by the deadline")
             }
             run(.tick(now: now))
         }

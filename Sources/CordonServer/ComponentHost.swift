@@ -29,6 +29,13 @@ protocol ComponentHost: AnyObject {
     /// The container's state and the sequence number of its last event.
     var lifecycleState: LifecycleState { get }
     var lastSeq: Int { get }
+    /// The agent is stopping (every key is being revoked, every connection closed).
+    var isShuttingDown: Bool { get }
+
+    /// Records in the app registry what enforcement did to the app on connection `id`.
+    func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction)
+    /// Closes connection `id`.
+    func closeConnection(_ id: ConnectionID)
 
     /// Feeds the lifecycle machine and performs what it says; `request` is answered by it.
     func run(_ input: LifecycleInput, request: Agent.RequestContext?)

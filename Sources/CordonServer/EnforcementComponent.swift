@@ -26,14 +26,50 @@ struct EnforcementTarget {
     }
 }
 
-extension Agent {
+/// Enforcement: what happens to an app that misses its acknowledgement deadline (the policy's
+/// `lock.onAckTimeout`: freeze, terminate, disconnect or report), thawing when the key returns,
+/// and never leaving a program registered on its behalf frozen or orphaned. Every step is
+/// audited and announced as an `AppEnforced` event. Signals go through each app's pidfd, so a
+/// recycled PID is never signalled.
+final class EnforcementComponent: AgentComponent {
+    let methods: [Method] = []
+
     /// How long `terminate` waits after SIGTERM before SIGKILL.
     static let terminateGraceSeconds: Int64 = 3
+
+    private unowned let host: any ComponentHost
+    /// The process each registered app's enforcement acts on.
+    private var targets: [ConnectionID: EnforcementTarget] = [:]
+
+    init(host: any ComponentHost) {
+        self.host = host
+    }
+
+    private var loop: any EventLoop { host.loop }
+    private var logger: Logger { host.logger }
+
+    func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        throw .methodNotFound(call.method.rawValue)
+    }
+
+    /// Acts on `target` for the app registered on connection `id`.
+    func track(_ id: ConnectionID, target: EnforcementTarget) {
+        targets[id] = target
+    }
+
+    /// A registered app's connection is closing (its registration is still in the registry).
+    func connectionClosed(_ id: ConnectionID) {
+        guard let app = host.registry.registrations[id] else {
+            targets.removeValue(forKey: id)
+            return
+        }
+        registeredAppClosed(app)
+    }
 
     /// Applies the policy's `lock.onAckTimeout` to an app that missed its acknowledgement
     /// deadline (or closed its connection while one was pending).
     func enforce(_ app: AppRegistration, why: String) {
-        let setting = policy.policy.forApp(app.appId).lock.onAckTimeout
+        let setting = host.policy.policy.forApp(app.appId).lock.onAckTimeout
         let action = EnforcementAction(rawValue: setting.value.rawValue) ?? .report
         var metadata: Logger.Metadata = [
             "appId": "\(app.appId)", "pid": "\(app.pid)", "seq": "\(app.pendingSeq ?? 0)",
@@ -46,27 +82,27 @@ extension Agent {
                 outcome = "failed"
                 metadata["error"] = "\(detail)"
             } else {
-                registry.enforced(app.connection, .freeze)
+                host.recordEnforcement(app.connection, .freeze)
             }
         case .terminate:
             if let detail = terminateApp(app.connection) {
                 outcome = "failed"
                 metadata["error"] = "\(detail)"
             } else {
-                registry.enforced(app.connection, .terminate)
+                host.recordEnforcement(app.connection, .terminate)
             }
         case .disconnect:
             for id in [app.connection, app.subscriber].compactMap({ $0 }) {
-                connections[id]?.channel.close(promise: nil)
+                host.closeConnection(id)
             }
-            registry.enforced(app.connection, .disconnect)
+            host.recordEnforcement(app.connection, .disconnect)
         case .report, .thaw:
-            registry.enforced(app.connection, .report)
+            host.recordEnforcement(app.connection, .report)
         }
         logger.warning("enforcement: app did not acknowledge the revocation", metadata: metadata)
-        writeAudit([
+        host.writeAudit([
             AuditRecord(
-                time: clock(), category: "enforcement", appId: app.appId, action: "ack.\(action.rawValue)",
+                time: host.clock(), category: "enforcement", appId: app.appId, action: "ack.\(action.rawValue)",
                 outcome: outcome, reason: "\(why); pid \(app.pid), seq \(app.pendingSeq ?? 0)",
                 rules: setting.rules.map(\.description).joined(separator: "\n"))
         ])
@@ -76,8 +112,8 @@ extension Agent {
     /// Broadcasts `AppEnforced` once the current machine step is done, so its seq never
     /// overtakes events that step already numbered.
     private func announce(_ app: AppRegistration, _ action: EnforcementAction) {
-        loop.assumeIsolated().execute { [self] in
-            run(.appEnforced(appId: app.appId, pid: app.pid, action: action, now: clock()))
+        loop.assumeIsolated().execute { [host] in
+            host.run(.appEnforced(appId: app.appId, pid: app.pid, action: action, now: host.clock()))
         }
     }
 
@@ -88,9 +124,9 @@ extension Agent {
             logger.notice(
                 "enforcement: key available again, app thawed",
                 metadata: ["appId": "\(app.appId)", "pid": "\(app.pid)", "error": "\(failure ?? "none")"])
-            writeAudit([
+            host.writeAudit([
                 AuditRecord(
-                    time: clock(), category: "enforcement", appId: app.appId, action: "ack.thaw",
+                    time: host.clock(), category: "enforcement", appId: app.appId, action: "ack.thaw",
                     outcome: failure == nil ? "thaw" : "failed", reason: "the key is available again; pid \(app.pid)",
                     rules: "")
             ])
@@ -102,7 +138,7 @@ extension Agent {
     /// or shares the agent's) through its pidfd. Returns an error description, or nil.
     @discardableResult
     func signalApp(_ connection: ConnectionID, _ signal: Int32) -> String? {
-        guard let target = enforcementTargets[connection] else { return "no process handle for the app" }
+        guard let target = targets[connection] else { return "no process handle for the app" }
         guard target.pidfd.isAlive else { return "the process has exited" }
         do {
             try target.signal(signal)
@@ -116,7 +152,7 @@ extension Agent {
     private func terminateApp(_ connection: ConnectionID) -> String? {
         if let failure = signalApp(connection, SIGTERM) { return failure }
         signalApp(connection, SIGCONT)
-        if let target = enforcementTargets[connection] { killAfterGrace(target) }
+        if let target = targets[connection] { killAfterGrace(target) }
         return nil
     }
 
@@ -131,11 +167,11 @@ extension Agent {
 
     /// A registered app's connection closed: a pending revocation counts as not acknowledged,
     /// and a program registered on its behalf (`cordon run`) is never left frozen or orphaned.
-    func registeredAppClosed(_ app: AppRegistration) {
-        defer { enforcementTargets.removeValue(forKey: app.connection) }
+    private func registeredAppClosed(_ app: AppRegistration) {
+        defer { targets.removeValue(forKey: app.connection) }
         // A shutdown closes every connection right after revoking: nobody had time to answer,
         // and nobody would be left to thaw them. Apps hear EncryptionKeyUnavailable and halt.
-        guard !isShuttingDown, let target = enforcementTargets[app.connection] else { return }
+        guard !host.isShuttingDown, let target = targets[app.connection] else { return }
         if app.managed, app.pendingSeq != nil, !app.overdue {
             enforce(app, why: "disconnected without acknowledging")
         }
@@ -146,9 +182,9 @@ extension Agent {
         signalApp(app.connection, SIGCONT)
         signalApp(app.connection, SIGTERM)
         killAfterGrace(target)
-        writeAudit([
+        host.writeAudit([
             AuditRecord(
-                time: clock(), category: "enforcement", appId: app.appId, action: "supervisor.lost",
+                time: host.clock(), category: "enforcement", appId: app.appId, action: "supervisor.lost",
                 outcome: "terminate", reason: "the process that registered pid \(app.pid) disconnected", rules: "")
         ])
     }
