@@ -9,6 +9,7 @@ extension Agent {
     func makeComponents() -> [any AgentComponent] {
         [
             auditLog,
+            policyHost,
             PasteboardComponent(host: self),
             DocumentsComponent(host: self),
             UnlockPromptComponent(host: self),
@@ -34,6 +35,8 @@ extension Agent: ComponentHost {
     var lastSeq: Int { machine.seq }
 
     func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
+
+    func policyApplied() { machine.configuration = lifecycleConfiguration(from: policy.policy) }
 
     func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction) { registry.enforced(id, action) }
 

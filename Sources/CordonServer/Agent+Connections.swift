@@ -45,8 +45,6 @@ extension Agent {
     func shutdown() -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
         isShuttingDown = true
-        policyWatcher?.stop()
-        policyWatcher = nil
         for component in components { component.shutdown() }
         run(.revoke(reason: .shutdown, now: clock()))
         masterKey?.zero()

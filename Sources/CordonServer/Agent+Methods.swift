@@ -119,25 +119,8 @@ extension Agent {
             // An audited decision is answered once its record is stored.
             guard let stored else { return .reply(reply) }
             return .deferred(stored.map { reply })
-        case .getEffectivePolicy:
-            return .reply(encoder.reply(effectivePolicy()))
-        case .validatePolicy:
-            let parameters = try codec.decodeParameters(ValidateParameters.self, from: message)
-            return .reply(encoder.reply(validate(parameters)))
-        case .explainPolicy:
-            let parameters = try codec.decodeParameters(ExplainParameters.self, from: message)
-            return .reply(encoder.reply(try typed { () throws(CordonError) in try explain(parameters) }))
-        case .reloadPolicy:
-            // The status is taken first and answered once every record up to it is stored: a
-            // watcher's apply landing meanwhile must not be reported before it is audited.
-            return .deferred(
-                reloadPolicy().assumeIsolated().flatMap { [self] in
-                    let status = policyStatus()
-                    return auditStored().map { encoder.reply(StatusWrapper(status: status)) }
-                }.nonisolated())
-        case .getPolicyStatus:
-            return .reply(encoder.reply(StatusWrapper(status: policyStatus())))
-        case .requestUnlock, .shareDocument, .copy, .paste, .clear, .queryAudit, .followAudit:
+        case .requestUnlock, .shareDocument, .copy, .paste, .clear, .queryAudit, .followAudit, .getEffectivePolicy,
+            .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
         }

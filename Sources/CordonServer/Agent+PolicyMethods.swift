@@ -83,52 +83,6 @@ extension Agent {
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
-    /// `io.cordon.Policy.Explain`.
-    func explain(_ parameters: ExplainParameters) throws(CordonError) -> ExplainReply {
-        let app = AppFacts(id: parameters.appId, managed: isManagedByPolicy(parameters.appId))
-        let explanation: PolicyExplanation
-        if parameters.action == PolicyAction.appRegister.rawValue {
-            explanation = policy.explain(
-                RegistrationFacts(appId: parameters.appId, executable: parameters.target ?? ""))
-        } else {
-            explanation = policy.explain(
-                try decisionRequest(
-                    action: parameters.action, app: app, target: parameters.target, context: parameters.context))
-        }
-        let steps = explanation.steps.map { step in
-            WireExplanationStep(
-                setting: step.setting, value: step.value,
-                candidates: step.candidates.map {
-                    WireCandidate(rule: $0.rule.description, value: $0.value, won: $0.won)
-                })
-        }
-        return ExplainReply(decision: Self.wire(explanation.decision), steps: steps)
-    }
-
-    /// `io.cordon.Policy.Validate`.
-    func validate(_ parameters: ValidateParameters) -> ValidateReply {
-        let source = PolicySource(path: parameters.path ?? "<inline>", origin: parameters.user == true ? .user : .admin)
-        switch PolicyParser.parse(parameters.document, source: source) {
-        case .success: return ValidateReply(valid: true, problems: [])
-        case .failure(let failure):
-            return ValidateReply(
-                valid: false,
-                problems: failure.diagnostics.map {
-                    WireProblem(
-                        path: $0.path, pointer: $0.pointer, line: $0.line, column: $0.column, message: $0.message)
-                })
-        }
-    }
-
-    /// `io.cordon.Policy.GetEffective`.
-    func effectivePolicy() -> EffectivePolicyReply {
-        EffectivePolicyReply(
-            version: policy.versionHash,
-            settings: policy.describeEffective().map {
-                WireSetting(path: $0.path, value: $0.value, rules: $0.rules.map(\.description), json: $0.json)
-            })
-    }
-
     static func wire(_ decision: PolicyDecision) -> WireDecision {
         WireDecision(
             allowed: decision.allowed, action: decision.action.rawValue, reason: decision.reason,

@@ -44,20 +44,16 @@ final class Agent {
     /// Called on the loop after every machine step (the service manager's `STATUS=` updates).
     var stateObserver: (() -> Void)?
 
-    // Policy (see Agent+Policy.swift).
-    var policy: PolicyEvaluator
-    /// The last accepted version of each policy file, by path: a rejected file never replaces it.
-    var lastGoodPolicies: [String: LoadedPolicyFile] = [:]
-    var policySnapshot = PolicySnapshot(files: [], trustedKeys: 0, trustProblems: [])
-    var policyAppliedAt: Double = 0
-    var policyWatcher: DirectoryWatcher?
-    var reloadScheduled = false
     /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
     var lockTriggers: BusLockTriggers?
     var activeLockTriggers: [String] = []
 
     /// The audit writer, which every part of the agent writes through.
     lazy var auditLog = AuditLogComponent(host: self)
+    /// The policy files, their watcher and the policy in force.
+    lazy var policyHost = PolicyHostComponent(host: self)
+    /// The policy in force.
+    var policy: PolicyEvaluator { policyHost.evaluator }
     /// What happens to apps that miss their acknowledgement deadline.
     lazy var enforcement = EnforcementComponent(host: self)
     /// The components the agent hosts (`Agent+Components.swift`) and the method each serves.
@@ -83,19 +79,13 @@ final class Agent {
         self.logger = logger
         self.clock = clock
         machine = LifecycleMachine(configuration: configuration.lifecycle)
-        policy = PolicyEvaluator(
-            EffectivePolicy.merge([], fallback: (configuration.defaultPolicy, BuiltinPolicy.source)))
         wrappedKey = try database.loadWrappedKey()
         let attempts = try database.loadAttempts()
         _ = machine.handle(
             .start(
                 initialized: wrappedKey != nil, failedAttempts: attempts.count, lastFailureAt: attempts.lastFailureAt,
                 now: clock()))
-        if let directories = configuration.policyDirectories {
-            applyPolicy(PolicyLoader.load(directories), initial: true)
-        } else {
-            applyPolicy(PolicySnapshot(files: [], trustedKeys: 0, trustProblems: []), initial: true)
-        }
+        policyHost.loadInitial()
         if configuration.insecureFastKDF {
             logger.critical(
                 "INSECURE: the fast test KDF is enabled (--insecure-fast-kdf); passcodes are trivial to brute-force. Never use this outside tests."

@@ -86,7 +86,7 @@ public final class AgentServer: Sendable {
             boundSocketPath.withLock { $0 = paths.socketPath }
             listening = paths.socketPath
         }
-        try await loop.submit { agent.value.startPolicyWatcher() }.get()
+        try await loop.submit { agent.value.policyHost.startWatcher() }.get()
         try await startLockTriggers()
         logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
     }

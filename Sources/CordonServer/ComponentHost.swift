@@ -49,6 +49,11 @@ protocol ComponentHost: AnyObject {
         -> PolicyDecision
     /// The typed error for a denied decision.
     func denial(_ decision: PolicyDecision) -> CordonError
+    /// A decision request for the action named `name`; the peer is managed when the policy binds it.
+    func decisionRequest(action name: String, app: AppFacts, target: String?, context: [String: String]?)
+        throws(CordonError) -> DecisionRequest
+    /// A new policy is in force: the lifecycle takes its settings.
+    func policyApplied()
 
     /// The subscriber streaming on connection `id`, if any.
     func subscriber(_ id: ConnectionID) -> Subscriber?
