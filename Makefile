@@ -7,7 +7,7 @@ BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format test demo bench bench-micro fuzz fuzz-smoke soak install clean
+.PHONY: all deps build release lint format test test-tsan demo bench bench-micro fuzz fuzz-smoke soak install clean
 
 all: build
 
@@ -40,6 +40,14 @@ format:
 test: build lint
 	$(SWIFT) test
 	CORDON_LOAD_TESTS=1 $(SWIFT) test --skip-build --filter LoadTests
+
+# ThreadSanitizer over the in-process agent (server tests through real sockets) and the SDK:
+# loop confinement and every hop to the store pool checked for data races. A build of its own
+# in .build-tsan (a few minutes the first time); any report fails the run.
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --sanitize=thread \
+		--scratch-path .build-tsan --filter 'CordonServerTests|CordonKitTests'
 
 # libFuzzer targets (Fuzz/README.md): each runs FUZZ_SECONDS (default 60).
 fuzz:
@@ -77,4 +85,4 @@ install: release
 	"$(BINDIR)/cordon" setup --user --unit-dir "$(UNITDIR)" --cordond-path "$(BINDIR)/cordond"
 
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz .build-tsan

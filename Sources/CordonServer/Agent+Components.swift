@@ -10,6 +10,7 @@ extension Agent {
         [
             auditLog,
             policyHost,
+            eventBus,
             PasteboardComponent(host: self),
             DocumentsComponent(host: self),
             UnlockPromptComponent(host: self),
@@ -34,7 +35,15 @@ extension Agent: ComponentHost {
     var lifecycleState: LifecycleState { machine.state }
     var lastSeq: Int { machine.seq }
 
-    func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
+    func subscriber(_ id: ConnectionID) -> Subscriber? { eventBus.subscriber(id) }
+
+    func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) { eventBus.deliver(frame, to: subscriber) }
+
+    func snapshot() -> WireEvent { machine.snapshot(now: clock()) }
+
+    func bindSubscriber(token: String, connection: AgentConnection) throws(CordonError) {
+        try registry.bindSubscriber(token: token, subscriber: connection.id, pid: Int(connection.identity.pid))
+    }
 
     func policyApplied() { machine.configuration = lifecycleConfiguration(from: policy.policy) }
 

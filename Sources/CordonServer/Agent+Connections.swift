@@ -31,7 +31,6 @@ extension Agent {
     func connectionClosed(_ id: ConnectionID) {
         loop.preconditionInEventLoop()
         connections.removeValue(forKey: id)
-        subscribers.removeValue(forKey: id)
         for component in components { component.connectionClosed(id) }
         let registered = registry.registrations[id] != nil
         if let registration = registry.registrations[id] {

@@ -39,39 +39,10 @@ extension Agent {
             }
             logger.notice("system going to sleep: locking the container")
             run(.lock(reason: .suspend, now: clock()))
-            subscribersFlushed().assumeIsolated().whenComplete { [self] _ in
+            eventBus.flushed().assumeIsolated().whenComplete { [self] _ in
                 logger.info("lock events written: releasing the sleep inhibitor")
                 lockTriggers?.releaseSleepInhibitor()
             }
         }
-    }
-
-    /// Completes once every event broadcast so far has been written to every subscriber's
-    /// socket (a queued backlog is waited for, up to `suspendFlushSeconds`).
-    func subscribersFlushed() -> EventLoopFuture<Void> {
-        let deadline = NIODeadline.now() + .seconds(Self.suspendFlushSeconds)
-        let barriers = subscribers.values.map { subscriber -> EventLoopFuture<Void> in
-            let id = subscriber.connection.id
-            let promise = loop.makePromise(of: Void.self)
-            waitUntilDrained(id, deadline: deadline, promise: promise)
-            return promise.futureResult
-        }
-        return EventLoopFuture.andAllComplete(barriers, on: loop)
-    }
-
-    /// Writes an empty barrier behind a subscriber's events once its queue is empty: NIO
-    /// completes writes in order, so the barrier completes after the events are written.
-    private func waitUntilDrained(_ id: ConnectionID, deadline: NIODeadline, promise: EventLoopPromise<Void>) {
-        guard let subscriber = subscribers[id], NIODeadline.now() < deadline else {
-            promise.succeed(())
-            return
-        }
-        guard subscriber.queue.isEmpty else {
-            loop.assumeIsolated().scheduleTask(in: .milliseconds(10)) { [self] in
-                waitUntilDrained(id, deadline: deadline, promise: promise)
-            }
-            return
-        }
-        subscriber.connection.channel.writeAndFlush(ByteBuffer()).whenComplete { _ in promise.succeed(()) }
     }
 }

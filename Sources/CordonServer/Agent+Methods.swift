@@ -87,15 +87,6 @@ extension Agent {
         case .register:
             let parameters = try codec.decodeParameters(RegisterParameters.self, from: message)
             return register(parameters.appId, pid: parameters.pid, connection: connection, encoder: encoder)
-        case .subscribe:
-            let parameters = try codec.decodeParameters(SubscribeParameters.self, from: message)
-            guard header.more else { throw .expectedMore }
-            do {
-                try subscribe(connection, token: parameters.token)
-            } catch {
-                throw error.varlinkError
-            }
-            return .streaming
         case .acknowledge:
             let parameters = try codec.decodeParameters(AcknowledgeParameters.self, from: message)
             do {
@@ -119,7 +110,8 @@ extension Agent {
             // An audited decision is answered once its record is stored.
             guard let stored else { return .reply(reply) }
             return .deferred(stored.map { reply })
-        case .requestUnlock, .shareDocument, .copy, .paste, .clear, .queryAudit, .followAudit, .getEffectivePolicy,
+        case .subscribe, .requestUnlock, .shareDocument, .copy, .paste, .clear, .queryAudit, .followAudit,
+            .getEffectivePolicy,
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)

@@ -36,7 +36,6 @@ final class Agent {
     var candidateKey: SecureBytes?
     var wrappedKey: WrappedKey?
     var pending: PendingRequest?
-    var subscribers = SubscriberTable()
     var connections: [ConnectionID: AgentConnection] = [:]
     var nextConnectionID: ConnectionID = 1
     var timer: Scheduled<Void>?
@@ -50,6 +49,8 @@ final class Agent {
 
     /// The audit writer, which every part of the agent writes through.
     lazy var auditLog = AuditLogComponent(host: self)
+    /// The subscribers and the fan-out.
+    lazy var eventBus = EventBusComponent(host: self)
     /// The policy files, their watcher and the policy in force.
     lazy var policyHost = PolicyHostComponent(host: self)
     /// The policy in force.

@@ -85,7 +85,7 @@ final class AgentConnectionHandler: ChannelDuplexHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            if let connection { agent.subscriberWritable(connection.id) }
+            if let connection { agent.eventBus.writable(connection.id) }
             processBacklog(context: context)
         }
         context.fireChannelWritabilityChanged()

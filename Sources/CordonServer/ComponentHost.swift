@@ -54,6 +54,10 @@ protocol ComponentHost: AnyObject {
         throws(CordonError) -> DecisionRequest
     /// A new policy is in force: the lifecycle takes its settings.
     func policyApplied()
+    /// The current state as the event a new subscriber gets first.
+    func snapshot() -> WireEvent
+    /// Binds the subscriber on `connection` to the registration whose token it presents.
+    func bindSubscriber(token: String, connection: AgentConnection) throws(CordonError)
 
     /// The subscriber streaming on connection `id`, if any.
     func subscriber(_ id: ConnectionID) -> Subscriber?

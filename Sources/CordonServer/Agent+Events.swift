@@ -1,0 +1,26 @@
+import CordonLifecycle
+import CordonProtocol
+import NIOCore
+
+extension Agent {
+    /// Performs an event the machine emitted: deadlines in the registry, every component's
+    /// reaction, then the fan-out to every subscriber.
+    func broadcast(_ event: WireEvent) {
+        let fallbackMs = machine.configuration.ackDeadlineMs
+        let thawed = registry.eventEmitted(event) { [policy] app in
+            // An override may give one app another deadline than the one on the wire.
+            let ms = policy.policy.forApp(app.appId).lock.ackDeadlineMs.value ?? fallbackMs
+            return event.time + Double(ms) / 1000
+        }
+        // Frozen apps resume only after their key event is queued to them.
+        defer { enforcement.thaw(thawed) }
+        for component in components { component.observe(event) }
+        logger.info(
+            "event",
+            metadata: [
+                "kind": "\(event.kind.rawValue)", "seq": "\(event.seq)", "reason": "\(event.reason.rawValue)",
+                "state": "\(event.state.rawValue)",
+            ])
+        eventBus.publish(event)
+    }
+}

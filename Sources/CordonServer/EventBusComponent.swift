@@ -1,0 +1,121 @@
+import CordonLifecycle
+import CordonProtocol
+import NIOCore
+
+/// The event bus (`io.cordon.App.Subscribe`): every subscriber first gets the current state,
+/// then every event in order, each encoded once and written straight to the subscriber's handler
+/// context; a subscriber whose socket is full queues a bounded backlog, then is dropped with
+/// `SubscriberTooSlow` so the others are never held up.
+final class EventBusComponent: AgentComponent {
+    let methods: [Method] = [.subscribe]
+
+    private unowned let host: any ComponentHost
+    private var subscribers = SubscriberTable()
+
+    init(host: any ComponentHost) {
+        self.host = host
+    }
+
+    private var loop: any EventLoop { host.loop }
+
+    func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        let parameters = try call.parameters(SubscribeParameters.self)
+        guard call.header.more else { throw .expectedMore }
+        try typed { () throws(CordonError) in try subscribe(call.connection, token: parameters.token) }
+        return .streaming
+    }
+
+    func connectionClosed(_ id: ConnectionID) {
+        subscribers.removeValue(forKey: id)
+    }
+
+    /// The subscriber streaming on connection `id`, if any.
+    func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
+
+    /// Sends `event` to every subscriber, encoded once and shared by all of them.
+    func publish(_ event: WireEvent) {
+        guard !subscribers.isEmpty else { return }
+        let frame = ReplyEncoder(allocator: ByteBufferAllocator()).reply(SubscribeReply(event: event), continues: true)
+        for subscriber in subscribers.values {
+            deliver(frame, to: subscriber)
+        }
+    }
+
+    /// Writes `frame` now if the socket has room, else queues it; a full queue disconnects.
+    func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) {
+        if subscriber.queue.isEmpty && subscriber.channel.isWritable {
+            subscriber.context.writeAndFlush(NIOAny(frame), promise: nil)
+            return
+        }
+        if !subscriber.queue.push(frame) {
+            dropSlowSubscriber(subscriber)
+        }
+    }
+
+    /// Drains a subscriber's queue once its socket has room again.
+    func writable(_ id: ConnectionID) {
+        guard let subscriber = subscribers[id] else { return }
+        let channel = subscriber.connection.channel
+        var wrote = false
+        while channel.isWritable, let frame = subscriber.queue.pop() {
+            channel.write(frame, promise: nil)
+            wrote = true
+        }
+        if wrote { channel.flush() }
+    }
+
+    private func dropSlowSubscriber(_ subscriber: Subscriber) {
+        let id = subscriber.connection.id
+        subscribers.removeValue(forKey: id)
+        let limit = host.configuration.limits.maxQueuedEvents
+        host.logger.warning(
+            "subscriber too slow; disconnected",
+            metadata: ["pid": "\(subscriber.connection.identity.pid)", "queued": "\(limit)"])
+        let channel = subscriber.connection.channel
+        let frame = ReplyEncoder(allocator: channel.allocator).error(
+            CordonError.subscriberTooSlow(limit: limit).varlinkError)
+        channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Starts streaming to `connection`: the current state first, then every change.
+    private func subscribe(_ connection: AgentConnection, token: String?) throws(CordonError) {
+        if let token {
+            try host.bindSubscriber(token: token, connection: connection)
+        }
+        let subscriber = Subscriber(connection: connection, capacity: host.configuration.limits.maxQueuedEvents)
+        subscribers[connection.id] = subscriber
+        let snapshot = host.snapshot()
+        deliver(
+            ReplyEncoder(allocator: connection.channel.allocator).reply(
+                SubscribeReply(event: snapshot), continues: true), to: subscriber)
+    }
+
+    /// Completes once every event broadcast so far has been written to every subscriber's
+    /// socket (a queued backlog is waited for, up to `suspendFlushSeconds`).
+    func flushed() -> EventLoopFuture<Void> {
+        let deadline = NIODeadline.now() + .seconds(Agent.suspendFlushSeconds)
+        let barriers = subscribers.values.map { subscriber -> EventLoopFuture<Void> in
+            let id = subscriber.connection.id
+            let promise = loop.makePromise(of: Void.self)
+            waitUntilDrained(id, deadline: deadline, promise: promise)
+            return promise.futureResult
+        }
+        return EventLoopFuture.andAllComplete(barriers, on: loop)
+    }
+
+    /// Writes an empty barrier behind a subscriber's events once its queue is empty: NIO
+    /// completes writes in order, so the barrier completes after the events are written.
+    private func waitUntilDrained(_ id: ConnectionID, deadline: NIODeadline, promise: EventLoopPromise<Void>) {
+        guard let subscriber = subscribers[id], NIODeadline.now() < deadline else {
+            promise.succeed(())
+            return
+        }
+        guard subscriber.queue.isEmpty else {
+            loop.assumeIsolated().scheduleTask(in: .milliseconds(10)) { [self] in
+                waitUntilDrained(id, deadline: deadline, promise: promise)
+            }
+            return
+        }
+        subscriber.connection.channel.writeAndFlush(ByteBuffer()).whenComplete { _ in promise.succeed(()) }
+    }
+}
