@@ -21,8 +21,6 @@ public final class AgentServer: Sendable {
     private let channel = Mutex<(any Channel)?>(nil)
     /// The path this server bound itself (nil when serving a socket-activated one).
     private let boundSocketPath = Mutex<String?>(nil)
-    /// The watchdog pings scheduled on the agent's loop.
-    let watchdogTask = Mutex<RepeatedTask?>(nil)
 
     /// Opens the database and prepares the agent; `start()` binds the socket.
     public init(configuration: AgentConfiguration, logger: Logger) throws {
@@ -86,8 +84,6 @@ public final class AgentServer: Sendable {
             boundSocketPath.withLock { $0 = paths.socketPath }
             listening = paths.socketPath
         }
-        try await loop.submit { agent.value.policyHost.startWatcher() }.get()
-        try await startLockTriggers()
         logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
     }
 
@@ -109,13 +105,8 @@ public final class AgentServer: Sendable {
             defer { value = nil }
             return value
         }
-        watchdogTask.withLock { task in
-            task?.cancel()
-            task = nil
-        }
         try? await listener?.close()
         let agent = self.agent
-        await stopLockTriggers()
         try await loop.flatSubmit { agent.value.shutdown() }.get()
         // Only a server that bound the socket removes it: never another agent's live socket, nor
         // the one systemd passed.

@@ -139,9 +139,17 @@ struct Cordond: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
+        // Started together; on SIGTERM/SIGINT shut down in reverse order, one after the other:
+        // the watchdog, the lock triggers and the policy watcher stop before the agent revokes
+        // every key and its loop goes away.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: AgentService(server: server))],
+                services: [
+                    .init(service: AgentService(server: server)),
+                    .init(service: PolicyWatcherService(server: server)),
+                    .init(service: LockTriggerService(server: server)),
+                    .init(service: WatchdogService(server: server)),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
