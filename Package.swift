@@ -152,7 +152,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CordonServerTests",
-            dependencies: ["CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle"],
+            dependencies: [
+                "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol"], swiftSettings: strict),

@@ -6,57 +6,41 @@ import NIOCore
 
 /// Serves one connection: identifies the peer, then answers its calls in order.
 ///
-/// Backpressure keeps a client's footprint bounded: while a call is in flight, or the
-/// socket's send buffer is full, further messages wait in a bounded backlog, and once that
-/// is full the handler stops reading from the socket.
-///
-/// Like the agent it serves, it lives on the one event loop and is not `Sendable`: callbacks
-/// continue on the loop through `assumeIsolated()`.
-final class AgentConnectionHandler: ChannelDuplexHandler {
+/// What to do next is `ConnectionStateMachine`'s to decide (back-pressure, pipelining,
+/// streaming, closing); this performs it on the channel. Like the agent it serves, it lives on
+/// the one event loop and is not `Sendable`: callbacks continue on the loop through
+/// `assumeIsolated()`.
+final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let agent: Agent
+    private let agent: Host
+    private let identify: PeerIdentification
     private var connection: AgentConnection?
-    private var backlog: BoundedQueue<ByteBuffer>
-    private var busy = false
-    private var streaming = false
-    private var readHeld = false
-    private var closing = false
-    private var needsFlush = false
+    private var state: ConnectionStateMachine<ByteBuffer>
 
-    init(agent: Agent) {
+    init(agent: Host, identify: @escaping PeerIdentification = PeerCredentialReader.identify) {
         self.agent = agent
-        backlog = BoundedQueue(capacity: agent.configuration.limits.maxPendingCalls)
+        self.identify = identify
+        state = ConnectionStateMachine(maxPendingCalls: agent.limits.maxPendingCalls)
     }
 
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
-        let channel = context.channel
-        guard let provider = channel as? any SocketOptionProvider else {
-            refuse(context: context, with: .permissionDenied)
-            return
-        }
-        // On the channel's own loop these futures are already complete.
-        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        let pidfd: EventLoopFuture<CInt> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(77))  // SO_PEERPIDFD
-        credentials.and(pidfd.recover { _ in -1 }).assumeIsolated().whenComplete { [self] result in
+        identify(context).assumeIsolated().whenComplete { [self] result in
             switch result {
-            case .success(let (credentials, pidfdNumber)):
-                let (identity, handle) = PeerIdentity.resolve(
-                    pid: credentials.pid, uid: credentials.uid, gid: credentials.gid, pidfd: pidfdNumber)
+            case .success(let (identity, handle)):
                 switch agent.connectionOpened(context: context, identity: identity, pidfd: handle) {
                 case .success(let connection):
                     self.connection = connection
+                    state.admitted()
                     processBacklog(context: context)
                 case .failure(let error):
-                    refuse(context: context, with: error)
+                    fail(context: context, with: error)
                 }
             case .failure:
-                refuse(context: context, with: .permissionDenied)
+                fail(context: context, with: .permissionDenied)
             }
         }
     }
@@ -68,14 +52,12 @@ final class AgentConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
-        let frame = unwrapInboundIn(data)
-        if !backlog.push(frame) {
-            // Only reachable if one read delivered more messages than the backlog holds.
-            fail(context: context, with: .invalidMessage(reason: "too many pipelined calls"))
-            return
+        switch state.received(unwrapInboundIn(data)) {
+        case .process: processBacklog(context: context)
+        case .drop: break
+        // Only reachable if one read delivered more messages than the backlog holds.
+        case .failTooManyPipelined: fail(context: context, with: .invalidMessage(reason: "too many pipelined calls"))
         }
-        processBacklog(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -85,19 +67,14 @@ final class AgentConnectionHandler: ChannelDuplexHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            if let connection { agent.eventBus.writable(connection.id) }
+            if let connection { agent.connectionWritable(connection.id) }
             processBacklog(context: context)
         }
         context.fireChannelWritabilityChanged()
     }
 
     func read(context: ChannelHandlerContext) {
-        // A streaming or closing connection keeps reading so the client's close is seen at once.
-        if backlog.count >= backlog.capacity / 2 && !streaming && !closing {
-            readHeld = true
-            return
-        }
-        context.read()
+        if state.readRequested() { context.read() }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -111,14 +88,11 @@ final class AgentConnectionHandler: ChannelDuplexHandler {
     // MARK: - Calls
 
     private func processBacklog(context: ChannelHandlerContext) {
-        while connection != nil, !busy, !streaming, !closing, context.channel.isWritable, let frame = backlog.pop() {
+        while let frame = state.nextCall(isWritable: context.channel.isWritable) {
             handle(frame, context: context)
         }
         flushIfNeeded(context: context)
-        if readHeld && backlog.count < backlog.capacity / 2 {
-            readHeld = false
-            context.read()
-        }
+        if state.shouldResumeReading() { context.read() }
     }
 
     private func handle(_ frame: ByteBuffer, context: ChannelHandlerContext) {
@@ -130,41 +104,36 @@ final class AgentConnectionHandler: ChannelDuplexHandler {
             fail(context: context, with: error)
             return
         }
-        let header = message.header
+        let oneway = message.header.oneway
         switch agent.dispatch(message, connection: connection) {
         case .reply(let reply):
-            send(reply, oneway: header.oneway, context: context)
+            let send = !oneway && context.channel.isActive
+            state.started(.reply(send: send))
+            if send { context.write(wrapOutboundOut(reply), promise: nil) }
         case .deferred(let future):
-            busy = true
+            state.started(.deferred)
             future.assumeIsolated().whenComplete { [self] result in
-                busy = false
                 switch result {
-                case .success(let reply): send(reply, oneway: header.oneway, context: context)
-                case .failure: context.close(promise: nil)
+                case .success(let reply):
+                    if state.deferredCompleted(oneway: oneway), context.channel.isActive {
+                        context.write(wrapOutboundOut(reply), promise: nil)
+                    }
+                case .failure:
+                    _ = state.deferredCompleted(oneway: true)
+                    context.close(promise: nil)
                 }
                 processBacklog(context: context)
             }
         case .streaming:
-            streaming = true
+            state.started(.streaming)
         case .close(let reply):
+            state.started(.close)
             fail(context: context, frame: reply)
         }
     }
 
-    private func send(_ reply: ByteBuffer, oneway: Bool, context: ChannelHandlerContext) {
-        guard !oneway, !closing, context.channel.isActive else { return }
-        context.write(wrapOutboundOut(reply), promise: nil)
-        needsFlush = true
-    }
-
     private func flushIfNeeded(context: ChannelHandlerContext) {
-        guard needsFlush else { return }
-        needsFlush = false
-        context.flush()
-    }
-
-    private func refuse(context: ChannelHandlerContext, with error: VarlinkError) {
-        fail(context: context, with: error)
+        if state.takeFlush() { context.flush() }
     }
 
     private func fail(context: ChannelHandlerContext, with error: VarlinkError) {
@@ -175,18 +144,14 @@ final class AgentConnectionHandler: ChannelDuplexHandler {
     /// agent half-closes, discards whatever the client still sends, and closes fully once the
     /// client does, or after a second.
     private func fail(context: ChannelHandlerContext, frame: ByteBuffer) {
-        guard !closing else { return }
-        closing = true
-        backlog = BoundedQueue(capacity: backlog.capacity)
+        let (first, resumeReading) = state.failing()
+        guard first else { return }
         flushIfNeeded(context: context)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in
             channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
         }
         context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
-        if readHeld {
-            readHeld = false
-            context.read()
-        }
+        if resumeReading { context.read() }
     }
 }
