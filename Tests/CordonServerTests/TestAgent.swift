@@ -28,7 +28,11 @@ final class TestAgent: Sendable {
     }
 
     /// Creates a fresh temporary directory, the configuration for it, and starts an agent.
-    static func start(lifecycle: LifecycleConfiguration, limits: ConnectionLimits) async throws -> TestAgent {
+    /// With `policies`, the agent reads admin files from `<directory>/admin` (and user files from
+    /// its config directory, keys from `<directory>/trust`).
+    static func start(lifecycle: LifecycleConfiguration, limits: ConnectionLimits, policies: Bool = false) async throws
+        -> TestAgent
+    {
         let directory = try makeTemporaryDirectory()
         let paths = CordonPaths(
             runtimeDirectory: directory + "/run", dataDirectory: directory + "/data",
@@ -38,8 +42,14 @@ final class TestAgent: Sendable {
             try FileManager.default.createDirectory(
                 atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         }
+        let directories =
+            policies
+            ? PolicyDirectories(
+                admin: directory + "/admin", user: paths.configDirectory + "/policy.d", trust: directory + "/trust")
+            : nil
         let configuration = AgentConfiguration(
-            paths: paths, lifecycle: lifecycle, limits: limits, insecureFastKDF: true, allowedUID: getuid())
+            paths: paths, lifecycle: lifecycle, limits: limits, insecureFastKDF: true, allowedUID: getuid(),
+            policyDirectories: directories)
         let logs = LogCapture()
         do {
             let server = try AgentServer(configuration: configuration, logger: logs.logger(label: "cordon.test"))
@@ -103,9 +113,10 @@ final class TestAgent: Sendable {
 func withTestAgent<R>(
     lifecycle: LifecycleConfiguration = LifecycleConfiguration(),
     limits: ConnectionLimits = .standard,
+    policies: Bool = false,
     _ body: (TestAgent) async throws -> R
 ) async throws -> R {
-    let agent = try await TestAgent.start(lifecycle: lifecycle, limits: limits)
+    let agent = try await TestAgent.start(lifecycle: lifecycle, limits: limits, policies: policies)
     let result: R
     do {
         result = try await body(agent)
