@@ -29,7 +29,7 @@ let package = Package(
         // The module map and each module's one job: docs/ARCHITECTURE.md.
         // Pure modules: no NIO, GRDB or CSystemd, no I/O.
         .target(name: "CordonProtocol", swiftSettings: strict),
-        .target(name: "CordonPolicy", swiftSettings: strict),
+        .target(name: "CordonPolicy", dependencies: ["CordonProtocol"], swiftSettings: strict),
         .target(name: "CordonLifecycle", dependencies: ["CordonProtocol"], swiftSettings: strict),
         // Key material: locked memory, the KDF, wrapping, per-app derivation, the sealed pasteboard.
         .target(
@@ -118,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonPolicy", "CCordonBench",
+                "CordonPolicy", "CordonProtocol", "CCordonBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -136,7 +136,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CordonPolicyTests",
-            dependencies: ["CordonPolicy", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "CordonPolicy", "CordonProtocol", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             exclude: ["fixtures"],
             swiftSettings: strict
         ),

@@ -57,24 +57,31 @@ build_module() {
     local sources=(Sources/"$module"/*.swift)
     stale "$library" "${sources[@]}" "$0" || return 0
     echo "fuzz.sh: building $module (instrumented)"
-    nice -n 15 "$swiftc" "${flags[@]}" -enable-testing -module-name "$module" -emit-module \
+    nice -n 15 "$swiftc" "${flags[@]}" -enable-testing -module-name "$module" -emit-module -I "$build/modules" \
         -emit-module-path "$build/modules/$module.swiftmodule" -emit-library -static -o "$library" "${sources[@]}"
 }
 
-# The fuzzer $1: its entry point, the checks it shares with the tests, the module it links.
+# The fuzzer $1: its entry point, the checks it shares with the tests, the module it fuzzes and
+# the modules that one imports (built first, linked too).
 build_fuzzer() {
-    local target=$1 entry checks module
+    local target=$1 entry checks module deps=()
     case "$target" in
         varlink-frame) entry=Fuzz/VarlinkFrameFuzz.swift module=CordonProtocol ;;
         varlink-message) entry=Fuzz/VarlinkMessageFuzz.swift module=CordonProtocol ;;
-        policy) entry=Fuzz/PolicyFuzz.swift module=CordonPolicy ;;
+        policy) entry=Fuzz/PolicyFuzz.swift module=CordonPolicy deps=(CordonProtocol) ;;
     esac
     checks=Tests/${module}Tests/FuzzRegressionTests.swift
+    local dep libraries=() links=()
+    for dep in "${deps[@]}"; do
+        build_module "$dep"
+        libraries+=("$build/lib/lib$dep.a")
+        links+=(-l"$dep")
+    done
     build_module "$module"
-    stale "$build/bin/$target" "$entry" "$checks" "$build/lib/lib$module.a" || return 0
+    stale "$build/bin/$target" "$entry" "$checks" "$build/lib/lib$module.a" "${libraries[@]}" || return 0
     echo "fuzz.sh: building $target"
     nice -n 15 "$swiftc" "${flags[@]}" -use-ld=lld -D CORDON_FUZZER -module-name "Fuzz_${target//-/_}" \
-        -I "$build/modules" -L "$build/lib" -l"$module" -o "$build/bin/$target" "$entry" "$checks"
+        -I "$build/modules" -L "$build/lib" -l"$module" "${links[@]}" -o "$build/bin/$target" "$entry" "$checks"
 }
 
 # Runs the fuzzer $1 for $seconds; on a crash prints the saved input and fails.

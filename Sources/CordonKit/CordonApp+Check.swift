@@ -18,11 +18,11 @@ extension CordonApp {
     /// When allowed with `truncateTo`, the app must cut the content to that many characters.
     /// Throws `CordonError.unknownAction` for `appRegister` and for actions the agent does not know.
     public func check(
-        _ action: PolicyActionName, target: String? = nil, contentType: String? = nil, length: Int? = nil
+        _ action: PolicyAction, target: String? = nil, contentType: String? = nil, length: Int? = nil
     ) async throws -> CordonDecision {
         let parameters = CheckParameters(
             action: action.rawValue, target: target,
             context: PolicyContext.wire(contentType: contentType, length: length))
-        return try CordonDecision(try await control.call(.check, parameters, returning: CheckReply.self).decision)
+        return try await control.call(.check, parameters, returning: CheckReply.self).decision
     }
 }

@@ -55,7 +55,7 @@ extension CordonClient {
     /// ```
     /// Throws `CordonError.unknownAction` when the agent does not decide `action`.
     public func explain(
-        appId: String, action: PolicyActionName, target: String? = nil, context: [String: String] = [:]
+        appId: String, action: PolicyAction, target: String? = nil, context: [String: String] = [:]
     ) async throws -> PolicyExplanation {
         let reply = try await connection.call(
             .explainPolicy,
@@ -63,7 +63,7 @@ extension CordonClient {
                 appId: appId, action: action.rawValue, target: target, context: PolicyContext.wire(context)),
             returning: ExplainReply.self)
         return PolicyExplanation(
-            decision: try CordonDecision(reply.decision),
+            decision: reply.decision,
             steps: reply.steps.map { step in
                 PolicyExplanationStep(
                     setting: step.setting, value: step.value,
@@ -90,13 +90,13 @@ extension CordonClient {
     /// ```
     /// A registered app asks with `CordonApp.check(_:target:contentType:length:)` instead.
     /// Throws `CordonError.unknownAction` for `appRegister` and for actions the agent does not know.
-    public func check(action: PolicyActionName, target: String? = nil, context: [String: String] = [:])
+    public func check(action: PolicyAction, target: String? = nil, context: [String: String] = [:])
         async throws -> CordonDecision
     {
         let reply = try await connection.call(
             .check, CheckParameters(action: action.rawValue, target: target, context: PolicyContext.wire(context)),
             returning: CheckReply.self)
-        return try CordonDecision(reply.decision)
+        return reply.decision
     }
 }
 

@@ -36,7 +36,7 @@ public struct CordonPasteboard: Sendable {
     public func copy(_ content: String, mimeType: String = "text/plain") async throws -> Copied {
         let reply = try await connection.call(
             .copy, PasteboardCopyParameters(content: content, mimeType: mimeType), returning: PasteboardCopyReply.self)
-        return Copied(truncatedTo: reply.truncatedTo, decision: try CordonDecision(reply.decision))
+        return Copied(truncatedTo: reply.truncatedTo, decision: reply.decision)
     }
 
     /// Pastes; throws `CordonError.denied` when the policy refuses and `.pasteboardEmpty` when empty.
@@ -44,7 +44,7 @@ public struct CordonPasteboard: Sendable {
         let reply = try await connection.call(.paste, NoParameters(), returning: PasteboardPasteReply.self)
         return Pasted(
             content: reply.content, mimeType: reply.mimeType, source: reply.source, truncatedTo: reply.truncatedTo,
-            decision: try CordonDecision(reply.decision))
+            decision: reply.decision)
     }
 
     /// Empties the pasteboard.

@@ -73,6 +73,12 @@ final class VarlinkClientConnection: Sendable {
 
     /// Decodes a reply's parameters, or throws the error it carries.
     func decode<R: Decodable>(_ type: R.Type, from reply: Data) throws -> R {
+        try Self.decode(type, from: reply)
+    }
+
+    /// Decodes a reply's parameters, or throws the error it carries. A reply the SDK cannot read
+    /// (a member missing, or a spelling a newer agent added) is `protocolViolation`, naming it.
+    static func decode<R: Decodable>(_ type: R.Type, from reply: Data) throws -> R {
         // Parsed once: the error member is read from the tree, the parameters decoded from it.
         guard let node = try? JSONNodeParser.parse(reply), case .object = node else {
             throw CordonClientError.protocolViolation("a reply that is not a JSON object")
@@ -86,9 +92,14 @@ final class VarlinkClientConnection: Sendable {
             throw CordonClientError.remote(error)
         }
         do {
-            return try codec.decodeParameters(R.self, fromMember: node["parameters"])
+            return try VarlinkCodec().decodeParameters(R.self, fromMember: node["parameters"])
         } catch {
-            throw CordonClientError.protocolViolation("unexpected reply: \(error.name)")
+            let detail = error.parameters.values.compactMap { value -> String? in
+                if case .string(let text) = value { return text }
+                return nil
+            }.sorted().joined(separator: ", ")
+            throw CordonClientError.protocolViolation(
+                "unexpected reply: \(error.name)" + (detail.isEmpty ? "" : " (\(detail))"))
         }
     }
 

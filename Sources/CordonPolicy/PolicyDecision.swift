@@ -1,12 +1,4 @@
-/// The actions the policy decides.
-public enum PolicyAction: String, Sendable, CaseIterable, Codable {
-    case pasteboardCopy = "pasteboard.copy"
-    case pasteboardPaste = "pasteboard.paste"
-    case documentSend = "document.send"
-    case documentReceive = "document.receive"
-    case documentSave = "document.save"
-    case appRegister = "app.register"
-}
+import CordonProtocol
 
 /// Facts about an app taking part in a decision.
 public struct AppFacts: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import CordonProtocol
+
 /// Decides, registers and explains against one effective policy.
 ///
 /// Build one whenever the documents in force change; it compiles the policy once, and

@@ -44,8 +44,8 @@ public struct PasteboardCopyParameters: Sendable, Codable {
 /// `io.cordon.Pasteboard.Copy` reply: `truncatedTo` when the policy cut the content.
 public struct PasteboardCopyReply: Sendable, Codable, Equatable {
     public var truncatedTo: Int?
-    public var decision: WireDecision
-    public init(truncatedTo: Int?, decision: WireDecision) {
+    public var decision: CordonDecision
+    public init(truncatedTo: Int?, decision: CordonDecision) {
         self.truncatedTo = truncatedTo
         self.decision = decision
     }
@@ -59,8 +59,8 @@ public struct PasteboardPasteReply: Sendable, Codable, Equatable {
     public var source: String
     /// Set when the policy's character limit cut the content to this many characters.
     public var truncatedTo: Int?
-    public var decision: WireDecision
-    public init(content: String, mimeType: String, source: String, truncatedTo: Int?, decision: WireDecision) {
+    public var decision: CordonDecision
+    public init(content: String, mimeType: String, source: String, truncatedTo: Int?, decision: CordonDecision) {
         self.content = content
         self.mimeType = mimeType
         self.source = source

@@ -1,14 +1,26 @@
-/// A policy decision as sent on the wire.
-public struct WireDecision: Sendable, Codable, Equatable {
+/// A policy decision: allowed or not, why, what the caller must do, and which rules decided.
+///
+/// ```swift
+/// let decision = try await app.check(.pasteboardCopy, length: text.count)
+/// guard decision.allowed else { return showBlocked(decision.reason) }
+/// let copied = decision.truncateTo.map { String(text.prefix($0)) } ?? text
+/// ```
+/// An action this vocabulary does not know (from a newer agent) fails to decode with the
+/// action's name in the error; it never becomes another action.
+public struct CordonDecision: Sendable, Codable, Equatable {
+    /// Whether the action may go ahead.
     public var allowed: Bool
-    public var action: String
+    /// The action decided.
+    public var action: PolicyAction
+    /// A sentence for the user and the audit log.
     public var reason: String
     /// The truncation obligation: the caller must cut the content to this many characters.
     public var truncateTo: Int?
     /// The deciding rules, as `FILE#POINTER`.
     public var rules: [String]
 
-    public init(allowed: Bool, action: String, reason: String, truncateTo: Int?, rules: [String]) {
+    /// A decision.
+    public init(allowed: Bool, action: PolicyAction, reason: String, truncateTo: Int? = nil, rules: [String]) {
         self.allowed = allowed
         self.action = action
         self.reason = reason
@@ -35,8 +47,8 @@ public struct CheckParameters: Sendable, Codable, Equatable {
 
 /// `Check` reply.
 public struct CheckReply: Sendable, Codable, Equatable {
-    public var decision: WireDecision
-    public init(decision: WireDecision) { self.decision = decision }
+    public var decision: CordonDecision
+    public init(decision: CordonDecision) { self.decision = decision }
 }
 
 /// One resolved setting of the effective policy, with where it came from.
@@ -154,9 +166,9 @@ public struct WireCandidate: Sendable, Codable, Equatable {
 
 /// `Explain` reply.
 public struct ExplainReply: Sendable, Codable, Equatable {
-    public var decision: WireDecision
+    public var decision: CordonDecision
     public var steps: [WireExplanationStep]
-    public init(decision: WireDecision, steps: [WireExplanationStep]) {
+    public init(decision: CordonDecision, steps: [WireExplanationStep]) {
         self.decision = decision
         self.steps = steps
     }

@@ -9,7 +9,7 @@ import NIOCore
 extension Agent {
     /// `io.cordon.App.Check`: the policy's decision for the app on `connection`; denies are audited.
     func check(_ parameters: CheckParameters, connection: AgentConnection) throws(CordonError) -> (
-        WireDecision, EventLoopFuture<Void>?
+        CordonDecision, EventLoopFuture<Void>?
     ) {
         let registration = registry.registrations[connection.id]
         let app = AppFacts(id: registration?.appId ?? "", managed: registration?.managed ?? false)
@@ -83,9 +83,9 @@ extension Agent {
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
-    static func wire(_ decision: PolicyDecision) -> WireDecision {
-        WireDecision(
-            allowed: decision.allowed, action: decision.action.rawValue, reason: decision.reason,
+    static func wire(_ decision: PolicyDecision) -> CordonDecision {
+        CordonDecision(
+            allowed: decision.allowed, action: decision.action, reason: decision.reason,
             truncateTo: decision.truncationLimit,
             rules: decision.rules.map(\.description))
     }

@@ -1,4 +1,5 @@
 import CordonPolicy
+import CordonProtocol
 
 /// The requests both engines decide in the Cedar comparison: every combination of acting app,
 /// peer, content type and save location that exercises a policy's pasteboard and document rules.

@@ -126,7 +126,7 @@ extension CLIError {
         case .unknownAction(let action):
             self.init(
                 "cordond does not decide the action '\(action)'",
-                hint: "use one of: \(PolicyActionName.allCases.map(\.rawValue).joined(separator: ", ")) "
+                hint: "use one of: \(PolicyAction.allCases.map(\.rawValue).joined(separator: ", ")) "
                     + "(cordon and cordond may be different versions)",
                 code: .usage)
         case .refused(let appId, let reason):

@@ -19,12 +19,12 @@ struct PolicyCommand: AsyncParsableCommand {
         ])
 }
 
-extension PolicyActionName: ExpressibleByArgument {}
+extension PolicyAction: ExpressibleByArgument {}
 
 /// The question asked by `policy check` and `policy explain`: an action, its target and context.
 struct DecisionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The action to decide.", valueName: "action"))
-    var action: PolicyActionName
+    var action: PolicyAction
 
     @Option(
         help: ArgumentHelp(

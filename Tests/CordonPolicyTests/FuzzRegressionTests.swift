@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 
 @testable import CordonPolicy

@@ -1,4 +1,5 @@
 import CordonPolicy
+import CordonProtocol
 import PropertyBased
 
 /// Random policy documents over every section, requests and registrations, drawn from small pools

@@ -130,7 +130,7 @@ struct InterfaceDescriptionsTests {
     /// Encodable samples of each method's parameters and reply, for comparison with the IDL.
     private func samples(_ method: Method) -> (input: any Encodable, output: any Encodable) {
         let none = NoParameters()
-        let decision = WireDecision(allowed: true, action: "a", reason: "r", truncateTo: 1, rules: [])
+        let decision = CordonDecision(allowed: true, action: .pasteboardCopy, reason: "r", truncateTo: 1, rules: [])
         let policyStatus = PolicyStatusReply(
             version: "v", appliedAt: 0, sources: [], adminDirectory: "a", userDirectory: "u", trustDirectory: "t",
             trustedKeys: 0)
