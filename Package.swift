@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "CordonStore",
-            dependencies: ["CordonSecrets", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .target(
@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(name: "CordonSecretsTests", dependencies: ["CordonSecrets"], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
-        .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore"], swiftSettings: strict),
+        .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol"], swiftSettings: strict),
         .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],

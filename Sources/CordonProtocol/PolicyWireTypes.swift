@@ -218,31 +218,6 @@ public struct PolicyStatusReply: Sendable, Codable, Equatable {
     }
 }
 
-/// One audit record on the wire.
-public struct WireAuditRecord: Sendable, Codable, Equatable {
-    public var id: Int
-    public var time: Double
-    public var category: String
-    public var appId: String?
-    public var action: String?
-    public var outcome: String
-    public var reason: String
-    public var rules: [String]
-    public init(
-        id: Int, time: Double, category: String, appId: String?, action: String?, outcome: String, reason: String,
-        rules: [String]
-    ) {
-        self.id = id
-        self.time = time
-        self.category = category
-        self.appId = appId
-        self.action = action
-        self.outcome = outcome
-        self.reason = reason
-        self.rules = rules
-    }
-}
-
 /// `io.cordon.Audit.Query` / `Follow` parameters.
 public struct AuditQueryParameters: Sendable, Codable, Equatable {
     public var since: Double?
@@ -257,12 +232,12 @@ public struct AuditQueryParameters: Sendable, Codable, Equatable {
 
 /// `Query` reply.
 public struct AuditQueryReply: Sendable, Codable, Equatable {
-    public var records: [WireAuditRecord]
-    public init(records: [WireAuditRecord]) { self.records = records }
+    public var records: [AuditEntry]
+    public init(records: [AuditEntry]) { self.records = records }
 }
 
 /// One `Follow` reply.
 public struct AuditFollowReply: Sendable, Codable, Equatable {
-    public var record: WireAuditRecord
-    public init(record: WireAuditRecord) { self.record = record }
+    public var record: AuditEntry
+    public init(record: AuditEntry) { self.record = record }
 }

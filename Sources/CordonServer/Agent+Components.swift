@@ -52,7 +52,7 @@ extension Agent: ComponentHost {
     func closeConnection(_ id: ConnectionID) { connections[id]?.channel.close(promise: nil) }
 
     @discardableResult
-    func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void> { auditLog.write(records) }
+    func writeAudit(_ records: [AuditEntry]) -> EventLoopFuture<Void> { auditLog.write(records) }
 
     func auditStored() -> EventLoopFuture<Void> { auditLog.stored() }
 }

@@ -177,10 +177,10 @@ extension Agent {
         for warning in decision.warnings { logger.warning("registration condition: \(warning)", metadata: metadata) }
         if decision.outcome != .managed || decision.wipe || !decision.warnings.isEmpty || configuration.auditAllows {
             writeAudit([
-                AuditRecord(
-                    time: clock(), category: "decision", appId: facts.appId, action: PolicyAction.appRegister.rawValue,
+                AuditEntry(
+                    time: clock(), category: .decision, appId: facts.appId, action: PolicyAction.appRegister.rawValue,
                     outcome: decision.outcome.rawValue, reason: decision.reason,
-                    rules: decision.rules.map(\.description).joined(separator: "\n"))
+                    rules: decision.rules.map(\.description))
             ])
         }
         if decision.wipe {

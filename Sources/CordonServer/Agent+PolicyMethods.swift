@@ -25,10 +25,10 @@ extension Agent {
     func auditDecision(_ decision: PolicyDecision, appId: String?) -> EventLoopFuture<Void>? {
         guard !decision.allowed || configuration.auditAllows else { return nil }
         let stored = writeAudit([
-            AuditRecord(
-                time: clock(), category: "decision", appId: appId, action: decision.action.rawValue,
+            AuditEntry(
+                time: clock(), category: .decision, appId: appId, action: decision.action.rawValue,
                 outcome: decision.allowed ? "allow" : "deny", reason: decision.reason,
-                rules: decision.rules.map(\.description).joined(separator: "\n"))
+                rules: decision.rules.map(\.description))
         ])
         logger.info(
             "policy decision",

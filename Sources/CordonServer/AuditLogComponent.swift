@@ -16,7 +16,7 @@ final class AuditLogComponent: AgentComponent {
     private var followers: [ConnectionID: AuditFollower] = [:]
     private var writesSincePrune = 0
     /// Records waiting for the next group commit, and who waits for them.
-    private var batch: [AuditRecord] = []
+    private var batch: [AuditEntry] = []
     private var batchPromises: [EventLoopPromise<Void>] = []
     private var writeInFlight = false
     /// Set while audit writes fail; shown in `GetStatus`.
@@ -43,7 +43,7 @@ final class AuditLogComponent: AgentComponent {
     /// Queues records for the next group commit; the future completes once they are stored
     /// (or the write failed, which is logged: a full disk never stops a decision).
     @discardableResult
-    func write(_ records: [AuditRecord]) -> EventLoopFuture<Void> {
+    func write(_ records: [AuditEntry]) -> EventLoopFuture<Void> {
         let promise = loop.makePromise(of: Void.self)
         batch += records
         batchPromises.append(promise)
@@ -76,7 +76,7 @@ final class AuditLogComponent: AgentComponent {
         writesSincePrune += records.count
         let prune = writesSincePrune >= 1000
         if prune { writesSincePrune = 0 }
-        host.storePool.runIfActive(eventLoop: loop) { () throws -> [AuditRecord] in
+        host.storePool.runIfActive(eventLoop: loop) { () throws -> [AuditEntry] in
             let stored = try database.appendAudit(records)
             if prune { try database.pruneAudit(retention, now: records.last?.time ?? 0) }
             return stored
@@ -113,7 +113,7 @@ final class AuditLogComponent: AgentComponent {
         }
     }
 
-    private func stream(_ records: [AuditRecord]) {
+    private func stream(_ records: [AuditEntry]) {
         for follower in followers.values {
             let matching = records.filter { follower.appFilter == nil || follower.appFilter == $0.appId }
             if follower.historySent {
@@ -124,12 +124,12 @@ final class AuditLogComponent: AgentComponent {
         }
     }
 
-    private func send(_ records: [AuditRecord], to follower: AuditFollower) {
+    private func send(_ records: [AuditEntry], to follower: AuditFollower) {
         let encoder = ReplyEncoder(allocator: follower.subscriber.connection.channel.allocator)
         for record in records where record.id == 0 || record.id > follower.lastSentId {
             follower.lastSentId = max(follower.lastSentId, record.id)
             host.deliver(
-                encoder.reply(AuditFollowReply(record: Self.wire(record)), continues: true), to: follower.subscriber)
+                encoder.reply(AuditFollowReply(record: record), continues: true), to: follower.subscriber)
         }
     }
 
@@ -142,7 +142,7 @@ final class AuditLogComponent: AgentComponent {
         let history = host.storePool.runIfActive(eventLoop: loop) { try database.queryAudit(query) }
         guard follow else {
             return .deferred(
-                history.map { encoder.reply(AuditQueryReply(records: $0.map(Self.wire))) }.recover { error in
+                history.map { encoder.reply(AuditQueryReply(records: $0)) }.recover { error in
                     encoder.error(CordonError.internalError(reason: "the audit log cannot be read").varlinkError)
                 })
         }
@@ -159,13 +159,6 @@ final class AuditLogComponent: AgentComponent {
         }
         return .streaming
     }
-
-    static func wire(_ record: AuditRecord) -> WireAuditRecord {
-        WireAuditRecord(
-            id: Int(record.id), time: record.time, category: record.category, appId: record.appId,
-            action: record.action, outcome: record.outcome, reason: record.reason,
-            rules: record.rules.split(separator: "\n").map(String.init))
-    }
 }
 
 /// A connection following the audit log: live records wait until its history has been sent.
@@ -174,8 +167,8 @@ final class AuditFollower {
     let subscriber: Subscriber
     let appFilter: String?
     var historySent = false
-    var held: [AuditRecord] = []
-    var lastSentId: Int64 = 0
+    var held: [AuditEntry] = []
+    var lastSentId = 0
 
     init(subscriber: Subscriber, appFilter: String?) {
         self.subscriber = subscriber

@@ -66,7 +66,7 @@ protocol ComponentHost: AnyObject {
 
     /// Queues audit records; completes once they are stored (or their write failed).
     @discardableResult
-    func writeAudit(_ records: [AuditRecord]) -> EventLoopFuture<Void>
+    func writeAudit(_ records: [AuditEntry]) -> EventLoopFuture<Void>
     /// Completes once every record queued so far is stored.
     func auditStored() -> EventLoopFuture<Void>
 }

@@ -101,10 +101,10 @@ final class EnforcementComponent: AgentComponent {
         }
         logger.warning("enforcement: app did not acknowledge the revocation", metadata: metadata)
         host.writeAudit([
-            AuditRecord(
-                time: host.clock(), category: "enforcement", appId: app.appId, action: "ack.\(action.rawValue)",
+            AuditEntry(
+                time: host.clock(), category: .enforcement, appId: app.appId, action: "ack.\(action.rawValue)",
                 outcome: outcome, reason: "\(why); pid \(app.pid), seq \(app.pendingSeq ?? 0)",
-                rules: setting.rules.map(\.description).joined(separator: "\n"))
+                rules: setting.rules.map(\.description))
         ])
         announce(app, action)
     }
@@ -125,10 +125,9 @@ final class EnforcementComponent: AgentComponent {
                 "enforcement: key available again, app thawed",
                 metadata: ["appId": "\(app.appId)", "pid": "\(app.pid)", "error": "\(failure ?? "none")"])
             host.writeAudit([
-                AuditRecord(
-                    time: host.clock(), category: "enforcement", appId: app.appId, action: "ack.thaw",
-                    outcome: failure == nil ? "thaw" : "failed", reason: "the key is available again; pid \(app.pid)",
-                    rules: "")
+                AuditEntry(
+                    time: host.clock(), category: .enforcement, appId: app.appId, action: "ack.thaw",
+                    outcome: failure == nil ? "thaw" : "failed", reason: "the key is available again; pid \(app.pid)")
             ])
             announce(app, .thaw)
         }
@@ -183,9 +182,9 @@ final class EnforcementComponent: AgentComponent {
         signalApp(app.connection, SIGTERM)
         killAfterGrace(target)
         host.writeAudit([
-            AuditRecord(
-                time: host.clock(), category: "enforcement", appId: app.appId, action: "supervisor.lost",
-                outcome: "terminate", reason: "the process that registered pid \(app.pid) disconnected", rules: "")
+            AuditEntry(
+                time: host.clock(), category: .enforcement, appId: app.appId, action: "supervisor.lost",
+                outcome: "terminate", reason: "the process that registered pid \(app.pid) disconnected")
         ])
     }
 }

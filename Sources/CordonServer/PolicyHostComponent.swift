@@ -79,7 +79,7 @@ final class PolicyHostComponent: AgentComponent {
         let now = clock()
         let present = Set(snapshot.files.map(\.source.path))
         lastGoodPolicies = lastGoodPolicies.filter { present.contains($0.key) }
-        var audit: [AuditRecord] = []
+        var audit: [AuditEntry] = []
         for file in snapshot.files {
             if file.accepted {
                 lastGoodPolicies[file.source.path] = file
@@ -90,9 +90,9 @@ final class PolicyHostComponent: AgentComponent {
                 "policy file rejected; \(kept ? "its last good version stays in force" : "it is not applied")",
                 metadata: ["file": "\(file.source.path)", "problems": "\(file.problems.joined(separator: " | "))"])
             audit.append(
-                AuditRecord(
-                    time: now, category: "policy", appId: nil, action: "policy.load", outcome: "rejected",
-                    reason: file.problems.joined(separator: "\n"), rules: file.source.path))
+                AuditEntry(
+                    time: now, category: .policy, appId: nil, action: "policy.load", outcome: "rejected",
+                    reason: file.problems.joined(separator: "\n"), rules: [file.source.path]))
         }
         for problem in snapshot.trustProblems { logger.error("trust directory: \(problem)") }
         policySnapshot = snapshot
@@ -110,10 +110,10 @@ final class PolicyHostComponent: AgentComponent {
         if changed && !initial {
             logger.notice("policy applied", metadata: ["version": "\(next.versionHash)"])
             audit.append(
-                AuditRecord(
-                    time: now, category: "policy", appId: nil, action: "policy.apply", outcome: "applied",
+                AuditEntry(
+                    time: now, category: .policy, appId: nil, action: "policy.apply", outcome: "applied",
                     reason: "policy version \(next.versionHash)",
-                    rules: ([BuiltinPolicy.source.path] + documents.map(\.1.path)).joined(separator: "\n")))
+                    rules: [BuiltinPolicy.source.path] + documents.map(\.1.path)))
             host.run(.policyChanged(version: next.versionHash, now: now))
         }
         return audit.isEmpty ? loop.makeSucceededVoidFuture() : host.writeAudit(audit)

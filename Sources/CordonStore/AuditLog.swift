@@ -1,48 +1,16 @@
+import CordonProtocol
 import Foundation
 import GRDB
-
-/// One audited event: a policy decision, an enforcement, a rejected policy file.
-public struct AuditRecord: Sendable, Equatable, Codable {
-    /// Row id, increasing; 0 before insertion.
-    public var id: Int64
-    /// Unix seconds.
-    public var time: Double
-    /// e.g. `decision`, `policy`, `enforcement`.
-    public var category: String
-    /// The app concerned, if any.
-    public var appId: String?
-    /// e.g. `pasteboard.paste`.
-    public var action: String?
-    /// `allow`, `deny`, `applied`, `rejected`, ...
-    public var outcome: String
-    public var reason: String
-    /// The rules that decided, as `FILE#POINTER`, newline-separated.
-    public var rules: String
-
-    public init(
-        id: Int64 = 0, time: Double, category: String, appId: String?, action: String?, outcome: String,
-        reason: String, rules: String
-    ) {
-        self.id = id
-        self.time = time
-        self.category = category
-        self.appId = appId
-        self.action = action
-        self.outcome = outcome
-        self.reason = reason
-        self.rules = rules
-    }
-}
 
 /// What to select from the audit log.
 public struct AuditQuery: Sendable, Equatable {
     public var since: Double?
     public var appId: String?
     /// Only records with an id greater than this (for following).
-    public var afterId: Int64?
+    public var afterId: Int?
     public var limit: Int
 
-    public init(since: Double? = nil, appId: String? = nil, afterId: Int64? = nil, limit: Int = 1000) {
+    public init(since: Double? = nil, appId: String? = nil, afterId: Int? = nil, limit: Int = 1000) {
         self.since = since
         self.appId = appId
         self.afterId = afterId
@@ -77,9 +45,9 @@ extension CordonDatabase {
         }
     }
 
-    /// Appends records and returns them with their ids.
+    /// Appends records and returns them with their ids. Rules are stored newline-separated.
     @discardableResult
-    public func appendAudit(_ records: [AuditRecord]) throws -> [AuditRecord] {
+    public func appendAudit(_ records: [AuditEntry]) throws -> [AuditEntry] {
         try writer.write { db in
             try records.map { record in
                 try db.execute(
@@ -88,18 +56,18 @@ extension CordonDatabase {
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        record.time, record.category, record.appId, record.action, record.outcome, record.reason,
-                        record.rules,
+                        record.time, record.category.rawValue, record.appId, record.action, record.outcome,
+                        record.reason, record.rules.joined(separator: "\n"),
                     ])
                 var stored = record
-                stored.id = db.lastInsertedRowID
+                stored.id = Int(db.lastInsertedRowID)
                 return stored
             }
         }
     }
 
     /// Records matching `query`, oldest first.
-    public func queryAudit(_ query: AuditQuery) throws -> [AuditRecord] {
+    public func queryAudit(_ query: AuditQuery) throws -> [AuditEntry] {
         try writer.read { db in
             var clauses: [String] = []
             var arguments: StatementArguments = []
@@ -121,11 +89,7 @@ extension CordonDatabase {
                 SELECT * FROM (SELECT * FROM audit \(filter) ORDER BY id DESC LIMIT ?) ORDER BY id ASC
                 """
             arguments += [max(1, query.limit)]
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                AuditRecord(
-                    id: row["id"], time: row["time"], category: row["category"], appId: row["appId"],
-                    action: row["action"], outcome: row["outcome"], reason: row["reason"], rules: row["rules"])
-            }
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.auditEntry)
         }
     }
 
@@ -146,5 +110,16 @@ extension CordonDatabase {
     /// The number of audit records.
     public func auditCount() throws -> Int {
         try writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM audit") ?? 0 }
+    }
+}
+
+extension CordonDatabase {
+    /// A stored row as an entry (rules are stored newline-separated).
+    static func auditEntry(_ row: Row) -> AuditEntry {
+        let rules: String = row["rules"]
+        return AuditEntry(
+            id: row["id"], time: row["time"], category: AuditCategory(rawValue: row["category"]), appId: row["appId"],
+            action: row["action"], outcome: row["outcome"], reason: row["reason"],
+            rules: rules.isEmpty ? [] : rules.split(separator: "\n").map(String.init))
     }
 }

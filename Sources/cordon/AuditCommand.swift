@@ -58,7 +58,7 @@ struct AuditCommand: AsyncParsableCommand {
         }
         // Resume after the last record shown; records the agent sends again are skipped by id.
         var lastId = records.last?.id ?? 0
-        let stream = try await client.followAudit(since: records.last?.time ?? since?.date ?? Date(), appId: appId)
+        let stream = try await client.followAudit(since: records.last?.date ?? since?.date ?? Date(), appId: appId)
         await client.close()
         do {
             for try await record in stream where record.id > lastId {
@@ -95,7 +95,8 @@ struct AuditTable {
 
     static func cells(_ record: AuditEntry) -> [String] {
         [
-            Format.time(record.time), record.category, record.appId ?? "-", record.action ?? "-", record.outcome,
+            Format.time(record.date), record.category.rawValue, record.appId ?? "-", record.action ?? "-",
+            record.outcome,
             record.reason,
         ]
     }

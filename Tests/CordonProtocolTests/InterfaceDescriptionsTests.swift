@@ -134,7 +134,7 @@ struct InterfaceDescriptionsTests {
         let policyStatus = PolicyStatusReply(
             version: "v", appliedAt: 0, sources: [], adminDirectory: "a", userDirectory: "u", trustDirectory: "t",
             trustedKeys: 0)
-        let record = WireAuditRecord(
+        let record = AuditEntry(
             id: 1, time: 0, category: "c", appId: "a", action: "x", outcome: "o", reason: "r", rules: [])
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,

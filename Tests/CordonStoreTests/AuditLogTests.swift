@@ -1,3 +1,4 @@
+import CordonProtocol
 import CordonStore
 import Foundation
 import Testing
@@ -15,14 +16,14 @@ import Testing
     func record(
         time: Double, appId: String? = "org.example.notes", action: String? = "pasteboard.paste",
         outcome: String = "allow"
-    ) -> AuditRecord {
-        AuditRecord(
-            time: time, category: "decision", appId: appId, action: action, outcome: outcome,
-            reason: "rule at \(time)", rules: "/etc/cordon/policy.d/10-admin.json#/apps/0")
+    ) -> AuditEntry {
+        AuditEntry(
+            time: time, category: .decision, appId: appId, action: action, outcome: outcome,
+            reason: "rule at \(time)", rules: ["/etc/cordon/policy.d/10-admin.json#/apps/0"])
     }
 
     /// Appends one record per time, alternating between two apps; returns the stored records.
-    func fill(_ database: CordonDatabase, times: ClosedRange<Int>) throws -> [AuditRecord] {
+    func fill(_ database: CordonDatabase, times: ClosedRange<Int>) throws -> [AuditEntry] {
         try database.appendAudit(
             times.map { record(time: Double($0), appId: $0.isMultiple(of: 2) ? "org.example.even" : "org.example.odd") }
         )
