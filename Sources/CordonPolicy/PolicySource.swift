@@ -1,10 +1,9 @@
+import CordonProtocol
+
 /// Where a policy document came from.
 public struct PolicySource: Sendable, Hashable, Comparable {
-    /// Who wrote it. Admin and user files merge, most restrictive wins (so a user file cannot
-    /// loosen an admin file); the built-in default only fills the keys no file sets.
-    public enum Origin: String, Sendable, Hashable, CaseIterable {
-        case builtin, admin, user
-    }
+    /// Who wrote it (`builtin`, `admin`, `user`).
+    public typealias Origin = PolicyOrigin
 
     /// The file path (or `<builtin>` for the embedded default, `<inline>` for `Validate`).
     public var path: String

@@ -174,50 +174,6 @@ public struct ExplainReply: Sendable, Codable, Equatable {
     }
 }
 
-/// A policy source as the agent sees it.
-public struct WirePolicySource: Sendable, Codable, Equatable {
-    public var path: String
-    /// `builtin`, `admin` or `user`.
-    public var origin: String
-    /// `applied` or `rejected`.
-    public var status: String
-    /// For rejected files: why (parse, validation or signature problems).
-    public var problems: [String]
-    /// For signed admin files: the signing key id.
-    public var signedBy: String?
-    public init(path: String, origin: String, status: String, problems: [String], signedBy: String?) {
-        self.path = path
-        self.origin = origin
-        self.status = status
-        self.problems = problems
-        self.signedBy = signedBy
-    }
-}
-
-/// `io.cordon.Policy.GetStatus` and `Reload` reply.
-public struct PolicyStatusReply: Sendable, Codable, Equatable {
-    public var version: String
-    /// Unix seconds of the last applied change.
-    public var appliedAt: Double
-    public var sources: [WirePolicySource]
-    public var adminDirectory: String
-    public var userDirectory: String
-    public var trustDirectory: String
-    public var trustedKeys: Int
-    public init(
-        version: String, appliedAt: Double, sources: [WirePolicySource], adminDirectory: String,
-        userDirectory: String, trustDirectory: String, trustedKeys: Int
-    ) {
-        self.version = version
-        self.appliedAt = appliedAt
-        self.sources = sources
-        self.adminDirectory = adminDirectory
-        self.userDirectory = userDirectory
-        self.trustDirectory = trustDirectory
-        self.trustedKeys = trustedKeys
-    }
-}
-
 /// `io.cordon.Audit.Query` / `Follow` parameters.
 public struct AuditQueryParameters: Sendable, Codable, Equatable {
     public var since: Double?

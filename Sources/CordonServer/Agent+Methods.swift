@@ -243,5 +243,5 @@ extension Agent {
 
 /// `Reload` / `GetStatus` reply envelope.
 struct StatusWrapper: Codable, Sendable {
-    var status: PolicyStatusReply
+    var status: PolicyStatus
 }

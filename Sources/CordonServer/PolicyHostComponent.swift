@@ -154,22 +154,22 @@ final class PolicyHostComponent: AgentComponent {
     }
 
     /// The policy status for `io.cordon.Policy.GetStatus` / `Reload`.
-    func status() -> PolicyStatusReply {
+    func status() -> PolicyStatus {
         let directories = configuration.policyDirectories
         var sources = [
-            WirePolicySource(
-                path: BuiltinPolicy.source.path, origin: "builtin", status: "applied", problems: [], signedBy: nil)
+            PolicySourceStatus(
+                path: BuiltinPolicy.source.path, origin: .builtin, status: .applied, problems: [], signedBy: nil)
         ]
         for file in policySnapshot.files {
             let applied = file.accepted
             let kept = !applied && lastGoodPolicies[file.source.path] != nil
             sources.append(
-                WirePolicySource(
-                    path: file.source.path, origin: file.source.origin.rawValue,
-                    status: applied ? "applied" : (kept ? "rejected (last good version in force)" : "rejected"),
+                PolicySourceStatus(
+                    path: file.source.path, origin: file.source.origin,
+                    status: applied ? .applied : (kept ? .rejectedLastGoodInForce : .rejected),
                     problems: file.problems, signedBy: file.signedBy ?? lastGoodPolicies[file.source.path]?.signedBy))
         }
-        return PolicyStatusReply(
+        return PolicyStatus(
             version: policy.versionHash, appliedAt: policyAppliedAt, sources: sources,
             adminDirectory: directories?.admin ?? "", userDirectory: directories?.user ?? "",
             trustDirectory: directories?.trust ?? "", trustedKeys: policySnapshot.trustedKeys)

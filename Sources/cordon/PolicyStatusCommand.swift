@@ -35,7 +35,7 @@ struct PolicyStatusCommand: AsyncParsableCommand {
         let none = "(none: cordond reads no policy files)"
         var lines = Format.table([
             ["version:", status.version],
-            ["applied at:", Format.time(status.appliedAt)],
+            ["applied at:", Format.time(status.appliedDate)],
             ["admin directory:", status.adminDirectory.isEmpty ? none : status.adminDirectory],
             ["user directory:", status.userDirectory.isEmpty ? none : status.userDirectory],
             [
@@ -49,7 +49,8 @@ struct PolicyStatusCommand: AsyncParsableCommand {
         ])
         let rows = status.sources.map { source in
             [
-                source.isApplied ? source.status : source.status.uppercased(), source.origin, source.path,
+                source.isApplied ? source.status.rawValue : source.status.rawValue.uppercased(), source.origin.rawValue,
+                source.path,
                 source.signedBy.map { "signed by \($0)" } ?? "",
             ]
         }

@@ -131,7 +131,7 @@ struct InterfaceDescriptionsTests {
     private func samples(_ method: Method) -> (input: any Encodable, output: any Encodable) {
         let none = NoParameters()
         let decision = CordonDecision(allowed: true, action: .pasteboardCopy, reason: "r", truncateTo: 1, rules: [])
-        let policyStatus = PolicyStatusReply(
+        let policyStatus = PolicyStatus(
             version: "v", appliedAt: 0, sources: [], adminDirectory: "a", userDirectory: "u", trustDirectory: "t",
             trustedKeys: 0)
         let record = AuditEntry(
@@ -210,5 +210,5 @@ struct InterfaceDescriptionsTests {
 
 /// The `{status: Status}` reply of `io.cordon.Policy.Reload` and `GetStatus`.
 private struct PolicyStatusEnvelope: Encodable {
-    var status: PolicyStatusReply
+    var status: PolicyStatus
 }

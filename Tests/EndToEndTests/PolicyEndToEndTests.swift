@@ -45,7 +45,9 @@ import Testing
         // A broken edit is rejected and the good version stays in force.
         try write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOutt": "any"}}"#, to: file)
         try await eventually("the rejection is reported") {
-            try await client.policyStatus().sources.contains { $0.path == file && $0.status.hasPrefix("rejected") }
+            try await client.policyStatus().sources.contains {
+                $0.path == file && $0.status.rawValue.hasPrefix("rejected")
+            }
         }
         let status = try await client.policyStatus()
         let rejected = try #require(status.sources.first { $0.path == file })
@@ -119,7 +121,7 @@ import Testing
         func outcome() async throws -> String {
             let status = try await client.reloadPolicy()
             let source = try #require(status.sources.first { $0.path == file })
-            return source.status == "applied" ? "applied:\(source.signedBy ?? "")" : source.problems.joined()
+            return source.status == .applied ? "applied:\(source.signedBy ?? "")" : source.problems.joined()
         }
 
         try write(Self.managedPasteboard, to: file)
