@@ -52,7 +52,7 @@ public struct AppRegistry: Sendable {
     /// due at `deadline(app)` when given (per-app policy overrides), else at the event's deadline.
     /// Returns the apps frozen for a missed deadline that the key's return thaws.
     @discardableResult
-    public mutating func eventEmitted(_ event: WireEvent, deadline: ((AppRegistration) -> Double?)? = nil)
+    public mutating func eventEmitted(_ event: CordonEvent, deadline: ((AppRegistration) -> Double?)? = nil)
         -> [AppRegistration]
     {
         var thawed: [AppRegistration] = []

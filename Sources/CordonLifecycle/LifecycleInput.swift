@@ -38,7 +38,7 @@ public enum LifecycleInput: Sendable, Equatable {
 /// What the server must do after an input, in order.
 public enum LifecycleAction: Sendable, Equatable {
     /// Send this event to every subscriber.
-    case emit(WireEvent)
+    case emit(CordonEvent)
     /// Durably store the failed-attempt counter before going on.
     case persistFailedAttempts(count: Int, lastFailureAt: Double?)
     /// Create a master key, wrap it under the pending passcode and store it.

@@ -259,15 +259,15 @@ public struct LifecycleMachine: Sendable {
     private mutating func event(
         _ kind: EventKind, _ reason: EventReason, _ now: Double, ackDeadline: Double? = nil,
         policyVersion: String? = nil
-    ) -> WireEvent {
+    ) -> CordonEvent {
         seq += 1
-        return WireEvent(
+        return CordonEvent(
             seq: seq, kind: kind, reason: reason, time: now, state: state, ackDeadline: ackDeadline,
             policyVersion: policyVersion)
     }
 
     /// The current state as a snapshot event (the first reply of a subscription).
-    public func snapshot(now: Double) -> WireEvent {
-        WireEvent(seq: seq, kind: .state, reason: .startup, time: now, state: state)
+    public func snapshot(now: Double) -> CordonEvent {
+        CordonEvent(seq: seq, kind: .state, reason: .startup, time: now, state: state)
     }
 }

@@ -68,8 +68,8 @@ public struct SubscribeParameters: Sendable, Codable {
 
 /// One `Subscribe` reply.
 public struct SubscribeReply: Sendable, Codable {
-    public var event: WireEvent
-    public init(event: WireEvent) { self.event = event }
+    public var event: CordonEvent
+    public init(event: CordonEvent) { self.event = event }
 }
 
 /// `Acknowledge` parameters.

@@ -1,5 +1,9 @@
-/// One event as sent to subscribers.
-public struct WireEvent: Sendable, Codable, Equatable {
+import Foundation
+
+/// A lifecycle event, as the agent emits it, sends it to subscribers and an app or tool
+/// receives it (one type for all of them). Times are Unix seconds, as on the wire; ``date`` and
+/// ``ackDeadlineDate`` give them as `Date`s.
+public struct CordonEvent: Sendable, Codable, Equatable {
     /// Position in the agent's event order; every subscriber sees the same order.
     public var seq: Int
     public var kind: EventKind
@@ -39,6 +43,12 @@ public struct WireEvent: Sendable, Codable, Equatable {
 
     /// Whether the key is in the agent's memory after this event.
     public var keyAvailable: Bool { state.keyAvailable }
+
+    /// When it happened.
+    public var date: Date { Date(timeIntervalSince1970: time) }
+
+    /// For `EncryptionKeyUnavailable`: when the acknowledgement is due.
+    public var ackDeadlineDate: Date? { ackDeadline.map { Date(timeIntervalSince1970: $0) } }
 }
 
 /// The agent's status (`io.cordon.Agent.GetStatus`).

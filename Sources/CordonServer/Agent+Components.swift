@@ -39,7 +39,7 @@ extension Agent: ComponentHost {
 
     func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) { eventBus.deliver(frame, to: subscriber) }
 
-    func snapshot() -> WireEvent { machine.snapshot(now: clock()) }
+    func snapshot() -> CordonEvent { machine.snapshot(now: clock()) }
 
     func bindSubscriber(token: String, connection: AgentConnection) throws(CordonError) {
         try registry.bindSubscriber(token: token, subscriber: connection.id, pid: Int(connection.identity.pid))

@@ -5,7 +5,7 @@ import NIOCore
 extension Agent {
     /// Performs an event the machine emitted: deadlines in the registry, every component's
     /// reaction, then the fan-out to every subscriber.
-    func broadcast(_ event: WireEvent) {
+    func broadcast(_ event: CordonEvent) {
         let fallbackMs = machine.configuration.ackDeadlineMs
         let thawed = registry.eventEmitted(event) { [policy] app in
             // An override may give one app another deadline than the one on the wire.

@@ -16,7 +16,7 @@ protocol AgentComponent: AnyObject {
     /// Serves one call of ``methods``.
     func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome
     /// Reacts to an event the agent emitted, in event order, before subscribers are written to.
-    func observe(_ event: WireEvent)
+    func observe(_ event: CordonEvent)
     /// Forgets what a closed connection held.
     func connectionClosed(_ id: ConnectionID)
     /// The agent is stopping: let go of what must not outlive it.
@@ -24,7 +24,7 @@ protocol AgentComponent: AnyObject {
 }
 
 extension AgentComponent {
-    func observe(_ event: WireEvent) {}
+    func observe(_ event: CordonEvent) {}
     func connectionClosed(_ id: ConnectionID) {}
     func shutdown() {}
 }

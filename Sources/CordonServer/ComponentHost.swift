@@ -55,7 +55,7 @@ protocol ComponentHost: AnyObject {
     /// A new policy is in force: the lifecycle takes its settings.
     func policyApplied()
     /// The current state as the event a new subscriber gets first.
-    func snapshot() -> WireEvent
+    func snapshot() -> CordonEvent
     /// Binds the subscriber on `connection` to the registration whose token it presents.
     func bindSubscriber(token: String, connection: AgentConnection) throws(CordonError)
 

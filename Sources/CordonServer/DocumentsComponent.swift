@@ -50,7 +50,7 @@ final class DocumentsComponent: AgentComponent {
         guard let target, let subscriberID = target.subscriber, let subscriber = host.subscriber(subscriberID) else {
             throw .targetNotRunning(appId: parameters.target)
         }
-        let event = WireEvent(
+        let event = CordonEvent(
             seq: host.lastSeq, kind: .openDocument, reason: .userRequest, time: host.clock(),
             state: host.lifecycleState,
             document: DocumentInfo(path: parameters.path, contentType: parameters.contentType, sender: sender.appId))

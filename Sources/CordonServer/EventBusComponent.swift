@@ -33,7 +33,7 @@ final class EventBusComponent: AgentComponent {
     func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
 
     /// Sends `event` to every subscriber, encoded once and shared by all of them.
-    func publish(_ event: WireEvent) {
+    func publish(_ event: CordonEvent) {
         guard !subscribers.isEmpty else { return }
         let frame = ReplyEncoder(allocator: ByteBufferAllocator()).reply(SubscribeReply(event: event), continues: true)
         for subscriber in subscribers.values {

@@ -77,7 +77,7 @@ final class PasteboardComponent: AgentComponent {
 
     /// Clears the pasteboard on a lock when the copying app's policy says so, and on every revocation or wipe
     /// (then with a new session key).
-    func observe(_ event: WireEvent) {
+    func observe(_ event: CordonEvent) {
         switch event.kind {
         case .encryptionKeyUnavailable, .wiped:
             if !pasteboard.isEmpty { logger.info("pasteboard cleared: the key was revoked") }

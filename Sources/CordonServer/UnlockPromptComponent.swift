@@ -46,7 +46,7 @@ final class UnlockPromptComponent: AgentComponent {
         }
     }
 
-    func observe(_ event: WireEvent) { unlockWaitersObserve(event) }
+    func observe(_ event: CordonEvent) { unlockWaitersObserve(event) }
 
     func connectionClosed(_ id: ConnectionID) { unlockWaitersClosed(id) }
 
@@ -94,7 +94,7 @@ final class UnlockPromptComponent: AgentComponent {
     }
 
     /// Answers the waiters when the container unlocks; a wipe ends them.
-    private func unlockWaitersObserve(_ event: WireEvent) {
+    private func unlockWaitersObserve(_ event: CordonEvent) {
         switch event.kind {
         case .didUnlock:
             finishWaiters(where: { _ in true }, with: .success(()))

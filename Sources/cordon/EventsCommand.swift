@@ -43,10 +43,10 @@ struct EventsCommand: AsyncParsableCommand {
     func render(_ event: CordonEvent) throws -> String {
         if json { return try Output.json(EventRecord(event), compact: true) }
         var fields = [
-            Format.time(event.time), "seq=\(event.seq)", event.kind.rawValue, "reason=\(event.reason.rawValue)",
+            Format.time(event.date), "seq=\(event.seq)", event.kind.rawValue, "reason=\(event.reason.rawValue)",
             "state=\(event.state.rawValue)",
         ]
-        if let deadline = event.ackDeadline { fields.append("ackDeadline=\(Format.time(deadline))") }
+        if let deadline = event.ackDeadlineDate { fields.append("ackDeadline=\(Format.time(deadline))") }
         if let version = event.policyVersion { fields.append("policyVersion=\(version)") }
         if let appId = event.appId { fields.append("app=\(appId)") }
         if let pid = event.pid { fields.append("pid=\(pid)") }
@@ -79,9 +79,9 @@ struct EventRecord: Encodable {
         kind = event.kind
         reason = event.reason
         seq = event.seq
-        time = event.time.timeIntervalSince1970
+        time = event.time
         state = event.state
-        ackDeadline = event.ackDeadline?.timeIntervalSince1970
+        ackDeadline = event.ackDeadline
         policyVersion = event.policyVersion
     }
 

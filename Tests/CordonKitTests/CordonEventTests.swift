@@ -6,30 +6,28 @@ import Testing
 
 @Suite("CordonEvent")
 struct CordonEventTests {
-    @Test func convertsAWireEvent() {
-        let wire = WireEvent(
+    @Test func readsTimesAsDates() {
+        let event = CordonEvent(
             seq: 7, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.5, state: .lockedNoKey,
             ackDeadline: 1_700_000_002.5)
-        let event = CordonEvent(wire)
         #expect(event.kind == .encryptionKeyUnavailable)
         #expect(event.reason == .logout)
         #expect(event.seq == 7)
-        #expect(event.time == Date(timeIntervalSince1970: 1_700_000_000.5))
+        #expect(event.date == Date(timeIntervalSince1970: 1_700_000_000.5))
         #expect(event.state == .lockedNoKey)
-        #expect(event.ackDeadline == Date(timeIntervalSince1970: 1_700_000_002.5))
+        #expect(event.ackDeadlineDate == Date(timeIntervalSince1970: 1_700_000_002.5))
         #expect(!event.keyAvailable)
     }
 
     @Test func eventWithoutDeadline() {
-        let event = CordonEvent(
-            WireEvent(seq: 2, kind: .didUnlock, reason: .userRequest, time: 10, state: .unlocked))
-        #expect(event.ackDeadline == nil)
+        let event = CordonEvent(seq: 2, kind: .didUnlock, reason: .userRequest, time: 10, state: .unlocked)
+        #expect(event.ackDeadlineDate == nil)
         #expect(event.keyAvailable)
     }
 
     @Test(arguments: LifecycleState.allCases)
     func keyAvailabilityFollowsTheState(state: LifecycleState) {
-        let event = CordonEvent(kind: .state, reason: .startup, seq: 0, time: Date(), state: state)
+        let event = CordonEvent(seq: 0, kind: .state, reason: .startup, time: 0, state: state)
         #expect(event.keyAvailable == (state == .unlocked || state == .lockedKeyHeld))
     }
 
@@ -37,12 +35,12 @@ struct CordonEventTests {
         let json = Data(
             #"{"event":{"seq":3,"kind":"DidLock","reason":"idleTimeout","time":12.25,"state":"lockedKeyHeld"}}"#.utf8)
         let reply = try JSONDecoder().decode(SubscribeReply.self, from: json)
-        let event = CordonEvent(reply.event)
+        let event = reply.event
         #expect(event.kind == .didLock)
         #expect(event.reason == .idleTimeout)
         #expect(event.state == .lockedKeyHeld)
         #expect(event.seq == 3)
-        #expect(event.time.timeIntervalSince1970 == 12.25)
+        #expect(event.date.timeIntervalSince1970 == 12.25)
     }
 
     @Test func agentUnavailableRevokesTheKey() {

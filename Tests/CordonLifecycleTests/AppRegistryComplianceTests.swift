@@ -39,7 +39,7 @@ struct AppRegistryComplianceTests {
     @Test(arguments: [EventKind.didLock, .didUnlock, .state, .policyDidChange])
     func otherEventsAskNothing(kind: EventKind) throws {
         var registry = try populated()
-        registry.eventEmitted(WireEvent(seq: 1, kind: kind, reason: .userRequest, time: 1, state: .lockedKeyHeld))
+        registry.eventEmitted(CordonEvent(seq: 1, kind: kind, reason: .userRequest, time: 1, state: .lockedKeyHeld))
         #expect(registry.all.allSatisfy { $0.pendingSeq == nil && $0.deadline == nil })
         #expect(registry.nextDeadline == nil)
     }
@@ -131,7 +131,7 @@ struct AppRegistryComplianceTests {
         registry.eventEmitted(keyUnavailable(seq: 5, deadline: 102))
         _ = registry.tick(now: 103)
         #expect(registry.registrations[1]?.compliance == .overdue)
-        registry.eventEmitted(WireEvent(seq: 6, kind: kind, reason: .userRequest, time: 104, state: .lockedKeyHeld))
+        registry.eventEmitted(CordonEvent(seq: 6, kind: kind, reason: .userRequest, time: 104, state: .lockedKeyHeld))
         for app in registry.all {
             #expect(app.pendingSeq == nil)
             #expect(app.deadline == nil)
@@ -145,7 +145,7 @@ struct AppRegistryComplianceTests {
         registry.eventEmitted(keyUnavailable(seq: 5, time: 100, deadline: 102))
         #expect(registry.tick(now: 103).count == 2)
         registry.eventEmitted(
-            WireEvent(seq: 6, kind: .encryptionKeyAvailable, reason: .userRequest, time: 110, state: .lockedKeyHeld))
+            CordonEvent(seq: 6, kind: .encryptionKeyAvailable, reason: .userRequest, time: 110, state: .lockedKeyHeld))
         registry.eventEmitted(keyUnavailable(seq: 8, time: 120, deadline: 122))
         #expect(registry.registrations[1]?.pendingSeq == 8)
         #expect(registry.tick(now: 122).map(\.connection) == [1, 2])

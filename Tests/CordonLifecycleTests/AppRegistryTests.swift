@@ -13,8 +13,8 @@ func registration(
 }
 
 /// A revocation event as the lifecycle machine emits it.
-func keyUnavailable(seq: Int, time: Double = 100, deadline: Double? = 102) -> WireEvent {
-    WireEvent(
+func keyUnavailable(seq: Int, time: Double = 100, deadline: Double? = 102) -> CordonEvent {
+    CordonEvent(
         seq: seq, kind: .encryptionKeyUnavailable, reason: .logout, time: time, state: .lockedNoKey,
         ackDeadline: deadline)
 }

@@ -107,7 +107,7 @@ struct LifecycleMachineAttemptsTests {
             h.checked(false) == [
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 1, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 1, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
             ])
         #expect(h.machine.state == .uninitialized)
@@ -131,12 +131,12 @@ struct LifecycleMachineAttemptsTests {
             h.checked(false) == [
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
                         state: .lockedNoKey, ackDeadline: h.now + 2)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
             ])
         #expect(h.machine.state == .uninitialized)

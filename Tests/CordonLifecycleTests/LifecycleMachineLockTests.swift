@@ -11,7 +11,7 @@ struct LifecycleMachineLockTests {
         let actions = h.lock()
         #expect(
             actions == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .userRequest, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .userRequest, time: h.now, state: .lockedKeyHeld)),
                 .succeed,
             ])
         #expect(h.machine.state == .lockedKeyHeld)
@@ -49,10 +49,10 @@ struct LifecycleMachineLockTests {
         let actions = h.lock(.screenLock)
         #expect(
             actions == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .screenLock, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .screenLock, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .screenLock, time: h.now,
                         state: .lockedNoKey, ackDeadline: h.now + 1.5)),
                 .succeed,
@@ -82,7 +82,7 @@ struct LifecycleMachineLockTests {
         h.advance(0.5)
         #expect(
             h.tick() == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld))
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld))
             ], "a timer lock answers no request, so there is no succeed")
         #expect(h.machine.state == .lockedKeyHeld)
         #expect(h.machine.nextDeadline == nil)
@@ -138,10 +138,10 @@ struct LifecycleMachineLockTests {
         let actions = h.tick()
         #expect(
             actions == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .idleTimeout, time: h.now,
                         state: .lockedNoKey, ackDeadline: h.now + 2)),
             ])
@@ -154,10 +154,10 @@ struct LifecycleMachineLockTests {
         h.advance(3)
         #expect(
             h.revoke(.logout) == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .logout, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .logout, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .logout, time: h.now, state: .lockedNoKey,
                         ackDeadline: h.now + 2)),
                 .succeed,
@@ -174,7 +174,7 @@ struct LifecycleMachineLockTests {
             h.revoke(.policy) == [
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
                         ackDeadline: h.now + 2)),
                 .succeed,

@@ -66,15 +66,15 @@ struct LifecycleMachinePasscodeTests {
         h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
         #expect(
             h.checked(false) == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
                         state: .lockedNoKey, ackDeadline: h.now + 2)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
             ])
         #expect(h.machine.state == .uninitialized)
@@ -86,15 +86,15 @@ struct LifecycleMachinePasscodeTests {
         h.advance(9)
         #expect(
             h.handle(.wipeRequested(now: h.now)) == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .wipe, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .wipe, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .wipe, time: h.now, state: .lockedNoKey,
                         ackDeadline: h.now + 3)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 5, kind: .wiped, reason: .wipe, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .wipe, time: h.now, state: .uninitialized)),
                 .succeed,
             ])
         #expect(h.machine.state == .uninitialized)

@@ -32,7 +32,7 @@ struct LifecycleMachinePolicyTests {
         #expect(
             actions == [
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: seq + 1, kind: .policyDidChange, reason: .policy, time: h.now, state: state,
                         policyVersion: "sha256:0123abcd"))
             ])
@@ -76,10 +76,10 @@ struct LifecycleMachinePolicyTests {
         let actions = h.checked(false)
         #expect(
             actions == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
                         state: .lockedNoKey, ackDeadline: h.now + 1.5)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120)),
@@ -102,7 +102,7 @@ struct LifecycleMachinePolicyTests {
             h.checked(false) == [
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
                         state: .lockedNoKey, ackDeadline: h.now + 1.5)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120)),
@@ -177,15 +177,15 @@ struct LifecycleMachinePolicyTests {
         h.advance(3)
         #expect(
             h.handle(.forceWipe(reason: .policy, now: h.now)) == [
-                .emit(WireEvent(seq: 3, kind: .didLock, reason: .policy, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .policy, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
                         ackDeadline: h.now + 2)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.state == .uninitialized)
         #expect(h.machine.lockedAt == nil)
@@ -199,12 +199,12 @@ struct LifecycleMachinePolicyTests {
             h.handle(.forceWipe(reason: .policy, now: h.now)) == [
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
                         ackDeadline: h.now + 2)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.state == .uninitialized)
     }
@@ -216,7 +216,7 @@ struct LifecycleMachinePolicyTests {
             h.handle(.forceWipe(reason: .policy, now: h.now)) == [
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 1, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 1, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.state == .uninitialized)
         #expect(h.machine.failedAttempts == 0)
@@ -249,7 +249,7 @@ struct LifecycleMachinePolicyTests {
                 .fail(.revoked(reason: "policy")),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 1, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 1, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.pending == nil)
         #expect(h.machine.revokedDuringCheck == nil)
@@ -271,12 +271,12 @@ struct LifecycleMachinePolicyTests {
             Array(actions.dropFirst()) == [
                 .discardKey,
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
                         ackDeadline: h.now + 2)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(WireEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.checked(true) == [])
         #expect(h.machine.state == .uninitialized)
@@ -312,7 +312,7 @@ struct LifecycleMachinePolicyTests {
         #expect(
             actions == [
                 .emit(
-                    WireEvent(
+                    CordonEvent(
                         seq: seq + 1, kind: .appEnforced, reason: .policy, time: h.now, state: state,
                         appId: "com.example.deaf", pid: 42, enforcement: .freeze))
             ])

@@ -4,7 +4,7 @@ import CordonProtocol
 /// Shorthands for building expected action lists and driving the machine with a manual clock.
 extension LifecycleAction {
     /// The emitted event, when the action is `.emit`.
-    var event: WireEvent? {
+    var event: CordonEvent? {
         if case .emit(let event) = self { return event }
         return nil
     }
@@ -12,7 +12,7 @@ extension LifecycleAction {
 
 extension Array where Element == LifecycleAction {
     /// The events among the actions, in order.
-    var events: [WireEvent] { compactMap(\.event) }
+    var events: [CordonEvent] { compactMap(\.event) }
     /// The kinds of the emitted events, in order.
     var eventKinds: [EventKind] { events.map(\.kind) }
 }
@@ -21,7 +21,7 @@ extension Array where Element == LifecycleAction {
 struct LifecycleHarness {
     var machine: LifecycleMachine
     var now: Double
-    private(set) var emitted: [WireEvent] = []
+    private(set) var emitted: [CordonEvent] = []
 
     init(configuration: LifecycleConfiguration = LifecycleConfiguration(), now: Double = 1_000) {
         machine = LifecycleMachine(configuration: configuration)

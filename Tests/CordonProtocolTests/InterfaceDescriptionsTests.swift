@@ -121,7 +121,7 @@ struct InterfaceDescriptionsTests {
             appId: "a", pid: 1, executable: "/x", managed: true, subscribed: true, compliance: .pending, pendingSeq: 1,
             lastAckSeq: 1)
         #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
-        let event = WireEvent(
+        let event = CordonEvent(
             seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v",
             appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"))
         #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
@@ -174,7 +174,7 @@ struct InterfaceDescriptionsTests {
         case .subscribe:
             return (
                 SubscribeParameters(token: "t"),
-                SubscribeReply(event: WireEvent(seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked))
+                SubscribeReply(event: CordonEvent(seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked))
             )
         case .acknowledge: return (AcknowledgeParameters(seq: 1, status: .halted), none)
         case .getKey: return (none, GetKeyReply(key: "k"))

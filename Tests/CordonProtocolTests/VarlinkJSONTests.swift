@@ -56,7 +56,7 @@ struct VarlinkJSONTests {
     }
 
     @Test func wireValuesEncodeAsFoundationReadsThem() throws {
-        let event = WireEvent(
+        let event = CordonEvent(
             seq: 9, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.25, state: .lockedNoKey,
             ackDeadline: 1_700_000_002.5)
         try expectFoundationAgrees(VarlinkReply(parameters: SubscribeReply(event: event), continues: true))

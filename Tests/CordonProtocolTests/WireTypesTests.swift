@@ -5,7 +5,7 @@ import Testing
 @Suite("Wire types")
 struct WireTypesTests {
     @Test func wireEventEncodesWithWireNames() throws {
-        let event = WireEvent(
+        let event = CordonEvent(
             seq: 7, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.5, state: .lockedNoKey,
             ackDeadline: 1_700_000_002.5)
         #expect(
@@ -18,21 +18,21 @@ struct WireTypesTests {
     }
 
     @Test func wireEventOmitsAnAbsentDeadline() throws {
-        let event = WireEvent(seq: 1, kind: .didUnlock, reason: .userRequest, time: 10.5, state: .unlocked)
+        let event = CordonEvent(seq: 1, kind: .didUnlock, reason: .userRequest, time: 10.5, state: .unlocked)
         #expect(try jsonKeys(event) == ["seq", "kind", "reason", "time", "state"])
-        #expect(try JSONDecoder().decode(WireEvent.self, from: JSONEncoder().encode(event)) == event)
+        #expect(try JSONDecoder().decode(CordonEvent.self, from: JSONEncoder().encode(event)) == event)
     }
 
     @Test func wireEventDecodesFromAnotherClient() throws {
         let text = #"{"seq":3,"kind":"State","reason":"startup","time":12,"state":"lockedKeyHeld"}"#
-        let event = try JSONDecoder().decode(WireEvent.self, from: json(text))
-        #expect(event == WireEvent(seq: 3, kind: .state, reason: .startup, time: 12, state: .lockedKeyHeld))
+        let event = try JSONDecoder().decode(CordonEvent.self, from: json(text))
+        #expect(event == CordonEvent(seq: 3, kind: .state, reason: .startup, time: 12, state: .lockedKeyHeld))
         #expect(event.keyAvailable)
     }
 
     @Test func unknownEventKindsFailToDecode() {
         let text = #"{"seq":3,"kind":"Exploded","reason":"startup","time":12,"state":"unlocked"}"#
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(WireEvent.self, from: json(text)) }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(CordonEvent.self, from: json(text)) }
     }
 
     @Test func statesKnowWhetherTheyAreLockedAndHoldTheKey() {
@@ -40,7 +40,7 @@ struct WireTypesTests {
         #expect(LifecycleState.allCases.filter(\.keyAvailable) == [.unlocked, .lockedKeyHeld])
         for state in LifecycleState.allCases {
             #expect(
-                WireEvent(seq: 0, kind: .state, reason: .startup, time: 0, state: state).keyAvailable
+                CordonEvent(seq: 0, kind: .state, reason: .startup, time: 0, state: state).keyAvailable
                     == state.keyAvailable)
         }
     }

@@ -145,7 +145,7 @@ struct CordonAppTests {
             try await client.initialize(passcode: "1234")
             let app = try await agent.app("com.example.notes")
             let bogus = CordonEvent(
-                kind: .encryptionKeyUnavailable, reason: .logout, seq: 42, time: Date(), state: .lockedNoKey)
+                seq: 42, kind: .encryptionKeyUnavailable, reason: .logout, time: 0, state: .lockedNoKey)
             await #expect(throws: CordonError.unknownSequence(seq: 42)) {
                 try await app.acknowledge(bogus, status: .halted)
             }
