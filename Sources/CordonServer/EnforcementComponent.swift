@@ -1,4 +1,5 @@
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import CordonStore
 import CordonSystem
@@ -70,7 +71,7 @@ final class EnforcementComponent: AgentComponent {
     /// deadline (or closed its connection while one was pending).
     func enforce(_ app: AppRegistration, why: String) {
         let setting = host.policy.policy.forApp(app.appId).lock.onAckTimeout
-        let action = EnforcementAction(rawValue: setting.value.rawValue) ?? .report
+        let action = EnforcementAction(setting.value)
         var metadata: Logger.Metadata = [
             "appId": "\(app.appId)", "pid": "\(app.pid)", "seq": "\(app.pendingSeq ?? 0)",
             "action": "\(action.rawValue)", "reason": "\(why)",
@@ -186,5 +187,17 @@ final class EnforcementComponent: AgentComponent {
                 time: host.clock(), category: .enforcement, appId: app.appId, action: "supervisor.lost",
                 outcome: "terminate", reason: "the process that registered pid \(app.pid) disconnected")
         ])
+    }
+}
+
+extension EnforcementAction {
+    /// What the policy's `lock.onAckTimeout` has enforcement do.
+    init(_ timeout: AckTimeoutAction) {
+        switch timeout {
+        case .freeze: self = .freeze
+        case .terminate: self = .terminate
+        case .disconnect: self = .disconnect
+        case .report: self = .report
+        }
     }
 }
