@@ -10,7 +10,7 @@ extension CordonClient {
     /// print(status.version, status.sources.filter { !$0.isApplied }.map(\.path))
     /// ```
     public func policyStatus() async throws -> PolicyStatus {
-        try await connection.call(.getPolicyStatus, NoParameters(), returning: StatusWrapper.self).status
+        try await connection.call(.getPolicyStatus, NoParameters(), returning: PolicyStatusReply.self).status
     }
 
     /// Every setting of the effective policy, with the rules its value came from.
@@ -78,7 +78,7 @@ extension CordonClient {
     /// let status = try await client.reloadPolicy()
     /// ```
     public func reloadPolicy() async throws -> PolicyStatus {
-        try await connection.call(.reloadPolicy, NoParameters(), returning: StatusWrapper.self).status
+        try await connection.call(.reloadPolicy, NoParameters(), returning: PolicyStatusReply.self).status
     }
 
     /// Asks the policy whether this unregistered client (an unmanaged tool, such as the CLI) may
@@ -98,9 +98,4 @@ extension CordonClient {
             returning: CheckReply.self)
         return reply.decision
     }
-}
-
-/// The `(status: Status)` reply of `GetStatus` and `Reload`.
-private struct StatusWrapper: Decodable {
-    var status: PolicyStatus
 }

@@ -41,6 +41,13 @@ public struct PolicyStatus: Sendable, Codable, Equatable {
     public var appliedDate: Date { Date(timeIntervalSince1970: appliedAt) }
 }
 
+/// The `(status: Status)` reply of `io.cordon.Policy.GetStatus` and `Reload`.
+public struct PolicyStatusReply: Sendable, Codable, Equatable {
+    public var status: PolicyStatus
+
+    public init(status: PolicyStatus) { self.status = status }
+}
+
 /// One policy source as the agent sees it: the built-in default, or an admin or user file.
 public struct PolicySourceStatus: Sendable, Codable, Equatable {
     /// The file path, or `<builtin>` for the embedded default.

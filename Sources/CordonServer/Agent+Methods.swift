@@ -240,8 +240,3 @@ extension Agent {
             lockTriggers: activeLockTriggers, auditProblem: auditLog.problem)
     }
 }
-
-/// `Reload` / `GetStatus` reply envelope.
-struct StatusWrapper: Codable, Sendable {
-    var status: PolicyStatus
-}

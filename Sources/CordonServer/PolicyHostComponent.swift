@@ -50,10 +50,10 @@ final class PolicyHostComponent: AgentComponent {
             return .deferred(
                 reload().assumeIsolated().flatMap { [self] in
                     let status = status()
-                    return host.auditStored().map { encoder.reply(StatusWrapper(status: status)) }
+                    return host.auditStored().map { encoder.reply(PolicyStatusReply(status: status)) }
                 }.nonisolated())
         default:
-            return .reply(encoder.reply(StatusWrapper(status: status())))
+            return .reply(encoder.reply(PolicyStatusReply(status: status())))
         }
     }
 
