@@ -3,13 +3,13 @@ import CordonProtocol
 import Foundation
 
 /// `VarlinkCodec` on a call (`Acknowledge`, as an app sends it) and on an event (one `Subscribe`
-/// reply carrying a `WireEvent`, as the agent fans it out), each encoded and decoded.
+/// reply carrying a `CordonEvent`, as the agent fans it out), each encoded and decoded.
 enum VarlinkBenchmarks {
     static let call = VarlinkCall(
         method: "io.cordon.Agent.Acknowledge", parameters: AcknowledgeParameters(seq: 42, status: .halted))
     static let event = VarlinkReply(
         parameters: SubscribeReply(
-            event: WireEvent(
+            event: CordonEvent(
                 seq: 42, kind: .encryptionKeyUnavailable, reason: .idleTimeout, time: 1_795_000_000.25,
                 state: .lockedNoKey, ackDeadline: 1_795_000_002.25)),
         continues: true)
@@ -32,12 +32,12 @@ enum VarlinkBenchmarks {
                 blackHole(try codec.decodeParameters(AcknowledgeParameters.self, from: callBytes))
             }
         }
-        Benchmark("varlink.encode event WireEvent") { benchmark in
+        Benchmark("varlink.encode event CordonEvent") { benchmark in
             for _ in benchmark.scaledIterations {
                 blackHole(try codec.encode(event))
             }
         }
-        Benchmark("varlink.decode event WireEvent") { benchmark in
+        Benchmark("varlink.decode event CordonEvent") { benchmark in
             for _ in benchmark.scaledIterations {
                 blackHole(try codec.decodeParameters(SubscribeReply.self, from: eventBytes))
             }
