@@ -7,7 +7,7 @@ BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format test test-tsan demo bench bench-micro bench-micro-build fuzz fuzz-smoke soak install clean
+.PHONY: all deps build release lint format policy-files test test-tsan demo bench bench-micro bench-micro-build fuzz fuzz-smoke soak install clean
 
 all: build
 
@@ -28,6 +28,12 @@ RELEASE_FLAGS = --static-swift-stdlib -Xlinker --no-export-dynamic \
 
 release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
+
+# The JSON Schema and the built-in default are generated from the settings' declarations
+# (Sources/CordonPolicy/PolicyKeys*.swift); a test fails when these files fall behind.
+policy-files: build
+	.build/debug/cordon policy schema > policies/cordon.policy.v1.schema.json
+	.build/debug/cordon policy schema --default > policies/default.json
 
 lint:
 	$(SWIFT) format lint --strict -r $(LINT_PATHS)

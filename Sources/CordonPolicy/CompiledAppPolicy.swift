@@ -12,20 +12,21 @@ final class CompiledAppPolicy: Sendable {
     let executableMismatch: CompiledCondition
 
     init(_ settings: EffectivePolicySettings) {
-        pasteboard = CompiledPasteboard(settings.pasteboard)
-        let documents = settings.documents
+        typealias Documents = PolicyKeys.Documents
+        typealias Conditions = PolicyKeys.Conditions
+        pasteboard = CompiledPasteboard(
+            copyOut: settings[PolicyKeys.Pasteboard.copyOut], maxChars: settings[PolicyKeys.Pasteboard.maxChars])
         send = CompiledFlow(
-            scope: documents.sendTo, list: documents.allowedTargets, scopeName: "documents.sendTo",
-            listName: "documents.allowedTargets", peer: "target")
+            scope: settings[Documents.sendTo], list: settings[Documents.allowedTargets],
+            scopeName: Documents.sendTo.name, listName: Documents.allowedTargets.name, peer: "target")
         receive = CompiledFlow(
-            scope: documents.receiveFrom, list: documents.allowedSources, scopeName: "documents.receiveFrom",
-            listName: "documents.allowedSources", peer: "source")
-        save = CompiledSave(saveCopies: documents.saveCopies, locations: documents.saveLocations)
-        blocked = BlockedTypeMatcher(documents.blockedTypes, setting: "documents.blockedTypes")
-        let conditions = settings.conditions
-        debuggerAttached = CompiledCondition(conditions.debuggerAttached, name: "debuggerAttached")
-        preloadInjected = CompiledCondition(conditions.preloadInjected, name: "preloadInjected")
-        executableMismatch = CompiledCondition(conditions.executableMismatch, name: "executableMismatch")
+            scope: settings[Documents.receiveFrom], list: settings[Documents.allowedSources],
+            scopeName: Documents.receiveFrom.name, listName: Documents.allowedSources.name, peer: "source")
+        save = CompiledSave(saveCopies: settings[Documents.saveCopies], locations: settings[Documents.saveLocations])
+        blocked = BlockedTypeMatcher(settings[Documents.blockedTypes], setting: Documents.blockedTypes.name)
+        debuggerAttached = CompiledCondition(settings[Conditions.debuggerAttached], name: "debuggerAttached")
+        preloadInjected = CompiledCondition(settings[Conditions.preloadInjected], name: "preloadInjected")
+        executableMismatch = CompiledCondition(settings[Conditions.executableMismatch], name: "executableMismatch")
     }
 }
 
@@ -45,12 +46,12 @@ final class CompiledPasteboard: Sendable {
     let unmanagedSourceReason: String
     let unmanagedAppReason: String
 
-    init(_ settings: EffectivePasteboardSettings) {
-        level = settings.copyOut.value
-        maxChars = settings.maxChars.value ?? .max
+    init(copyOut: ResolvedSetting<PasteboardLevel>, maxChars limit: ResolvedSetting<Int?>) {
+        level = copyOut.value
+        maxChars = limit.value ?? .max
         truncation = [.truncate(maxChars: maxChars)]
-        levelRules = settings.copyOut.rules
-        truncationRules = PolicyFormat.sortedUnion(settings.copyOut.rules, settings.maxChars.rules, by: <)
+        levelRules = copyOut.rules
+        truncationRules = PolicyFormat.sortedUnion(copyOut.rules, limit.rules, by: <)
         let setting = "pasteboard.copyOut is \(level.policyDescription)"
         let truncated = "; pasteboard.maxChars is \(maxChars), so the content is truncated"
         copyReason = "\(setting); copying into the managed pasteboard is always allowed"

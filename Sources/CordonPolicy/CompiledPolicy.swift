@@ -24,9 +24,9 @@ public struct CompiledPolicy: Sendable {
         self.perApp = perApp
         perAppList =
             perApp.count <= Self.linearLookupLimit ? perApp.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } : []
-        bindings = policy.apps.managed.mapValues(CompiledBinding.init)
-        unknown = policy.apps.unknown.value
-        unknownRules = policy.apps.unknown.rules
+        bindings = policy.managedApps.mapValues(CompiledBinding.init)
+        unknown = policy[PolicyKeys.Apps.unknown].value
+        unknownRules = policy[PolicyKeys.Apps.unknown].rules
     }
 
     /// Up to this many overridden apps are looked up by comparison instead of hashing.

@@ -1,7 +1,8 @@
 /// The merged policy: every setting's effective value and the rules (file + pointer) it came from.
 ///
-/// Built by ``merge(_:)`` from every document in force (the caller includes the built-in default,
-/// which sets every key). Merging is "most restrictive wins", setting by setting:
+/// Built by ``merge(_:fallback:)`` from every document in force and the built-in default. Merging
+/// is "most restrictive wins", setting by setting, each by the rule its declaration in
+/// ``PolicyKeys`` names:
 /// - ordered enums keep the highest `strictness`; booleans the stricter value (`true` for
 ///   `discardKeyOnLock`, `onScreenLock`, `onSuspend`, `clearOnLock`; `false` for `allowSimple`);
 /// - `idleTimeoutSeconds` keeps the smallest positive value (0, "never", is the loosest);
@@ -17,11 +18,12 @@
 /// so an override can only tighten. Merging is commutative, associative and idempotent; the
 /// provenance lists are kept sorted, so equal inputs in any order give equal values.
 public struct EffectivePolicy: Sendable, Hashable {
-    /// The effective `apps` section.
-    public internal(set) var apps = EffectiveAppsSettings()
-    /// The effective `passcode` section.
-    public internal(set) var passcode = EffectivePasscodeSettings()
-    /// The sections every app gets before overrides.
+    /// `apps.managed`: the bindings by app id, each with the rules it came from; two documents
+    /// binding one id intersect their lists. Bindings from user documents are ignored: users
+    /// cannot make an app managed.
+    public internal(set) var managedApps: [String: ResolvedSetting<ManagedAppRequirement>] = [:]
+    /// Every setting before overrides: the global ones (`passcode`, `apps.unknown`) and the base
+    /// every app gets.
     public internal(set) var base = EffectivePolicySettings()
     /// Per app id: the merge of every override listing it (without the base).
     public internal(set) var overrides: [String: EffectivePolicySettings] = [:]
@@ -35,16 +37,20 @@ public struct EffectivePolicy: Sendable, Hashable {
     /// The policy one document sets, its rules named after `source`.
     public init(document: PolicyDocument, source: PolicySource) {
         let top = RuleLocator(source: source, prefix: "")
-        if let section = document.apps { apps = EffectiveAppsSettings(section, at: top) }
-        if let section = document.passcode { passcode = EffectivePasscodeSettings(section, at: top) }
-        base = EffectivePolicySettings(
-            lock: document.lock, pasteboard: document.pasteboard, documents: document.documents,
-            storage: document.storage, conditions: document.conditions, at: top)
+        base = EffectivePolicySettings(document.settings, at: top)
+        if source.origin != .user, let bindings = document[PolicyKeys.Apps.managed] {
+            for (index, binding) in bindings.enumerated() {
+                let requirement = ManagedAppRequirement(
+                    executables: Set(binding.executables),
+                    sha256: binding.sha256.isEmpty ? nil : Set(binding.sha256.map { $0.lowercased() }))
+                let setting = ResolvedSetting(requirement, at: top(PolicyKeys.Apps.managed.pointer + "/\(index)"))
+                managedApps[binding.id] =
+                    managedApps[binding.id].map { $0.combining(setting) { $0.intersecting($1) } } ?? setting
+            }
+        }
         for (index, override) in document.overrides.enumerated() {
             let settings = EffectivePolicySettings(
-                lock: override.lock, pasteboard: override.pasteboard, documents: override.documents,
-                storage: override.storage, conditions: override.conditions,
-                at: RuleLocator(source: source, prefix: "/overrides/\(index)"))
+                override.settings, at: RuleLocator(source: source, prefix: "/overrides/\(index)"))
             for app in Set(override.apps) {
                 overrides[app] = overrides[app].map { $0.merged(with: settings) } ?? settings
             }
@@ -61,11 +67,15 @@ public struct EffectivePolicy: Sendable, Hashable {
     /// The most restrictive of both policies (the join: commutative, associative, idempotent).
     public func merged(with other: EffectivePolicy) -> EffectivePolicy {
         var result = self
-        result.apps = apps.merged(with: other.apps)
-        result.passcode = passcode.merged(with: other.passcode)
+        result.managedApps.merge(other.managedApps) { lhs, rhs in lhs.combining(rhs) { $0.intersecting($1) } }
         result.base = base.merged(with: other.base)
         result.overrides.merge(other.overrides) { $0.merged(with: $1) }
         return result
+    }
+
+    /// The effective value of `setting` before overrides (for the global settings: its value).
+    public subscript<Parsed, Value>(_ setting: PolicySetting<Parsed, Value>) -> ResolvedSetting<Value> {
+        base[setting]
     }
 
     /// The settings app `id` gets: the base merged with every override listing it.
@@ -83,7 +93,9 @@ extension EffectivePolicy {
     /// `passcode`, the base sections, then per overridden app (sorted) the settings its overrides set.
     public func describeEffective() -> [EffectiveSetting] {
         var settings: [EffectiveSetting] = []
-        for pointed in globalSteps() + base.pointedSteps() {
+        let steps = base.pointedSteps()
+        let apps = steps.prefix { $0.pointer.hasPrefix("/" + PolicyKeys.Apps.section.name + "/") }
+        for pointed in apps + managedSteps() + steps.dropFirst(apps.count) {
             settings.append(
                 EffectiveSetting(
                     path: pointed.pointer, value: pointed.step.value, json: pointed.step.json, rules: pointed.step.rules
@@ -117,52 +129,14 @@ extension EffectivePolicy {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    /// The `apps` and `passcode` steps.
-    func globalSteps() -> [PointedStep] {
-        var steps = [PointedStep("apps", "unknown", apps.unknown)]
-        for app in apps.managed.keys.sorted() {
-            guard let binding = apps.managed[app] else { continue }
-            var pointed = PointedStep("apps", "managed", binding, combined: true)
-            pointed.pointer += "/" + PolicyFormat.pointerToken(app)
-            pointed.step.setting += "." + app
-            steps.append(pointed)
+    /// The steps of `apps.managed`, one per bound app id (sorted).
+    func managedSteps() -> [PointedStep] {
+        managedApps.keys.sorted().compactMap { app in
+            guard let binding = managedApps[app] else { return nil }
+            let setting = PolicyKeys.Apps.managed
+            return PointedStep(
+                pointer: setting.pointer + "/" + PolicyFormat.pointerToken(app),
+                step: binding.step(setting.name + "." + app, combined: true), isSet: binding.isSet)
         }
-        steps += [
-            PointedStep("passcode", "minLength", passcode.minLength),
-            PointedStep("passcode", "kind", passcode.kind),
-            PointedStep("passcode", "allowSimple", passcode.allowSimple),
-            PointedStep("passcode", "maxAttempts", passcode.maxAttempts),
-            PointedStep("passcode", "onMaxAttempts", passcode.onMaxAttempts),
-        ]
-        return steps
-    }
-}
-
-extension EffectivePolicySettings {
-    /// Every per-app setting's step, in section order.
-    func pointedSteps() -> [PointedStep] {
-        [
-            PointedStep("lock", "idleTimeoutSeconds", lock.idleTimeoutSeconds),
-            PointedStep("lock", "onScreenLock", lock.onScreenLock),
-            PointedStep("lock", "onSuspend", lock.onSuspend),
-            PointedStep("lock", "reauthGraceSeconds", lock.reauthGraceSeconds),
-            PointedStep("lock", "discardKeyOnLock", lock.discardKeyOnLock),
-            PointedStep("lock", "ackDeadlineMs", lock.ackDeadlineMs),
-            PointedStep("lock", "onAckTimeout", lock.onAckTimeout),
-            PointedStep("pasteboard", "copyOut", pasteboard.copyOut),
-            PointedStep("pasteboard", "maxChars", pasteboard.maxChars),
-            PointedStep("pasteboard", "clearOnLock", pasteboard.clearOnLock),
-            PointedStep("documents", "sendTo", documents.sendTo),
-            PointedStep("documents", "receiveFrom", documents.receiveFrom),
-            PointedStep("documents", "allowedTargets", documents.allowedTargets, combined: true),
-            PointedStep("documents", "allowedSources", documents.allowedSources, combined: true),
-            PointedStep("documents", "saveCopies", documents.saveCopies),
-            PointedStep("documents", "saveLocations", documents.saveLocations, combined: true),
-            PointedStep("documents", "blockedTypes", documents.blockedTypes, combined: true),
-            PointedStep("storage", "dataAccess", storage.dataAccess),
-            PointedStep("conditions", "debuggerAttached", conditions.debuggerAttached),
-            PointedStep("conditions", "preloadInjected", conditions.preloadInjected),
-            PointedStep("conditions", "executableMismatch", conditions.executableMismatch),
-        ]
     }
 }

@@ -1,102 +1,73 @@
-/// The settings an override can tighten per app: `lock`, `pasteboard`, `documents`, `storage`,
-/// `conditions`. Each is resolved with its provenance; an unset one holds its loosest value.
+/// The effective value of every setting of one scope (the base, or one app's overrides), each
+/// resolved with its provenance; an unset one holds its declared loosest value.
+///
+/// Read a setting by its declaration: `settings[PolicyKeys.Lock.idleTimeoutSeconds].value`.
 public struct EffectivePolicySettings: Sendable, Hashable {
-    /// The effective `lock` section.
-    public internal(set) var lock = EffectiveLockSettings()
-    /// The effective `pasteboard` section.
-    public internal(set) var pasteboard = EffectivePasteboardSettings()
-    /// The effective `documents` section.
-    public internal(set) var documents = EffectiveDocumentsSettings()
-    /// The effective `storage` section.
-    public internal(set) var storage = EffectiveStorageSettings()
-    /// The effective `conditions` section.
-    public internal(set) var conditions = EffectiveConditionsSettings()
+    /// The settings some document sets, by `section.key` (unset ones are absent).
+    private var values: [String: AnyResolvedSetting] = [:]
 
     /// Nothing set: every setting at its loosest value (the identity of merging).
     public static let unset = EffectivePolicySettings()
-}
 
-/// The effective `lock` section. Defaults (when no document sets a key) are the loosest values.
-public struct EffectiveLockSettings: Sendable, Hashable {
-    /// The smallest positive value wins; 0 (the default) never locks and is the loosest.
-    public internal(set) var idleTimeoutSeconds = ResolvedSetting<Int>(unset: 0)
-    /// `true` is stricter; default `false`.
-    public internal(set) var onScreenLock = ResolvedSetting<Bool>(unset: false)
-    /// `true` is stricter; default `false`.
-    public internal(set) var onSuspend = ResolvedSetting<Bool>(unset: false)
-    /// The smallest wins; nil (the default) is no limit.
-    public internal(set) var reauthGraceSeconds = ResolvedSetting<Int?>(unset: nil)
-    /// `true` is stricter; default `false`.
-    public internal(set) var discardKeyOnLock = ResolvedSetting<Bool>(unset: false)
-    /// The smallest wins; nil (the default) is no deadline.
-    public internal(set) var ackDeadlineMs = ResolvedSetting<Int?>(unset: nil)
-    /// The strictest wins; default `report`.
-    public internal(set) var onAckTimeout = ResolvedSetting<AckTimeoutAction>(unset: .report)
-}
+    /// The effective value of `setting`, with the rules it came from.
+    public internal(set) subscript<Parsed, Value>(_ setting: PolicySetting<Parsed, Value>) -> ResolvedSetting<Value> {
+        get { (values[setting.name]?.base as? ResolvedSetting<Value>) ?? ResolvedSetting(unset: setting.unset) }
+        set { values[setting.name] = newValue.isSet ? AnyResolvedSetting(newValue) : nil }
+    }
 
-/// The effective `pasteboard` section.
-public struct EffectivePasteboardSettings: Sendable, Hashable {
-    /// The strictest level wins; default `any`.
-    public internal(set) var copyOut = ResolvedSetting<PasteboardLevel>(unset: .any)
-    /// The smallest wins; nil (the default) is no truncation.
-    public internal(set) var maxChars = ResolvedSetting<Int?>(unset: nil)
-    /// `true` is stricter; default `false`.
-    public internal(set) var clearOnLock = ResolvedSetting<Bool>(unset: false)
-}
+    /// Whether any document sets the setting `name` (`section.key`).
+    func isSet(_ name: String) -> Bool { values[name] != nil }
 
-/// The effective `documents` section.
-public struct EffectiveDocumentsSettings: Sendable, Hashable {
-    /// The strictest scope wins; default `any`.
-    public internal(set) var sendTo = ResolvedSetting<ShareScope>(unset: .any)
-    /// The strictest scope wins; default `any`.
-    public internal(set) var receiveFrom = ResolvedSetting<ShareScope>(unset: .any)
-    /// An allow-list of target app ids: lists intersect; nil (the default) restricts nothing.
-    public internal(set) var allowedTargets = ResolvedSetting<Set<String>?>(unset: nil)
-    /// An allow-list of source app ids: lists intersect; nil (the default) restricts nothing.
-    public internal(set) var allowedSources = ResolvedSetting<Set<String>?>(unset: nil)
-    /// `block` is stricter; default `allow`.
-    public internal(set) var saveCopies = ResolvedSetting<SaveCopies>(unset: .allow)
-    /// An allow-list of globs, one clause per document; nil (the default) restricts nothing.
-    public internal(set) var saveLocations = ResolvedSetting<SaveLocationClauses?>(unset: nil)
-    /// A block-list of lower-cased MIME types and extensions: lists unite; default empty.
-    public internal(set) var blockedTypes = ResolvedSetting<Set<String>>(unset: [])
-}
+    /// The settings one part of a document sets (its base, or one override), at the pointers
+    /// `locator` names. `apps.managed` is not among them: ``EffectivePolicy`` keeps bindings per app.
+    init(_ document: PolicySettingValues, at locator: RuleLocator) {
+        for setting in PolicyKeys.all where setting.name != PolicyKeys.Apps.managed.name {
+            guard let parsed = document[name: setting.name],
+                let resolved = setting.resolved(parsed, at: locator(setting.pointer))
+            else { continue }
+            values[setting.name] = resolved
+        }
+    }
 
-/// The effective `storage` section.
-public struct EffectiveStorageSettings: Sendable, Hashable {
-    /// `whenUnlocked` is stricter; default `afterFirstUnlock`.
-    public internal(set) var dataAccess = ResolvedSetting<DataAccess>(unset: .afterFirstUnlock)
-}
+    /// Nothing set.
+    init() {}
 
-/// The effective `conditions` section: wipe > block > warn; every default is `warn`.
-public struct EffectiveConditionsSettings: Sendable, Hashable {
-    /// What an attached debugger triggers.
-    public internal(set) var debuggerAttached = ResolvedSetting<ConditionAction>(unset: .warn)
-    /// What an injected preload library triggers.
-    public internal(set) var preloadInjected = ResolvedSetting<ConditionAction>(unset: .warn)
-    /// What a client whose executable does not match its app's binding triggers.
-    public internal(set) var executableMismatch = ResolvedSetting<ConditionAction>(unset: .warn)
-}
+    /// The most restrictive of both, with the provenance of every winning value.
+    public func merged(with other: EffectivePolicySettings) -> EffectivePolicySettings {
+        var result = self
+        for (name, theirs) in other.values {
+            guard let ours = values[name], let setting = PolicyKeys.byName[name] else {
+                result.values[name] = theirs
+                continue
+            }
+            result.values[name] = setting.merged(ours, theirs)
+        }
+        return result
+    }
 
-/// The effective `apps` section (global: overrides cannot change it).
-public struct EffectiveAppsSettings: Sendable, Hashable {
-    /// The managed app bindings by app id; two documents binding one id intersect their lists.
-    /// Bindings from user documents are ignored: users cannot make an app managed.
-    public internal(set) var managed: [String: ResolvedSetting<ManagedAppRequirement>] = [:]
-    /// `refuse` is stricter; default `unmanaged`.
-    public internal(set) var unknown = ResolvedSetting<UnknownAppAction>(unset: .unmanaged)
-}
+    /// Replaces every unset setting with `defaults`' value.
+    mutating func fillUnset(from defaults: EffectivePolicySettings) {
+        values.merge(defaults.values) { own, _ in own }
+    }
 
-/// The effective `passcode` section (global: overrides cannot change it).
-public struct EffectivePasscodeSettings: Sendable, Hashable {
-    /// The largest wins; default 0 (no minimum).
-    public internal(set) var minLength = ResolvedSetting<Int>(unset: 0)
-    /// `alphanumeric` is stricter; default `numeric`.
-    public internal(set) var kind = ResolvedSetting<PasscodeKind>(unset: .numeric)
-    /// `false` is stricter; default `true`.
-    public internal(set) var allowSimple = ResolvedSetting<Bool>(unset: true)
-    /// The smallest wins; nil (the default) is no limit.
-    public internal(set) var maxAttempts = ResolvedSetting<Int?>(unset: nil)
-    /// `wipe` is stricter; default `lockout`.
-    public internal(set) var onMaxAttempts = ResolvedSetting<MaxAttemptsAction>(unset: .lockout)
+    /// These settings with only those of `scope` kept.
+    func keeping(_ scope: SettingScope) -> EffectivePolicySettings {
+        var result = EffectivePolicySettings()
+        result.values = values.filter { PolicyKeys.scope(of: $0.key) == scope }
+        return result
+    }
+
+    /// Every setting's step (`apps.managed` excepted), in document order.
+    func pointedSteps() -> [PointedStep] {
+        PolicyKeys.all.compactMap { setting in
+            guard setting.name != PolicyKeys.Apps.managed.name else { return nil }
+            let resolved = values[setting.name]
+            return PointedStep(pointer: setting.pointer, step: setting.step(resolved), isSet: resolved != nil)
+        }
+    }
+
+    /// The step of `setting`, as `explain` shows it.
+    func step<Parsed, Value>(_ setting: PolicySetting<Parsed, Value>) -> ExplanationStep {
+        setting.step(values[setting.name])
+    }
 }

@@ -92,12 +92,6 @@ struct PointedStep {
     var step: ExplanationStep
     var isSet: Bool
 
-    /// The step of `setting` at `/section/key`.
-    init<Value>(_ section: String, _ key: String, _ setting: ResolvedSetting<Value>, combined: Bool = false) {
-        pointer = "/\(section)/\(key)"
-        step = setting.step("\(section).\(key)", combined: combined)
-        isSet = setting.isSet
-    }
 }
 
 extension PolicyExplanation {
@@ -105,32 +99,25 @@ extension PolicyExplanation {
     /// of the apps whose policy applied, step by step.
     init(request: DecisionRequest, decision: PolicyDecision, policy: EffectivePolicy) {
         let (apps, settings) = Self.applicableSettings(request, policy)
-        let pasteboard = settings.pasteboard
-        let documents = settings.documents
+        typealias Documents = PolicyKeys.Documents
         let steps: [ExplanationStep]
         switch request.action {
         case .pasteboardCopy, .pasteboardPaste:
-            steps = [
-                pasteboard.copyOut.step("pasteboard.copyOut", combined: false),
-                pasteboard.maxChars.step("pasteboard.maxChars", combined: false),
-            ]
+            steps = [settings.step(PolicyKeys.Pasteboard.copyOut), settings.step(PolicyKeys.Pasteboard.maxChars)]
         case .documentSend:
             steps = [
-                documents.sendTo.step("documents.sendTo", combined: false),
-                documents.allowedTargets.step("documents.allowedTargets", combined: true),
-                documents.blockedTypes.step("documents.blockedTypes", combined: true),
+                settings.step(Documents.sendTo), settings.step(Documents.allowedTargets),
+                settings.step(Documents.blockedTypes),
             ]
         case .documentReceive:
             steps = [
-                documents.receiveFrom.step("documents.receiveFrom", combined: false),
-                documents.allowedSources.step("documents.allowedSources", combined: true),
-                documents.blockedTypes.step("documents.blockedTypes", combined: true),
+                settings.step(Documents.receiveFrom), settings.step(Documents.allowedSources),
+                settings.step(Documents.blockedTypes),
             ]
         case .documentSave:
             steps = [
-                documents.saveCopies.step("documents.saveCopies", combined: false),
-                documents.saveLocations.step("documents.saveLocations", combined: true),
-                documents.blockedTypes.step("documents.blockedTypes", combined: true),
+                settings.step(Documents.saveCopies), settings.step(Documents.saveLocations),
+                settings.step(Documents.blockedTypes),
             ]
         case .appRegister:
             steps = []
@@ -142,15 +129,15 @@ extension PolicyExplanation {
     /// conditions (from the app's settings, overrides included).
     init(facts: RegistrationFacts, registration: RegistrationDecision, policy: EffectivePolicy) {
         var steps: [ExplanationStep] = []
-        if let binding = policy.apps.managed[facts.appId] {
+        if let binding = policy.managedApps[facts.appId] {
             steps.append(binding.step("apps.managed.\(facts.appId)", combined: true))
         }
-        steps.append(policy.apps.unknown.step("apps.unknown", combined: false))
-        let conditions = policy.forApp(facts.appId).conditions
+        steps.append(policy.base.step(PolicyKeys.Apps.unknown))
+        let settings = policy.forApp(facts.appId)
         steps += [
-            conditions.executableMismatch.step("conditions.executableMismatch", combined: false),
-            conditions.debuggerAttached.step("conditions.debuggerAttached", combined: false),
-            conditions.preloadInjected.step("conditions.preloadInjected", combined: false),
+            settings.step(PolicyKeys.Conditions.executableMismatch),
+            settings.step(PolicyKeys.Conditions.debuggerAttached),
+            settings.step(PolicyKeys.Conditions.preloadInjected),
         ]
         self.init(
             decision: PolicyDecision(registration), registration: registration, apps: [facts.appId], steps: steps)

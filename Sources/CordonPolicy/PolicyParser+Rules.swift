@@ -2,65 +2,27 @@ extension PolicyParser {
     /// The rules of schema `cordon.policy.v1`: keys, ranges, spellings and patterns. The JSON
     /// Schema in `policies/cordon.policy.v1.schema.json` states the same rules (a test compares them).
     enum Rules {
-        static let topLevelKeys = [
-            "schema", "apps", "passcode", "lock", "pasteboard", "documents", "storage", "conditions", "overrides",
-        ]
-        static let appsKeys = ["managed", "unknown"]
+        /// The keys of a document: `schema`, the sections ``PolicyKeys`` declares, `overrides`.
+        static var topLevelKeys: [String] { ["schema"] + PolicyKeys.sections.map(\.section.name) + ["overrides"] }
+        /// The keys of an `apps.managed` entry.
         static let managedAppKeys = ["id", "executables", "sha256"]
-        static let passcodeKeys = ["minLength", "kind", "allowSimple", "maxAttempts", "onMaxAttempts"]
-        static let lockKeys = [
-            "idleTimeoutSeconds", "onScreenLock", "onSuspend", "reauthGraceSeconds", "discardKeyOnLock",
-            "ackDeadlineMs",
-            "onAckTimeout",
-        ]
-        static let pasteboardKeys = ["copyOut", "maxChars", "clearOnLock"]
-        static let documentsKeys = [
-            "sendTo", "receiveFrom", "allowedTargets", "allowedSources", "saveCopies", "saveLocations", "blockedTypes",
-        ]
-        static let storageKeys = ["dataAccess"]
-        static let conditionsKeys = ["debuggerAttached", "preloadInjected", "executableMismatch"]
-        static let overrideKeys = ["apps", "lock", "pasteboard", "documents", "storage", "conditions"]
+        /// The keys of an override: `apps`, then every section with a setting that is not global.
+        static var overrideKeys: [String] { ["apps"] + PolicyKeys.overridableSections.map(\.name) }
+
+        /// The integer settings and their ranges, by `section.key`.
+        static var ranges: [String: ClosedRange<Int>] {
+            Dictionary(uniqueKeysWithValues: PolicyKeys.all.compactMap { s in s.integerRange.map { (s.name, $0) } })
+        }
+
+        /// The choice settings and their spellings, by `section.key`.
+        static var spellings: [String: [String]] {
+            Dictionary(uniqueKeysWithValues: PolicyKeys.all.compactMap { s in s.spellings.map { (s.name, $0) } })
+        }
 
         /// Every section's keys, for "it belongs in …" hints.
-        static let sectionKeys: [(section: String, keys: [String])] = [
-            ("apps", appsKeys), ("passcode", passcodeKeys), ("lock", lockKeys), ("pasteboard", pasteboardKeys),
-            ("documents", documentsKeys), ("storage", storageKeys), ("conditions", conditionsKeys),
-        ]
-
-        // Inclusive ranges of the integer keys.
-        static let idleTimeoutSeconds = 0...86_400
-        static let reauthGraceSeconds = 0...86_400
-        static let minLength = 4...64
-        static let maxAttempts = 1...100
-        static let ackDeadlineMs = 100...600_000
-        static let maxChars = 1...10_000_000
-
-        /// The integer keys and their ranges, for the schema comparison.
-        static let ranges: [String: ClosedRange<Int>] = [
-            "idleTimeoutSeconds": idleTimeoutSeconds, "reauthGraceSeconds": reauthGraceSeconds, "minLength": minLength,
-            "maxAttempts": maxAttempts, "ackDeadlineMs": ackDeadlineMs, "maxChars": maxChars,
-        ]
-
-        // Enum spellings from the loosest to the strictest (the order messages and the schema use).
-        static let unknownApp: [UnknownAppAction] = [.unmanaged, .refuse]
-        static let passcodeKind: [PasscodeKind] = [.numeric, .alphanumeric]
-        static let maxAttemptsAction: [MaxAttemptsAction] = [.lockout, .wipe]
-        static let ackTimeout: [AckTimeoutAction] = [.freeze, .terminate, .disconnect, .report]
-        static let pasteboardLevel: [PasteboardLevel] = [.blocked, .managed, .managedWithPasteIn, .any]
-        static let shareScope: [ShareScope] = [.none, .managed, .any]
-        static let saveCopies: [SaveCopies] = [.block, .allow]
-        static let dataAccess: [DataAccess] = [.whenUnlocked, .afterFirstUnlock]
-        static let conditionAction: [ConditionAction] = [.warn, .block, .wipe]
-
-        /// The enum keys and their spellings, for the schema comparison.
-        static let spellings: [String: [String]] = [
-            "unknown": unknownApp.map(\.rawValue), "kind": passcodeKind.map(\.rawValue),
-            "onMaxAttempts": maxAttemptsAction.map(\.rawValue), "onAckTimeout": ackTimeout.map(\.rawValue),
-            "copyOut": pasteboardLevel.map(\.rawValue), "sendTo": shareScope.map(\.rawValue),
-            "receiveFrom": shareScope.map(\.rawValue), "saveCopies": saveCopies.map(\.rawValue),
-            "dataAccess": dataAccess.map(\.rawValue), "debuggerAttached": conditionAction.map(\.rawValue),
-            "preloadInjected": conditionAction.map(\.rawValue), "executableMismatch": conditionAction.map(\.rawValue),
-        ]
+        static var sectionKeys: [(section: String, keys: [String])] {
+            PolicyKeys.sections.map { ($0.section.name, $0.settings.map(\.key)) }
+        }
 
         // The patterns as the JSON Schema writes them (ECMA 262); the checks below implement them.
         static let appIdPattern = #"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$"#
@@ -120,5 +82,34 @@ extension PolicyParser {
         }
 
         private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+    }
+}
+
+extension StringPattern {
+    /// An absolute path: it starts with `/`.
+    static let absolutePath = StringPattern(
+        expected: PolicyParser.Expected.absolutePath, accepts: PolicyParser.Rules.isAbsolutePath,
+        regex: PolicyParser.Rules.absolutePathPattern)
+    /// A SHA-256 digest: 64 lower-case hexadecimal digits.
+    static let sha256 = StringPattern(
+        expected: PolicyParser.Expected.sha256, accepts: PolicyParser.Rules.isSHA256,
+        regex: PolicyParser.Rules.sha256Pattern)
+    /// A glob: any non-empty string.
+    static let glob = StringPattern(
+        expected: PolicyParser.Expected.glob, accepts: PolicyParser.Rules.isGlob, regex: nil)
+    /// A MIME type or a file extension.
+    static let blockedType = StringPattern(
+        expected: PolicyParser.Expected.blockedType, accepts: PolicyParser.Rules.isBlockedType,
+        regex: PolicyParser.Rules.blockedTypePattern)
+}
+
+extension ValueSyntax where Parsed == [ManagedApp] {
+    /// A list of managed app bindings (`{id, executables, sha256}`).
+    static var managedApps: Self {
+        Self(
+            parse: { json, validator in
+                validator.list(json, of: "managed apps") { app in validator.managedApp(app) }
+            },
+            schema: .object([("type", "array"), ("items", .reference("managedApp"))]))
     }
 }

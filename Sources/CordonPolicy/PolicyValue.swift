@@ -175,3 +175,28 @@ struct FNV1a {
         value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
     }
 }
+
+/// An element of a list a policy file writes (app ids, globs, managed apps).
+public protocol PolicyListElement: Sendable, Hashable {
+    /// The element as JSON text.
+    var listElementJSON: String { get }
+}
+
+extension String: PolicyListElement {
+    /// The string, quoted.
+    public var listElementJSON: String { PolicyFormat.quoted(self) }
+}
+
+extension ManagedApp: PolicyListElement {
+    /// `{"id": …, "executables": […], "sha256": […]}` (digests omitted when there are none).
+    public var listElementJSON: String {
+        var text = "{\"id\": \(PolicyFormat.quoted(id)), \"executables\": \(executables.policyDescription)"
+        if !sha256.isEmpty { text += ", \"sha256\": \(sha256.policyDescription)" }
+        return text + "}"
+    }
+}
+
+extension Array: PolicyValue where Element: PolicyListElement {
+    /// The list as JSON, in the file's order.
+    public var policyDescription: String { "[" + map(\.listElementJSON).joined(separator: ", ") + "]" }
+}

@@ -1,4 +1,5 @@
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import NIOCore
 
@@ -9,7 +10,7 @@ extension Agent {
         let fallbackMs = machine.configuration.ackDeadlineMs
         let thawed = registry.eventEmitted(event) { [policy] app in
             // An override may give one app another deadline than the one on the wire.
-            let ms = policy.policy.forApp(app.appId).lock.ackDeadlineMs.value ?? fallbackMs
+            let ms = policy.policy.forApp(app.appId)[PolicyKeys.Lock.ackDeadlineMs].value ?? fallbackMs
             return event.time + Double(ms) / 1000
         }
         // Frozen apps resume only after their key event is queued to them.

@@ -1,4 +1,5 @@
 import CordonLifecycle
+import CordonPolicy
 import CordonSystem
 import NIOCore
 
@@ -15,10 +16,10 @@ extension Agent {
             if trigger == .suspend { lockTriggers?.releaseSleepInhibitor() }
             return
         }
-        let lock = containerLock()
+        let lock = containerSettings()
         switch trigger {
         case .screenLock(let source):
-            guard lock.onScreenLock.value else {
+            guard lock[PolicyKeys.Lock.onScreenLock].value else {
                 logger.info("screen lock ignored: lock.onScreenLock is false", metadata: ["source": "\(source)"])
                 return
             }
@@ -32,7 +33,7 @@ extension Agent {
             logger.notice("session idle: locking the container", metadata: ["source": "logind.IdleHint"])
             run(.lock(reason: .idleTimeout, now: clock()))
         case .suspend:
-            guard lock.onSuspend.value else {
+            guard lock[PolicyKeys.Lock.onSuspend].value else {
                 logger.info("suspend ignored: lock.onSuspend is false")
                 lockTriggers?.releaseSleepInhibitor()
                 return

@@ -147,7 +147,7 @@ extension Agent {
             return .reply(encoder.error(error.varlinkError))
         }
         // What the pool's thread needs is read here, on the loop: the work below captures no agent state.
-        let needsDigest = policy.policy.apps.managed[appId]?.value.sha256 != nil
+        let needsDigest = policy.policy.managedApps[appId]?.value.sha256 != nil
         let identity = process.identity
         let facts = storePool.runIfActive(eventLoop: loop) {
             Self.registrationFacts(appId: appId, identity: identity, needsDigest: needsDigest)
@@ -219,7 +219,7 @@ extension Agent {
         }
         // `storage.dataAccess: whenUnlocked`: the key is not handed out while locked.
         if machine.state != .unlocked
-            && policy.policy.forApp(registration.appId).storage.dataAccess.value == .whenUnlocked
+            && policy.policy.forApp(registration.appId)[PolicyKeys.Storage.dataAccess].value == .whenUnlocked
         {
             throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
         }

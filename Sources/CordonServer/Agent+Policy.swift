@@ -8,25 +8,26 @@ import NIOCore
 
 extension Agent {
     /// The lifecycle settings the policy dictates while the apps registered now are: the base
-    /// `lock` section tightened by their overrides' container-wide keys (`LockSettingScope`). The
-    /// daemon's back-off stays.
+    /// tightened by their overrides' container-wide keys (`SettingScope.container`). The daemon's
+    /// back-off stays.
     func lifecycleConfiguration(from effective: EffectivePolicy) -> LifecycleConfiguration {
+        typealias Lock = PolicyKeys.Lock
+        typealias Passcode = PolicyKeys.Passcode
         let defaults = configuration.lifecycle
-        let lock = containerLock(of: effective)
-        let passcode = effective.passcode
+        let settings = containerSettings(of: effective)
         return LifecycleConfiguration(
-            idleTimeoutSeconds: lock.idleTimeoutSeconds.value,
-            reauthGraceSeconds: lock.reauthGraceSeconds.value ?? defaults.reauthGraceSeconds,
-            discardKeyOnLock: lock.discardKeyOnLock.value,
-            maxAttempts: passcode.maxAttempts.value ?? defaults.maxAttempts,
-            ackDeadlineMs: lock.ackDeadlineMs.value ?? defaults.ackDeadlineMs,
-            minPasscodeLength: max(passcode.minLength.value, 1), backoff: defaults.backoff,
-            onMaxAttempts: passcode.onMaxAttempts.value == .wipe ? .wipe : .lockout)
+            idleTimeoutSeconds: settings[Lock.idleTimeoutSeconds].value,
+            reauthGraceSeconds: settings[Lock.reauthGraceSeconds].value ?? defaults.reauthGraceSeconds,
+            discardKeyOnLock: settings[Lock.discardKeyOnLock].value,
+            maxAttempts: settings[Passcode.maxAttempts].value ?? defaults.maxAttempts,
+            ackDeadlineMs: settings[Lock.ackDeadlineMs].value ?? defaults.ackDeadlineMs,
+            minPasscodeLength: max(settings[Passcode.minLength].value, 1), backoff: defaults.backoff,
+            onMaxAttempts: settings[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout)
     }
 
-    /// The container-wide lock settings in force: the base tightened by every registered app's override.
-    func containerLock(of effective: EffectivePolicy? = nil) -> EffectiveLockSettings {
-        (effective ?? policy.policy).containerLock(registeredApps: registry.registrations.values.map(\.appId))
+    /// The container-wide settings in force: the base tightened by every registered app's override.
+    func containerSettings(of effective: EffectivePolicy? = nil) -> EffectivePolicySettings {
+        (effective ?? policy.policy).containerSettings(registeredApps: registry.registrations.values.map(\.appId))
     }
 
     /// Recomputes the lifecycle settings after the registered apps changed (an override's
@@ -47,9 +48,10 @@ extension Agent {
 
     /// The passcode rules the policy dictates.
     var passcodeRules: PasscodeRules {
-        let passcode = policy.policy.passcode
+        let policy = policy.policy
         return PasscodeRules(
-            minLength: max(passcode.minLength.value, 1), requireAlphanumeric: passcode.kind.value == .alphanumeric,
-            allowSimple: passcode.allowSimple.value)
+            minLength: max(policy[PolicyKeys.Passcode.minLength].value, 1),
+            requireAlphanumeric: policy[PolicyKeys.Passcode.kind].value == .alphanumeric,
+            allowSimple: policy[PolicyKeys.Passcode.allowSimple].value)
     }
 }

@@ -56,8 +56,9 @@ extension Agent {
     /// Whether an app id counts as managed: bound in `apps.managed`, or any id while nothing is
     /// bound and `apps.unknown` is `unmanaged` (the same rule registration follows).
     func isManagedByPolicy(_ appId: String) -> Bool {
-        let apps = policy.policy.apps
-        return apps.managed[appId] != nil || (apps.managed.isEmpty && apps.unknown.value == .unmanaged)
+        let policy = policy.policy
+        return policy.managedApps[appId] != nil
+            || (policy.managedApps.isEmpty && policy[PolicyKeys.Apps.unknown].value == .unmanaged)
     }
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when

@@ -59,17 +59,13 @@ extension AgentConfiguration {
     /// its lock and passcode values. It is the fallback: it fills the keys no file sets.
     public var defaultPolicy: PolicyDocument {
         var document = BuiltinPolicy.document
-        var lock = document.lock ?? LockSection()
-        lock.idleTimeoutSeconds = lifecycle.idleTimeoutSeconds
-        lock.reauthGraceSeconds = lifecycle.reauthGraceSeconds
-        lock.discardKeyOnLock = lifecycle.discardKeyOnLock
-        lock.ackDeadlineMs = lifecycle.ackDeadlineMs
-        document.lock = lock
-        var passcode = document.passcode ?? PasscodeSection()
-        passcode.maxAttempts = lifecycle.maxAttempts
-        passcode.minLength = lifecycle.minPasscodeLength
-        passcode.onMaxAttempts = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
-        document.passcode = passcode
+        document[PolicyKeys.Lock.idleTimeoutSeconds] = lifecycle.idleTimeoutSeconds
+        document[PolicyKeys.Lock.reauthGraceSeconds] = lifecycle.reauthGraceSeconds
+        document[PolicyKeys.Lock.discardKeyOnLock] = lifecycle.discardKeyOnLock
+        document[PolicyKeys.Lock.ackDeadlineMs] = lifecycle.ackDeadlineMs
+        document[PolicyKeys.Passcode.maxAttempts] = lifecycle.maxAttempts
+        document[PolicyKeys.Passcode.minLength] = lifecycle.minPasscodeLength
+        document[PolicyKeys.Passcode.onMaxAttempts] = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
         return document
     }
 }

@@ -70,7 +70,7 @@ final class EnforcementComponent: AgentComponent {
     /// Applies the policy's `lock.onAckTimeout` to an app that missed its acknowledgement
     /// deadline (or closed its connection while one was pending).
     func enforce(_ app: AppRegistration, why: String) {
-        let setting = host.policy.policy.forApp(app.appId).lock.onAckTimeout
+        let setting = host.policy.policy.forApp(app.appId)[PolicyKeys.Lock.onAckTimeout]
         let action = EnforcementAction(setting.value)
         var metadata: Logger.Metadata = [
             "appId": "\(app.appId)", "pid": "\(app.pid)", "seq": "\(app.pendingSeq ?? 0)",

@@ -86,7 +86,7 @@ final class PasteboardComponent: AgentComponent {
             // Per app: what an app copied is cleared when that app's policy (base and its
             // overrides) says `clearOnLock`.
             guard let summary = pasteboard.summary,
-                host.policy.policy.forApp(summary.source.appId).pasteboard.clearOnLock.value
+                host.policy.policy.forApp(summary.source.appId)[PolicyKeys.Pasteboard.clearOnLock].value
             else { return }
             logger.info(
                 "pasteboard cleared on lock (pasteboard.clearOnLock)", metadata: ["source": "\(summary.source.appId)"])

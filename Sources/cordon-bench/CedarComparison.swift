@@ -94,7 +94,7 @@ struct CedarComparison {
             let document = try PolicyParser.parse(bytes, source: source).get()
             let evaluator = PolicyEvaluator(
                 EffectivePolicy.merge([(document, source)], fallback: (BuiltinPolicy.document, BuiltinPolicy.source)))
-            let managed = document.apps?.managed?.map(\.id) ?? []
+            let managed = document[PolicyKeys.Apps.managed]?.map(\.id) ?? []
             return Case(
                 name: name, cordonPath: cordonPath, cedarPath: cedarDirectory + "/" + name + ".cedar",
                 evaluator: evaluator, requests: CedarRequestMix.requests(managedIds: managed))

@@ -15,7 +15,7 @@ struct PolicyCommand: AsyncParsableCommand {
         subcommands: [
             PolicyStatusCommand.self, PolicyShowCommand.self, PolicyExplainCommand.self, PolicyCheckCommand.self,
             PolicyValidateCommand.self, PolicyPushCommand.self, PolicyReloadCommand.self, PolicyKeygenCommand.self,
-            PolicySignCommand.self,
+            PolicySignCommand.self, PolicySchemaCommand.self,
         ])
 }
 

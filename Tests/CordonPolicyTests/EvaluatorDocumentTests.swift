@@ -7,7 +7,7 @@ struct EvaluatorDocumentTests {
 
     @Test(arguments: [ShareScope.any, .managed, .none])
     func sendToScopes(scope: ShareScope) {
-        let evaluator = F.evaluator((F.documents(DocumentsSection(sendTo: scope)), F.admin))
+        let evaluator = F.evaluator((F.documents(PolicyKeys.Documents.sendTo(scope)), F.admin))
         let toManaged = evaluator.decide(F.send(from: F.notes, to: F.mail))
         let toUnmanaged = evaluator.decide(F.send(from: F.notes, to: F.browser))
         let toNobody = evaluator.decide(F.send(from: F.notes, to: nil))
@@ -20,7 +20,7 @@ struct EvaluatorDocumentTests {
 
     @Test(arguments: [ShareScope.any, .managed, .none])
     func receiveFromScopes(scope: ShareScope) {
-        let evaluator = F.evaluator((F.documents(DocumentsSection(receiveFrom: scope)), F.admin))
+        let evaluator = F.evaluator((F.documents(PolicyKeys.Documents.receiveFrom(scope)), F.admin))
         #expect(evaluator.decide(F.receive(by: F.notes, from: F.mail)).allowed == (scope != .none))
         #expect(evaluator.decide(F.receive(by: F.notes, from: F.browser)).allowed == (scope == .any))
         let denied = evaluator.decide(F.receive(by: F.notes, from: F.browser))
@@ -31,8 +31,8 @@ struct EvaluatorDocumentTests {
     }
 
     @Test func allowedTargetsMustListTheTargetAndDenialsNameTheListsThatLeaveItOut() {
-        let first = F.documents(DocumentsSection(allowedTargets: [F.mail.id, F.browser.id]))
-        let second = F.documents(DocumentsSection(allowedTargets: [F.mail.id]))
+        let first = F.documents(PolicyKeys.Documents.allowedTargets([F.mail.id, F.browser.id]))
+        let second = F.documents(PolicyKeys.Documents.allowedTargets([F.mail.id]))
         let evaluator = F.evaluator((first, F.admin), (second, F.team))
         let allowed = evaluator.decide(F.send(from: F.notes, to: F.mail))
         #expect(allowed.allowed)
@@ -47,12 +47,12 @@ struct EvaluatorDocumentTests {
     }
 
     @Test func allowedSourcesMustListTheSource() {
-        let evaluator = F.evaluator((F.documents(DocumentsSection(allowedSources: [F.mail.id])), F.user))
+        let evaluator = F.evaluator((F.documents(PolicyKeys.Documents.allowedSources([F.mail.id])), F.user))
         #expect(evaluator.decide(F.receive(by: F.notes, from: F.mail)).allowed)
         let denied = evaluator.decide(F.receive(by: F.notes, from: F.game))
         #expect(denied.reason == "documents.allowedSources does not list the source")
         #expect(denied.rules == [F.rule(F.user, "/documents/allowedSources")])
-        let empty = F.evaluator((F.documents(DocumentsSection(allowedSources: [])), F.user))
+        let empty = F.evaluator((F.documents(PolicyKeys.Documents.allowedSources([])), F.user))
         #expect(!empty.decide(F.receive(by: F.notes, from: F.mail)).allowed, "an empty list allows nothing")
     }
 
@@ -64,7 +64,7 @@ struct EvaluatorDocumentTests {
         ("application/x-msdownload", false),
     ])
     func blockedTypesMatchMIMETypesWildcardsAndExtensions(contentType: String, blocked: Bool) {
-        let section = DocumentsSection(blockedTypes: ["application/pdf", "image/*", ".exe", ".tar.gz"])
+        let section = PolicyKeys.Documents.blockedTypes(["application/pdf", "image/*", ".exe", ".tar.gz"])
         let evaluator = F.evaluator((F.documents(section), F.admin))
         let send = evaluator.decide(F.send(from: F.notes, to: F.mail, contentType: contentType))
         let receive = evaluator.decide(F.receive(by: F.notes, from: F.mail, contentType: contentType))
@@ -76,22 +76,22 @@ struct EvaluatorDocumentTests {
     }
 
     @Test func blockedTypeDenialsNameTheDocumentsListingThePattern() {
-        let first = F.documents(DocumentsSection(blockedTypes: [".exe", "image/*"]))
-        let second = F.documents(DocumentsSection(blockedTypes: [".EXE"]))
+        let first = F.documents(PolicyKeys.Documents.blockedTypes([".exe", "image/*"]))
+        let second = F.documents(PolicyKeys.Documents.blockedTypes([".EXE"]))
         let evaluator = F.evaluator((first, F.admin), (second, F.user))
         let exe = evaluator.decide(F.send(from: F.notes, to: F.mail, contentType: "a.exe"))
         #expect(exe.reason == #"documents.blockedTypes lists ".exe" and the content matches it"#)
         #expect(exe.rules == [F.rule(F.admin, "/documents/blockedTypes"), F.rule(F.user, "/documents/blockedTypes")])
         let image = evaluator.decide(F.send(from: F.notes, to: F.mail, contentType: "image/gif"))
         #expect(image.rules == [F.rule(F.admin, "/documents/blockedTypes")])
-        let everything = F.evaluator((F.documents(DocumentsSection(blockedTypes: ["*/*"])), F.admin))
+        let everything = F.evaluator((F.documents(PolicyKeys.Documents.blockedTypes(["*/*"])), F.admin))
         #expect(!everything.decide(F.send(from: F.notes, to: F.mail, contentType: "text/plain")).allowed)
         #expect(everything.decide(F.send(from: F.notes, to: F.mail, contentType: "notes.txt")).allowed)
         #expect(everything.decide(F.send(from: F.notes, to: F.mail)).allowed, "no content type, nothing to match")
     }
 
     @Test func saveCopiesBlockDeniesEverySave() {
-        let evaluator = F.evaluator((F.documents(DocumentsSection(saveCopies: .block)), F.admin))
+        let evaluator = F.evaluator((F.documents(PolicyKeys.Documents.saveCopies(.block)), F.admin))
         let decision = evaluator.decide(F.save(to: "/home/ada/a.txt"))
         #expect(!decision.allowed)
         #expect(decision.reason == #"documents.saveCopies is "block""#)
@@ -105,7 +105,7 @@ struct EvaluatorDocumentTests {
         ("/tmp/a.txt", false), ("~/Documents/a.txt", false),
     ])
     func saveLocationsMatchGlobs(location: String, allowed: Bool) {
-        let section = DocumentsSection(saveLocations: ["/home/*/Documents/**", "/srv/share/r?.csv"])
+        let section = PolicyKeys.Documents.saveLocations(["/home/*/Documents/**", "/srv/share/r?.csv"])
         let evaluator = F.evaluator((F.documents(section), F.admin))
         let decision = evaluator.decide(F.save(to: location))
         #expect(decision.allowed == allowed)
@@ -116,8 +116,8 @@ struct EvaluatorDocumentTests {
     }
 
     @Test func saveLocationsOfSeveralDocumentsMustAllMatch() {
-        let first = F.documents(DocumentsSection(saveLocations: ["/home/*/Documents/**"]))
-        let second = F.documents(DocumentsSection(saveLocations: ["/home/ada/**", "/srv/**"]))
+        let first = F.documents(PolicyKeys.Documents.saveLocations(["/home/*/Documents/**"]))
+        let second = F.documents(PolicyKeys.Documents.saveLocations(["/home/ada/**", "/srv/**"]))
         let evaluator = F.evaluator((first, F.admin), (second, F.user))
         #expect(evaluator.decide(F.save(to: "/home/ada/Documents/a.txt")).allowed)
         let bob = evaluator.decide(F.save(to: "/home/bob/Documents/a.txt"))
@@ -126,11 +126,12 @@ struct EvaluatorDocumentTests {
         let noLocation = evaluator.decide(F.save(to: nil))
         #expect(noLocation.reason == "documents.saveLocations is set and the save names no location")
         #expect(
-            !F.evaluator((F.documents(DocumentsSection(saveLocations: [])), F.admin)).decide(F.save(to: "/a")).allowed)
+            !F.evaluator((F.documents(PolicyKeys.Documents.saveLocations([])), F.admin)).decide(F.save(to: "/a"))
+                .allowed)
     }
 
     @Test func savingABlockedExtensionIsDeniedByItsLocation() {
-        let evaluator = F.evaluator((F.documents(DocumentsSection(blockedTypes: [".exe", "text/*"])), F.admin))
+        let evaluator = F.evaluator((F.documents(PolicyKeys.Documents.blockedTypes([".exe", "text/*"])), F.admin))
         #expect(!evaluator.decide(F.save(to: "/home/ada/setup.EXE")).allowed)
         #expect(evaluator.decide(F.save(to: "/home/ada/text/plain")).allowed, "MIME entries never match paths")
         let allowed = evaluator.decide(F.save(to: "/home/ada/a.txt"))
@@ -140,7 +141,8 @@ struct EvaluatorDocumentTests {
 
     @Test func anAppOverrideTightensOnlyThatAppsDocuments() {
         let document = PolicyDocument(overrides: [
-            PolicyOverride(apps: [F.notes.id], documents: DocumentsSection(sendTo: .managed, saveCopies: .block))
+            PolicyOverride(
+                apps: [F.notes.id], PolicyKeys.Documents.sendTo(.managed), PolicyKeys.Documents.saveCopies(.block))
         ])
         let evaluator = F.evaluator((document, F.admin))
         #expect(!evaluator.decide(F.send(from: F.notes, to: F.browser)).allowed)

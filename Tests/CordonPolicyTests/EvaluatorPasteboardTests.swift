@@ -102,7 +102,7 @@ struct EvaluatorPasteboardTests {
 
     @Test func aSourceOverrideRestrictsWhereItsContentGoes() {
         let document = PolicyDocument(overrides: [
-            PolicyOverride(apps: [F.mail.id], pasteboard: PasteboardSection(copyOut: .blocked))
+            PolicyOverride(apps: [F.mail.id], PolicyKeys.Pasteboard.copyOut(.blocked))
         ])
         let evaluator = F.evaluator((document, F.admin))
         let decision = evaluator.decide(F.paste(into: F.notes, from: F.mail))
@@ -115,8 +115,8 @@ struct EvaluatorPasteboardTests {
 
     @Test func whenBothAppsHaveOverridesTheTighterTruncationWins() {
         let document = PolicyDocument(overrides: [
-            PolicyOverride(apps: [F.mail.id], pasteboard: PasteboardSection(maxChars: 300)),
-            PolicyOverride(apps: [F.notes.id], pasteboard: PasteboardSection(maxChars: 200)),
+            PolicyOverride(apps: [F.mail.id], PolicyKeys.Pasteboard.maxChars(300)),
+            PolicyOverride(apps: [F.notes.id], PolicyKeys.Pasteboard.maxChars(200)),
         ])
         let evaluator = F.evaluator((document, F.admin))
         let intoNotes = evaluator.decide(F.paste(into: F.notes, from: F.mail, length: 1000))
@@ -126,7 +126,7 @@ struct EvaluatorPasteboardTests {
         #expect(intoMail.rules.contains(F.rule(F.admin, "/overrides/0/pasteboard/maxChars")))
         #expect(intoMail.rules.contains(F.rule(F.admin, "/overrides/1/pasteboard/maxChars")))
         let managedOnly = PolicyDocument(overrides: [
-            PolicyOverride(apps: [F.browser.id], pasteboard: PasteboardSection(copyOut: .managed))
+            PolicyOverride(apps: [F.browser.id], PolicyKeys.Pasteboard.copyOut(.managed))
         ])
         let both = F.evaluator((document, F.admin), (managedOnly, F.team))
         #expect(!both.decide(F.paste(into: F.notes, from: F.browser)).allowed)

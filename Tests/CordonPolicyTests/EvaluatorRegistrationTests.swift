@@ -7,7 +7,7 @@ struct EvaluatorRegistrationTests {
 
     static let digest = String(repeating: "ab", count: 32)
     static let binding = PolicyDocument(
-        apps: AppsSection(managed: [
+        PolicyKeys.Apps.managed([
             ManagedApp(id: "com.example.notes", executables: ["/usr/bin/notes"]),
             ManagedApp(id: "com.example.mail", executables: ["/usr/bin/mail"], sha256: [digest]),
         ]))
@@ -16,8 +16,9 @@ struct EvaluatorRegistrationTests {
         mismatch: ConditionAction? = nil, debugger: ConditionAction? = nil, preload: ConditionAction? = nil
     ) -> PolicyDocument {
         PolicyDocument(
-            conditions: ConditionsSection(
-                debuggerAttached: debugger, preloadInjected: preload, executableMismatch: mismatch))
+            PolicyKeys.Conditions.debuggerAttached(ifSet: debugger),
+            PolicyKeys.Conditions.preloadInjected(ifSet: preload),
+            PolicyKeys.Conditions.executableMismatch(ifSet: mismatch))
     }
 
     @Test func aBoundExecutableRegistersManaged() {
@@ -69,7 +70,7 @@ struct EvaluatorRegistrationTests {
         #expect(decision.reason == #"apps.unknown is "unmanaged" and "org.example.game" is not bound in apps.managed"#)
         #expect(decision.rules == [F.rule(F.builtin, "/apps/unknown")])
         let refusing = F.evaluator(
-            (Self.binding, F.admin), (PolicyDocument(apps: AppsSection(unknown: .refuse)), F.user))
+            (Self.binding, F.admin), (PolicyDocument(PolicyKeys.Apps.unknown(.refuse)), F.user))
         let refused = refusing.register(facts)
         #expect(refused.outcome == .refused)
         #expect(refused.rules == [F.rule(F.user, "/apps/unknown")])
@@ -111,7 +112,7 @@ struct EvaluatorRegistrationTests {
 
     @Test func overridesTightenConditionsPerApp() {
         let document = PolicyDocument(overrides: [
-            PolicyOverride(apps: ["com.example.notes"], conditions: ConditionsSection(debuggerAttached: .block))
+            PolicyOverride(apps: ["com.example.notes"], PolicyKeys.Conditions.debuggerAttached(.block))
         ])
         let evaluator = F.evaluator((Self.binding, F.admin), (document, F.team))
         let notes = RegistrationFacts(appId: "com.example.notes", executable: "/usr/bin/notes", debuggerAttached: true)

@@ -25,7 +25,7 @@ struct ExplainTests {
 
     @Test func aPasteFromAnOverriddenSourceExplainsBothApps() {
         let document = PolicyDocument(overrides: [
-            PolicyOverride(apps: [F.mail.id], pasteboard: PasteboardSection(copyOut: .blocked))
+            PolicyOverride(apps: [F.mail.id], PolicyKeys.Pasteboard.copyOut(.blocked))
         ])
         let evaluator = F.evaluator((document, F.admin))
         let explanation = evaluator.explain(F.paste(into: F.notes, from: F.mail))
@@ -36,8 +36,9 @@ struct ExplainTests {
     }
 
     @Test func documentExplanationsListTheirSettingsAndListsAllContribute() {
-        let first = F.documents(DocumentsSection(sendTo: .managed, allowedTargets: ["a", "b"]))
-        let second = F.documents(DocumentsSection(allowedTargets: ["b"], blockedTypes: [".exe"]))
+        let first = F.documents(PolicyKeys.Documents.sendTo(.managed), PolicyKeys.Documents.allowedTargets(["a", "b"]))
+        let second = F.documents(
+            PolicyKeys.Documents.allowedTargets(["b"]), PolicyKeys.Documents.blockedTypes([".exe"]))
         let evaluator = F.evaluator((first, F.admin), (second, F.team))
         let send = evaluator.explain(F.send(from: F.notes, to: F.mail))
         #expect(
@@ -56,7 +57,7 @@ struct ExplainTests {
     }
 
     @Test func aRegistrationExplanationShowsTheBindingUnknownAndConditions() {
-        let binding = PolicyDocument(apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"])]))
+        let binding = PolicyDocument(PolicyKeys.Apps.managed([ManagedApp(id: "n", executables: ["/n"])]))
         let evaluator = F.evaluator((binding, F.admin))
         let facts = RegistrationFacts(appId: "n", executable: "/other", debuggerAttached: true)
         let explanation = evaluator.explain(facts)
@@ -83,8 +84,8 @@ struct ExplainTests {
 
     @Test func describeEffectiveListsEverySettingWithProvenance() {
         let overrides = PolicyDocument(
-            apps: AppsSection(managed: [ManagedApp(id: "org/odd~id", executables: ["/x"])]),
-            overrides: [PolicyOverride(apps: ["n"], pasteboard: PasteboardSection(maxChars: 7))])
+            PolicyKeys.Apps.managed([ManagedApp(id: "org/odd~id", executables: ["/x"])]),
+            overrides: [PolicyOverride(apps: ["n"], PolicyKeys.Pasteboard.maxChars(7))])
         let evaluator = F.evaluator((overrides, F.admin))
         let shown = evaluator.describeEffective()
         let paths = shown.map(\.path)

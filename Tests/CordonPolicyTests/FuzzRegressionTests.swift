@@ -282,7 +282,7 @@ enum PolicyEvaluationFuzzCheck {
 
     /// App ids the document names (and one it does not), at most four.
     static func appIds(_ document: PolicyDocument) -> [String] {
-        let named = document.overrides.flatMap(\.apps) + (document.apps?.managed ?? []).map(\.id)
+        let named = document.overrides.flatMap(\.apps) + (document[PolicyKeys.Apps.managed] ?? []).map(\.id)
         var ids = ["com.example.fuzz"]
         for id in named where !ids.contains(id) && ids.count < 4 { ids.append(id) }
         return ids
@@ -291,14 +291,17 @@ enum PolicyEvaluationFuzzCheck {
     /// A few requests of every action for every app id, varying the peer, location, type, length.
     static func requests(_ document: PolicyDocument) -> [DecisionRequest] {
         let ids = appIds(document)
-        let sections = [document.documents] + document.overrides.map(\.documents)
+        typealias Documents = PolicyKeys.Documents
+        let sections = [document.settings] + document.overrides.map(\.settings)
         let locations =
             ["/home/user/Documents/report.pdf", "/tmp/payload.exe"]
-            + sections.compactMap { $0?.saveLocations?.first }.prefix(2)
-        let types: [String?] = [nil, "text/plain"] + sections.compactMap { $0?.blockedTypes?.first }.prefix(2)
+            + sections.compactMap { $0[Documents.saveLocations]?.first }.prefix(2)
+        let types: [String?] =
+            [nil, "text/plain"] + sections.compactMap { $0[Documents.blockedTypes]?.first }.prefix(2)
         let lengths: [Int?] = [nil, 10, 20_000_000]
         var requests: [DecisionRequest] = []
-        let listed = sections.flatMap { [$0?.allowedTargets?.first, $0?.allowedSources?.first] }.compactMap { $0 }
+        let listed = sections.flatMap { [$0[Documents.allowedTargets]?.first, $0[Documents.allowedSources]?.first] }
+            .compactMap { $0 }
         let others = Array(ids.dropFirst().prefix(2) + listed.prefix(4)) + ["com.example.peer"]
         for (index, id) in ids.enumerated() {
             for action in PolicyAction.allCases {
@@ -321,7 +324,7 @@ enum PolicyEvaluationFuzzCheck {
 
     /// Registrations of every app id: bound and other executables, with and without conditions.
     static func registrations(_ document: PolicyDocument) -> [RegistrationFacts] {
-        let bindings = document.apps?.managed ?? []
+        let bindings = document[PolicyKeys.Apps.managed] ?? []
         return appIds(document).flatMap { id -> [RegistrationFacts] in
             let binding = bindings.first { $0.id == id }
             let executables = (binding?.executables.prefix(1) ?? []) + ["/usr/bin/fuzz"]

@@ -9,16 +9,19 @@ enum MergeFixtures {
 
     /// A default that sets every key (as the built-in default does), constructed directly.
     static let defaults = PolicyDocument(
-        apps: AppsSection(managed: [], unknown: .unmanaged),
-        passcode: PasscodeSection(
-            minLength: 4, kind: .numeric, allowSimple: true, maxAttempts: 10, onMaxAttempts: .wipe),
-        lock: LockSection(
-            idleTimeoutSeconds: 300, onScreenLock: true, onSuspend: true, reauthGraceSeconds: 60,
-            discardKeyOnLock: false, ackDeadlineMs: 2000, onAckTimeout: .report),
-        pasteboard: PasteboardSection(copyOut: .any, maxChars: 10_000_000, clearOnLock: false),
-        documents: DocumentsSection(sendTo: .any, receiveFrom: .any, saveCopies: .allow, blockedTypes: []),
-        storage: StorageSection(dataAccess: .afterFirstUnlock),
-        conditions: ConditionsSection(debuggerAttached: .warn, preloadInjected: .warn, executableMismatch: .warn))
+        PolicyKeys.Apps.managed([]), PolicyKeys.Apps.unknown(.unmanaged),
+        PolicyKeys.Passcode.minLength(4), PolicyKeys.Passcode.kind(.numeric), PolicyKeys.Passcode.allowSimple(true),
+        PolicyKeys.Passcode.maxAttempts(10), PolicyKeys.Passcode.onMaxAttempts(.wipe),
+        PolicyKeys.Lock.idleTimeoutSeconds(300), PolicyKeys.Lock.onScreenLock(true), PolicyKeys.Lock.onSuspend(true),
+        PolicyKeys.Lock.reauthGraceSeconds(60), PolicyKeys.Lock.discardKeyOnLock(false),
+        PolicyKeys.Lock.ackDeadlineMs(2000), PolicyKeys.Lock.onAckTimeout(.report),
+        PolicyKeys.Pasteboard.copyOut(.any), PolicyKeys.Pasteboard.maxChars(10_000_000),
+        PolicyKeys.Pasteboard.clearOnLock(false),
+        PolicyKeys.Documents.sendTo(.any), PolicyKeys.Documents.receiveFrom(.any),
+        PolicyKeys.Documents.saveCopies(.allow), PolicyKeys.Documents.blockedTypes([]),
+        PolicyKeys.Storage.dataAccess(.afterFirstUnlock),
+        PolicyKeys.Conditions.debuggerAttached(.warn), PolicyKeys.Conditions.preloadInjected(.warn),
+        PolicyKeys.Conditions.executableMismatch(.warn))
 
     static func rule(_ source: PolicySource, _ pointer: String) -> RuleReference {
         RuleReference(source: source, pointer: pointer)
@@ -36,12 +39,17 @@ enum MergeFixtures {
 
     /// A document that only sets `pasteboard`.
     static func pasteboard(_ copyOut: PasteboardLevel? = nil, maxChars: Int? = nil) -> PolicyDocument {
-        PolicyDocument(pasteboard: PasteboardSection(copyOut: copyOut, maxChars: maxChars))
+        PolicyDocument(PolicyKeys.Pasteboard.copyOut(ifSet: copyOut), PolicyKeys.Pasteboard.maxChars(ifSet: maxChars))
     }
 
     /// A document that only sets `documents`.
-    static func documents(_ section: DocumentsSection) -> PolicyDocument {
-        PolicyDocument(documents: section)
+    static func documents(_ entries: PolicySettingEntry?...) -> PolicyDocument {
+        documents(entries)
+    }
+
+    /// A document that only sets these `documents` entries.
+    static func documents(_ entries: [PolicySettingEntry?]) -> PolicyDocument {
+        PolicyDocument(settings: PolicySettingValues(entries), overrides: [])
     }
 
     static func app(_ id: String, managed: Bool = true) -> AppFacts { AppFacts(id: id, managed: managed) }

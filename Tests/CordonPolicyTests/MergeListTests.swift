@@ -6,114 +6,116 @@ struct MergeListTests {
     typealias F = MergeFixtures
 
     @Test func allowListsIntersectAndAnAbsentListRestrictsNothing() {
-        let first = F.documents(DocumentsSection(allowedTargets: ["a", "b"], allowedSources: ["x"]))
-        let second = F.documents(DocumentsSection(allowedTargets: ["b", "c"]))
+        let first = F.documents(
+            PolicyKeys.Documents.allowedTargets(["a", "b"]), PolicyKeys.Documents.allowedSources(["x"]))
+        let second = F.documents(PolicyKeys.Documents.allowedTargets(["b", "c"]))
         let policy = F.merge((first, F.admin), (second, F.team), (F.pasteboard(.any), F.user))
-        #expect(policy.base.documents.allowedTargets.value == ["b"])
+        #expect(policy.base[PolicyKeys.Documents.allowedTargets].value == ["b"])
         #expect(
-            policy.base.documents.allowedTargets.rules == [
+            policy.base[PolicyKeys.Documents.allowedTargets].rules == [
                 F.rule(F.admin, "/documents/allowedTargets"), F.rule(F.team, "/documents/allowedTargets"),
             ])
-        #expect(policy.base.documents.allowedSources.value == ["x"])
-        #expect(F.merge((F.pasteboard(.any), F.admin)).base.documents.allowedTargets.value == nil)
+        #expect(policy.base[PolicyKeys.Documents.allowedSources].value == ["x"])
+        #expect(F.merge((F.pasteboard(.any), F.admin)).base[PolicyKeys.Documents.allowedTargets].value == nil)
     }
 
     @Test func anEmptyAllowListAllowsNothingAndStaysEmpty() {
-        let empty = F.documents(DocumentsSection(allowedTargets: []))
-        let listed = F.documents(DocumentsSection(allowedTargets: ["a"]))
+        let empty = F.documents(PolicyKeys.Documents.allowedTargets([]))
+        let listed = F.documents(PolicyKeys.Documents.allowedTargets(["a"]))
         let policy = F.merge((listed, F.admin), (empty, F.user))
-        #expect(policy.base.documents.allowedTargets.value == Set<String>())
+        #expect(policy.base[PolicyKeys.Documents.allowedTargets].value == Set<String>())
     }
 
     @Test func saveLocationsKeepOneClausePerDocument() {
-        let first = F.documents(DocumentsSection(saveLocations: ["/home/*/Documents/**", "/srv/**"]))
-        let second = F.documents(DocumentsSection(saveLocations: ["/home/ada/**"]))
+        let first = F.documents(PolicyKeys.Documents.saveLocations(["/home/*/Documents/**", "/srv/**"]))
+        let second = F.documents(PolicyKeys.Documents.saveLocations(["/home/ada/**"]))
         let policy = F.merge((first, F.admin), (second, F.user), (first, F.team))
-        let clauses = policy.base.documents.saveLocations.value?.clauses
+        let clauses = policy.base[PolicyKeys.Documents.saveLocations].value?.clauses
         #expect(clauses == [["/home/*/Documents/**", "/srv/**"], ["/home/ada/**"]])
-        #expect(policy.base.documents.saveLocations.rules.count == 3)
+        #expect(policy.base[PolicyKeys.Documents.saveLocations].rules.count == 3)
         #expect(
-            policy.base.documents.saveLocations.value?.policyDescription
+            policy.base[PolicyKeys.Documents.saveLocations].value?.policyDescription
                 == #"["/home/*/Documents/**", "/srv/**"] and ["/home/ada/**"]"#)
     }
 
     @Test func blockedTypesUniteNormalized() {
-        let first = F.documents(DocumentsSection(blockedTypes: [".EXE ", "image/*"]))
-        let second = F.documents(DocumentsSection(blockedTypes: [".exe", "Application/PDF", "  "]))
+        let first = F.documents(PolicyKeys.Documents.blockedTypes([".EXE ", "image/*"]))
+        let second = F.documents(PolicyKeys.Documents.blockedTypes([".exe", "Application/PDF", "  "]))
         let policy = F.merge((first, F.admin), (second, F.user))
-        #expect(policy.base.documents.blockedTypes.value == [".exe", "image/*", "application/pdf"])
-        #expect(policy.base.documents.blockedTypes.rules.count == 2)
+        #expect(policy.base[PolicyKeys.Documents.blockedTypes].value == [".exe", "image/*", "application/pdf"])
+        #expect(policy.base[PolicyKeys.Documents.blockedTypes].rules.count == 2)
     }
 
     @Test func managedAppsUniteAndOneIdIntersects() {
         let first = PolicyDocument(
-            apps: AppsSection(managed: [
+            PolicyKeys.Apps.managed([
                 ManagedApp(id: "notes", executables: ["/usr/bin/notes", "/opt/notes/bin/notes"]),
                 ManagedApp(id: "mail", executables: ["/usr/bin/mail"], sha256: ["AA", "bb"]),
             ]))
         let second = PolicyDocument(
-            apps: AppsSection(managed: [
+            PolicyKeys.Apps.managed([
                 ManagedApp(id: "notes", executables: ["/opt/notes/bin/notes"], sha256: ["cc"]),
                 ManagedApp(id: "mail", executables: ["/usr/bin/mail"], sha256: ["aa"]),
             ]))
         let policy = F.merge((first, F.admin), (second, F.team))
-        let notes = policy.apps.managed["notes"]
+        let notes = policy.managedApps["notes"]
         #expect(notes?.value.executables == ["/opt/notes/bin/notes"])
         #expect(notes?.value.sha256 == ["cc"], "no digest list is no restriction")
         #expect(notes?.rules == [F.rule(F.admin, "/apps/managed/0"), F.rule(F.team, "/apps/managed/0")])
-        #expect(policy.apps.managed["mail"]?.value.sha256 == ["aa"], "digests are lower-cased, then intersect")
-        #expect(policy.apps.managed["mail"]?.rules.last == F.rule(F.team, "/apps/managed/1"))
+        #expect(policy.managedApps["mail"]?.value.sha256 == ["aa"], "digests are lower-cased, then intersect")
+        #expect(policy.managedApps["mail"]?.rules.last == F.rule(F.team, "/apps/managed/1"))
     }
 
     @Test func disjointDigestListsAllowNoDigest() {
         let first = PolicyDocument(
-            apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"], sha256: ["aa"])]))
+            PolicyKeys.Apps.managed([ManagedApp(id: "n", executables: ["/n"], sha256: ["aa"])]))
         let second = PolicyDocument(
-            apps: AppsSection(managed: [ManagedApp(id: "n", executables: ["/n"], sha256: ["bb"])]))
+            PolicyKeys.Apps.managed([ManagedApp(id: "n", executables: ["/n"], sha256: ["bb"])]))
         let policy = F.merge((first, F.admin), (second, F.team))
-        #expect(policy.apps.managed["n"]?.value.sha256 == Set<String>())
+        #expect(policy.managedApps["n"]?.value.sha256 == Set<String>())
     }
 
     @Test func userDocumentsCannotAddManagedAppsButCanRefuseUnknownOnes() {
         let user = PolicyDocument(
-            apps: AppsSection(managed: [ManagedApp(id: "evil", executables: ["/tmp/evil"])], unknown: .refuse))
+            PolicyKeys.Apps.managed([ManagedApp(id: "evil", executables: ["/tmp/evil"])]),
+            PolicyKeys.Apps.unknown(.refuse))
         let policy = F.merge((F.defaults, F.builtin), (user, F.user))
-        #expect(policy.apps.managed.isEmpty)
-        #expect(policy.apps.unknown.value == .refuse)
-        #expect(policy.apps.unknown.rules == [F.rule(F.user, "/apps/unknown")])
+        #expect(policy.managedApps.isEmpty)
+        #expect(policy[PolicyKeys.Apps.unknown].value == .refuse)
+        #expect(policy[PolicyKeys.Apps.unknown].rules == [F.rule(F.user, "/apps/unknown")])
     }
 
     @Test func overridesApplyPerAppAndOnlyTighten() {
         let base = F.pasteboard(.managed, maxChars: 1000)
         let override = PolicyDocument(overrides: [
-            PolicyOverride(apps: ["notes"], pasteboard: PasteboardSection(copyOut: .any, maxChars: 100)),
-            PolicyOverride(apps: ["notes", "mail"], documents: DocumentsSection(sendTo: ShareScope.none)),
+            PolicyOverride(apps: ["notes"], PolicyKeys.Pasteboard.copyOut(.any), PolicyKeys.Pasteboard.maxChars(100)),
+            PolicyOverride(apps: ["notes", "mail"], PolicyKeys.Documents.sendTo(ShareScope.none)),
         ])
         let policy = F.merge((base, F.admin), (override, F.team))
         let notes = policy.forApp("notes")
-        #expect(notes.pasteboard.copyOut.value == .managed, "an override cannot loosen the base")
-        #expect(notes.pasteboard.maxChars.value == 100)
-        #expect(notes.pasteboard.maxChars.rules == [F.rule(F.team, "/overrides/0/pasteboard/maxChars")])
-        #expect(notes.documents.sendTo.value == .none)
-        #expect(notes.documents.sendTo.rules == [F.rule(F.team, "/overrides/1/documents/sendTo")])
-        #expect(policy.forApp("mail").documents.sendTo.value == .none)
-        #expect(policy.forApp("mail").pasteboard.maxChars.value == 1000)
+        #expect(notes[PolicyKeys.Pasteboard.copyOut].value == .managed, "an override cannot loosen the base")
+        #expect(notes[PolicyKeys.Pasteboard.maxChars].value == 100)
+        #expect(notes[PolicyKeys.Pasteboard.maxChars].rules == [F.rule(F.team, "/overrides/0/pasteboard/maxChars")])
+        #expect(notes[PolicyKeys.Documents.sendTo].value == .none)
+        #expect(notes[PolicyKeys.Documents.sendTo].rules == [F.rule(F.team, "/overrides/1/documents/sendTo")])
+        #expect(policy.forApp("mail")[PolicyKeys.Documents.sendTo].value == .none)
+        #expect(policy.forApp("mail")[PolicyKeys.Pasteboard.maxChars].value == 1000)
         #expect(policy.forApp("other") == policy.base)
         #expect(policy.overriddenApps == ["mail", "notes"])
     }
 
     @Test func overridesOfSeveralDocumentsForOneAppMerge() {
-        let first = PolicyDocument(overrides: [PolicyOverride(apps: ["notes"], lock: LockSection(ackDeadlineMs: 900))])
-        let second = PolicyDocument(overrides: [PolicyOverride(apps: ["notes"], lock: LockSection(ackDeadlineMs: 300))])
+        let first = PolicyDocument(overrides: [PolicyOverride(apps: ["notes"], PolicyKeys.Lock.ackDeadlineMs(900))])
+        let second = PolicyDocument(overrides: [PolicyOverride(apps: ["notes"], PolicyKeys.Lock.ackDeadlineMs(300))])
         let policy = F.merge((F.defaults, F.builtin), (first, F.admin), (second, F.user))
-        #expect(policy.forApp("notes").lock.ackDeadlineMs.value == 300)
-        #expect(policy.forApp("notes").lock.ackDeadlineMs.candidates.count == 3)
-        #expect(policy.base.lock.ackDeadlineMs.value == 2000)
+        #expect(policy.forApp("notes")[PolicyKeys.Lock.ackDeadlineMs].value == 300)
+        #expect(policy.forApp("notes")[PolicyKeys.Lock.ackDeadlineMs].candidates.count == 3)
+        #expect(policy.base[PolicyKeys.Lock.ackDeadlineMs].value == 2000)
     }
 
     @Test func theVersionHashIgnoresDocumentOrderAndProvenance() {
         let first = F.pasteboard(.managed)
-        let second = F.documents(DocumentsSection(allowedTargets: ["a"]))
+        let second = F.documents(PolicyKeys.Documents.allowedTargets(["a"]))
         let forward = F.merge((F.defaults, F.builtin), (first, F.admin), (second, F.team))
         let backward = F.merge((second, F.team), (first, F.admin), (F.defaults, F.builtin))
         #expect(forward.versionHash == backward.versionHash)
@@ -132,7 +134,7 @@ struct MergeListTests {
             (F.defaults, F.builtin),
             (
                 PolicyDocument(overrides: [
-                    PolicyOverride(apps: ["n"], pasteboard: PasteboardSection(copyOut: .blocked))
+                    PolicyOverride(apps: ["n"], PolicyKeys.Pasteboard.copyOut(.blocked))
                 ]), F.admin
             ))
         #expect(plain.versionHash != overridden.versionHash)

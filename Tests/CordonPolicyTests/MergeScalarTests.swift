@@ -7,28 +7,30 @@ struct MergeScalarTests {
 
     @Test func anEmptyPolicyIsTotalWithTheLoosestValues() {
         let policy = EffectivePolicy.empty
-        #expect(policy.base.lock.idleTimeoutSeconds.value == 0)
-        #expect(policy.base.lock.reauthGraceSeconds.value == nil)
-        #expect(policy.base.lock.ackDeadlineMs.value == nil)
-        #expect(policy.base.lock.onAckTimeout.value == .report)
-        #expect(policy.base.pasteboard.copyOut.value == .any)
-        #expect(policy.base.pasteboard.maxChars.value == nil)
-        #expect(policy.base.documents.allowedTargets.value == nil)
-        #expect(policy.base.documents.blockedTypes.value.isEmpty)
-        #expect(policy.base.conditions.executableMismatch.value == .warn)
-        #expect(policy.passcode.minLength.value == 0)
-        #expect(policy.passcode.allowSimple.value == true)
-        #expect(policy.passcode.maxAttempts.value == nil)
-        #expect(policy.apps.unknown.value == .unmanaged)
-        #expect(!policy.base.pasteboard.copyOut.isSet)
-        #expect(policy.base.pasteboard.copyOut.rules.isEmpty)
+        #expect(policy.base[PolicyKeys.Lock.idleTimeoutSeconds].value == 0)
+        #expect(policy.base[PolicyKeys.Lock.reauthGraceSeconds].value == nil)
+        #expect(policy.base[PolicyKeys.Lock.ackDeadlineMs].value == nil)
+        #expect(policy.base[PolicyKeys.Lock.onAckTimeout].value == .report)
+        #expect(policy.base[PolicyKeys.Pasteboard.copyOut].value == .any)
+        #expect(policy.base[PolicyKeys.Pasteboard.maxChars].value == nil)
+        #expect(policy.base[PolicyKeys.Documents.allowedTargets].value == nil)
+        #expect(policy.base[PolicyKeys.Documents.blockedTypes].value.isEmpty)
+        #expect(policy.base[PolicyKeys.Conditions.executableMismatch].value == .warn)
+        #expect(policy[PolicyKeys.Passcode.minLength].value == 0)
+        #expect(policy[PolicyKeys.Passcode.allowSimple].value == true)
+        #expect(policy[PolicyKeys.Passcode.maxAttempts].value == nil)
+        #expect(policy[PolicyKeys.Apps.unknown].value == .unmanaged)
+        #expect(!policy.base[PolicyKeys.Pasteboard.copyOut].isSet)
+        #expect(policy.base[PolicyKeys.Pasteboard.copyOut].rules.isEmpty)
     }
 
     @Test func aSettingNamesTheFileAndPointerThatSetIt() {
         let policy = F.merge((F.pasteboard(.managed), F.admin))
-        #expect(policy.base.pasteboard.copyOut.value == .managed)
-        #expect(policy.base.pasteboard.copyOut.rules == [F.rule(F.admin, "/pasteboard/copyOut")])
-        #expect(policy.base.pasteboard.copyOut.rules.first?.description == "\(F.admin.path)#/pasteboard/copyOut")
+        #expect(policy.base[PolicyKeys.Pasteboard.copyOut].value == .managed)
+        #expect(policy.base[PolicyKeys.Pasteboard.copyOut].rules == [F.rule(F.admin, "/pasteboard/copyOut")])
+        #expect(
+            policy.base[PolicyKeys.Pasteboard.copyOut].rules.first?.description == "\(F.admin.path)#/pasteboard/copyOut"
+        )
     }
 
     @Test(arguments: [
@@ -40,42 +42,48 @@ struct MergeScalarTests {
     func copyOutTakesTheHighestStrictness(lhs: PasteboardLevel, rhs: PasteboardLevel, expected: PasteboardLevel) {
         let forward = F.merge((F.pasteboard(lhs), F.admin), (F.pasteboard(rhs), F.user))
         let backward = F.merge((F.pasteboard(rhs), F.user), (F.pasteboard(lhs), F.admin))
-        #expect(forward.base.pasteboard.copyOut.value == expected)
+        #expect(forward.base[PolicyKeys.Pasteboard.copyOut].value == expected)
         #expect(forward == backward)
     }
 
     @Test func everyOrderedEnumKeepsTheStricterValue() {
         let loose = PolicyDocument(
-            apps: AppsSection(unknown: .unmanaged), passcode: PasscodeSection(kind: .numeric, onMaxAttempts: .lockout),
-            lock: LockSection(onAckTimeout: .freeze),
-            documents: DocumentsSection(sendTo: .managed, receiveFrom: ShareScope.none, saveCopies: .allow),
-            storage: StorageSection(dataAccess: .whenUnlocked),
-            conditions: ConditionsSection(debuggerAttached: .wipe, preloadInjected: .warn, executableMismatch: .block))
+            PolicyKeys.Apps.unknown(.unmanaged), PolicyKeys.Passcode.kind(.numeric),
+            PolicyKeys.Passcode.onMaxAttempts(.lockout),
+            PolicyKeys.Lock.onAckTimeout(.freeze),
+            PolicyKeys.Documents.sendTo(.managed), PolicyKeys.Documents.receiveFrom(ShareScope.none),
+            PolicyKeys.Documents.saveCopies(.allow),
+            PolicyKeys.Storage.dataAccess(.whenUnlocked),
+            PolicyKeys.Conditions.debuggerAttached(.wipe), PolicyKeys.Conditions.preloadInjected(.warn),
+            PolicyKeys.Conditions.executableMismatch(.block))
         let strict = PolicyDocument(
-            apps: AppsSection(unknown: .refuse), passcode: PasscodeSection(kind: .alphanumeric, onMaxAttempts: .wipe),
-            lock: LockSection(onAckTimeout: .disconnect),
-            documents: DocumentsSection(sendTo: ShareScope.none, receiveFrom: .any, saveCopies: .block),
-            storage: StorageSection(dataAccess: .afterFirstUnlock),
-            conditions: ConditionsSection(debuggerAttached: .block, preloadInjected: .block, executableMismatch: .wipe))
+            PolicyKeys.Apps.unknown(.refuse), PolicyKeys.Passcode.kind(.alphanumeric),
+            PolicyKeys.Passcode.onMaxAttempts(.wipe),
+            PolicyKeys.Lock.onAckTimeout(.disconnect),
+            PolicyKeys.Documents.sendTo(ShareScope.none), PolicyKeys.Documents.receiveFrom(.any),
+            PolicyKeys.Documents.saveCopies(.block),
+            PolicyKeys.Storage.dataAccess(.afterFirstUnlock),
+            PolicyKeys.Conditions.debuggerAttached(.block), PolicyKeys.Conditions.preloadInjected(.block),
+            PolicyKeys.Conditions.executableMismatch(.wipe))
         let policy = F.merge((loose, F.admin), (strict, F.team))
-        #expect(policy.apps.unknown.value == .refuse)
-        #expect(policy.passcode.kind.value == .alphanumeric)
-        #expect(policy.passcode.onMaxAttempts.value == .wipe)
-        #expect(policy.base.lock.onAckTimeout.value == .freeze)
-        #expect(policy.base.lock.onAckTimeout.rules == [F.rule(F.admin, "/lock/onAckTimeout")])
-        #expect(policy.base.documents.sendTo.value == .none)
-        #expect(policy.base.documents.receiveFrom.value == .none)
-        #expect(policy.base.documents.saveCopies.value == .block)
-        #expect(policy.base.storage.dataAccess.value == .whenUnlocked)
-        #expect(policy.base.conditions.debuggerAttached.value == .wipe)
-        #expect(policy.base.conditions.preloadInjected.value == .block)
-        #expect(policy.base.conditions.executableMismatch.value == .wipe)
+        #expect(policy[PolicyKeys.Apps.unknown].value == .refuse)
+        #expect(policy[PolicyKeys.Passcode.kind].value == .alphanumeric)
+        #expect(policy[PolicyKeys.Passcode.onMaxAttempts].value == .wipe)
+        #expect(policy.base[PolicyKeys.Lock.onAckTimeout].value == .freeze)
+        #expect(policy.base[PolicyKeys.Lock.onAckTimeout].rules == [F.rule(F.admin, "/lock/onAckTimeout")])
+        #expect(policy.base[PolicyKeys.Documents.sendTo].value == .none)
+        #expect(policy.base[PolicyKeys.Documents.receiveFrom].value == .none)
+        #expect(policy.base[PolicyKeys.Documents.saveCopies].value == .block)
+        #expect(policy.base[PolicyKeys.Storage.dataAccess].value == .whenUnlocked)
+        #expect(policy.base[PolicyKeys.Conditions.debuggerAttached].value == .wipe)
+        #expect(policy.base[PolicyKeys.Conditions.preloadInjected].value == .block)
+        #expect(policy.base[PolicyKeys.Conditions.executableMismatch].value == .wipe)
     }
 
     @Test func aTieNamesEveryDocumentThatSetTheWinningValue() {
         let policy = F.merge(
             (F.pasteboard(.managed), F.team), (F.pasteboard(.any), F.builtin), (F.pasteboard(.managed), F.admin))
-        let copyOut = policy.base.pasteboard.copyOut
+        let copyOut = policy.base[PolicyKeys.Pasteboard.copyOut]
         #expect(copyOut.value == .managed)
         #expect(copyOut.rules == [F.rule(F.admin, "/pasteboard/copyOut"), F.rule(F.team, "/pasteboard/copyOut")])
         #expect(copyOut.candidates.count == 3)
@@ -83,20 +91,22 @@ struct MergeScalarTests {
 
     @Test func booleansKeepTheStricterValue() {
         let loose = PolicyDocument(
-            passcode: PasscodeSection(allowSimple: true),
-            lock: LockSection(onScreenLock: false, onSuspend: true, discardKeyOnLock: false),
-            pasteboard: PasteboardSection(clearOnLock: false))
+            PolicyKeys.Passcode.allowSimple(true),
+            PolicyKeys.Lock.onScreenLock(false), PolicyKeys.Lock.onSuspend(true),
+            PolicyKeys.Lock.discardKeyOnLock(false),
+            PolicyKeys.Pasteboard.clearOnLock(false))
         let strict = PolicyDocument(
-            passcode: PasscodeSection(allowSimple: false),
-            lock: LockSection(onScreenLock: true, onSuspend: false, discardKeyOnLock: true),
-            pasteboard: PasteboardSection(clearOnLock: true))
+            PolicyKeys.Passcode.allowSimple(false),
+            PolicyKeys.Lock.onScreenLock(true), PolicyKeys.Lock.onSuspend(false),
+            PolicyKeys.Lock.discardKeyOnLock(true),
+            PolicyKeys.Pasteboard.clearOnLock(true))
         let policy = F.merge((loose, F.admin), (strict, F.user))
-        #expect(policy.passcode.allowSimple.value == false)
-        #expect(policy.base.lock.onScreenLock.value == true)
-        #expect(policy.base.lock.onSuspend.value == true)
-        #expect(policy.base.lock.onSuspend.rules == [F.rule(F.admin, "/lock/onSuspend")])
-        #expect(policy.base.lock.discardKeyOnLock.value == true)
-        #expect(policy.base.pasteboard.clearOnLock.value == true)
+        #expect(policy[PolicyKeys.Passcode.allowSimple].value == false)
+        #expect(policy.base[PolicyKeys.Lock.onScreenLock].value == true)
+        #expect(policy.base[PolicyKeys.Lock.onSuspend].value == true)
+        #expect(policy.base[PolicyKeys.Lock.onSuspend].rules == [F.rule(F.admin, "/lock/onSuspend")])
+        #expect(policy.base[PolicyKeys.Lock.discardKeyOnLock].value == true)
+        #expect(policy.base[PolicyKeys.Pasteboard.clearOnLock].value == true)
     }
 
     @Test(arguments: [
@@ -105,32 +115,32 @@ struct MergeScalarTests {
     func idleTimeoutKeepsTheSmallestPositiveValue(values: [Int], expected: Int) {
         let documents = values.enumerated().map { index, seconds in
             (
-                PolicyDocument(lock: LockSection(idleTimeoutSeconds: seconds)),
+                PolicyDocument(PolicyKeys.Lock.idleTimeoutSeconds(seconds)),
                 PolicySource(path: "/p/\(index).json", origin: .admin)
             )
         }
-        let setting = EffectivePolicy.merge(documents).base.lock.idleTimeoutSeconds
+        let setting = EffectivePolicy.merge(documents).base[PolicyKeys.Lock.idleTimeoutSeconds]
         #expect(setting.value == expected)
         #expect(setting.rules.count == values.filter { $0 == expected }.count)
     }
 
     @Test func boundsKeepTheSmallestAndMinLengthTheLargest() {
         let first = PolicyDocument(
-            passcode: PasscodeSection(minLength: 6, maxAttempts: 10),
-            lock: LockSection(reauthGraceSeconds: 30, ackDeadlineMs: 2000),
-            pasteboard: PasteboardSection(maxChars: 500))
+            PolicyKeys.Passcode.minLength(6), PolicyKeys.Passcode.maxAttempts(10),
+            PolicyKeys.Lock.reauthGraceSeconds(30), PolicyKeys.Lock.ackDeadlineMs(2000),
+            PolicyKeys.Pasteboard.maxChars(500))
         let second = PolicyDocument(
-            passcode: PasscodeSection(minLength: 8, maxAttempts: 5),
-            lock: LockSection(reauthGraceSeconds: 120, ackDeadlineMs: 500),
-            pasteboard: PasteboardSection(maxChars: 1000))
+            PolicyKeys.Passcode.minLength(8), PolicyKeys.Passcode.maxAttempts(5),
+            PolicyKeys.Lock.reauthGraceSeconds(120), PolicyKeys.Lock.ackDeadlineMs(500),
+            PolicyKeys.Pasteboard.maxChars(1000))
         let policy = F.merge((first, F.admin), (second, F.team))
-        #expect(policy.passcode.minLength.value == 8)
-        #expect(policy.passcode.minLength.rules == [F.rule(F.team, "/passcode/minLength")])
-        #expect(policy.passcode.maxAttempts.value == 5)
-        #expect(policy.base.lock.reauthGraceSeconds.value == 30)
-        #expect(policy.base.lock.ackDeadlineMs.value == 500)
-        #expect(policy.base.pasteboard.maxChars.value == 500)
-        #expect(policy.base.pasteboard.maxChars.rules == [F.rule(F.admin, "/pasteboard/maxChars")])
+        #expect(policy[PolicyKeys.Passcode.minLength].value == 8)
+        #expect(policy[PolicyKeys.Passcode.minLength].rules == [F.rule(F.team, "/passcode/minLength")])
+        #expect(policy[PolicyKeys.Passcode.maxAttempts].value == 5)
+        #expect(policy.base[PolicyKeys.Lock.reauthGraceSeconds].value == 30)
+        #expect(policy.base[PolicyKeys.Lock.ackDeadlineMs].value == 500)
+        #expect(policy.base[PolicyKeys.Pasteboard.maxChars].value == 500)
+        #expect(policy.base[PolicyKeys.Pasteboard.maxChars].rules == [F.rule(F.admin, "/pasteboard/maxChars")])
     }
 
     @Test func theDefaultDocumentResolvesEverySetting() {
@@ -138,7 +148,7 @@ struct MergeScalarTests {
         let shown = policy.describeEffective()
         let unsetPaths = shown.filter { $0.rules.isEmpty }.map(\.path)
         #expect(unsetPaths == ["/documents/allowedTargets", "/documents/allowedSources", "/documents/saveLocations"])
-        #expect(policy.base.lock.idleTimeoutSeconds.value == 300)
-        #expect(policy.passcode.onMaxAttempts.value == .wipe)
+        #expect(policy.base[PolicyKeys.Lock.idleTimeoutSeconds].value == 300)
+        #expect(policy[PolicyKeys.Passcode.onMaxAttempts].value == .wipe)
     }
 }

@@ -4,8 +4,8 @@ import Testing
 
 /// Walks every key of the schema, in the base and inside `overrides[]`, and shows that each one
 /// either changes the value the agent reads or is refused by the parser: no key parses and then
-/// does nothing. The agent reads per-app keys through `forApp(_:)` and the container-wide lock
-/// keys through `containerLock(registeredApps:)` (the end-to-end half is
+/// does nothing. The agent reads per-app keys through `forApp(_:)` and the container-wide keys
+/// through `containerSettings(registeredApps:)` (the end-to-end half is
 /// `PerAppLockSettingsTests`).
 @Suite struct OverrideKeyWalkTests {
     static let app = "com.example.vault"
@@ -57,20 +57,19 @@ import Testing
                 let text = #"{"schema": "cordon.policy.v1", "\#(section)": {"\#(key)": \#(value)}}"#
                 let document = try Self.parse(text).get()
                 let policy = EffectivePolicy(document: document, source: Self.source)
-                let steps = policy.globalSteps() + policy.base.pointedSteps()
+                let steps = policy.managedSteps() + policy.base.pointedSteps()
                 let empty = EffectivePolicy.empty
-                let before = empty.globalSteps() + empty.base.pointedSteps()
+                let before = empty.managedSteps() + empty.base.pointedSteps()
                 let pointer = "/\(section)/\(key)"
                 let changed = Self.value(pointer, in: steps).map { $0 != Self.value(pointer, in: before) } ?? false
                 // `apps.managed` is listed per app id.
-                let boundApp = section == "apps" && key == "managed" && policy.apps.managed[Self.app] != nil
+                let boundApp = section == "apps" && key == "managed" && policy.managedApps[Self.app] != nil
                 #expect(changed || boundApp, "\(pointer) set to \(value) changes nothing")
             }
         }
     }
 
     @Test func everyOverrideKeyTakesEffectOrIsRefused() throws {
-        let overridable = Set(PolicyParser.Rules.overrideKeys)
         // `apps` inside an override is the list of app ids it applies to, never the section.
         for (section, keys) in PolicyParser.Rules.sectionKeys where section != "apps" {
             for key in keys {
@@ -80,8 +79,9 @@ import Testing
                      "overrides": [{"apps": ["\#(Self.app)"], "\#(section)": {"\#(key)": \#(value)}}]}
                     """#
                 let pointer = "/\(section)/\(key)"
-                guard overridable.contains(section) else {
-                    // Container-only sections are refused inside an override, naming where.
+                let scope = try #require(PolicyKeys.scope(of: "\(section).\(key)"))
+                guard scope != .global else {
+                    // Global settings are refused inside an override, naming where.
                     let failure = try #require(Self.parse(text).failure, "\(pointer) in an override must be refused")
                     #expect(failure.diagnostics.contains { $0.pointer.hasPrefix("/overrides/0/\(section)") })
                     continue
@@ -89,13 +89,10 @@ import Testing
                 let policy = EffectivePolicy(document: try Self.parse(text).get(), source: Self.source)
                 let loosest = EffectivePolicy.empty.base.pointedSteps()
                 let read: [PointedStep]
-                if section == "lock", LockSettingScope.byKey[key] == .container {
+                if scope == .container {
                     // The container reads it while the app is registered, and not otherwise.
-                    var lockOnly = EffectivePolicySettings.unset
-                    lockOnly.lock = policy.containerLock(registeredApps: [Self.app])
-                    read = lockOnly.pointedSteps()
-                    var unregistered = EffectivePolicySettings.unset
-                    unregistered.lock = policy.containerLock(registeredApps: ["com.example.other"])
+                    read = policy.containerSettings(registeredApps: [Self.app]).pointedSteps()
+                    let unregistered = policy.containerSettings(registeredApps: ["com.example.other"])
                     #expect(Self.value(pointer, in: unregistered.pointedSteps()) == Self.value(pointer, in: loosest))
                 } else {
                     // Per app: the app named reads it, another app does not.
@@ -111,8 +108,14 @@ import Testing
         }
     }
 
-    @Test func everyLockKeyHasAScope() {
-        #expect(Set(LockSettingScope.byKey.keys) == Set(PolicyParser.Rules.lockKeys))
+    @Test func theLockKeysHaveTheDocumentedScopes() {
+        let container = ["idleTimeoutSeconds", "reauthGraceSeconds", "onScreenLock", "onSuspend", "discardKeyOnLock"]
+        for key in container { #expect(PolicyKeys.scope(of: "lock.\(key)") == .container, "\(key)") }
+        for key in ["ackDeadlineMs", "onAckTimeout"] { #expect(PolicyKeys.scope(of: "lock.\(key)") == .perApp) }
+        let lockKeys = PolicyParser.Rules.sectionKeys.first { $0.section == "lock" }?.keys ?? []
+        #expect(Set(lockKeys) == Set(container + ["ackDeadlineMs", "onAckTimeout"]))
+        let globals = PolicyKeys.names.filter { PolicyKeys.scope(of: $0) == .global }
+        #expect(globals.allSatisfy { $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") })
     }
 
     @Test func containerLockTakesTheStrictestOfTheRegisteredApps() throws {
@@ -122,13 +125,14 @@ import Testing
                            {"apps": ["com.example.b"], "lock": {"idleTimeoutSeconds": 60, "reauthGraceSeconds": 30}}]}
             """#
         let policy = EffectivePolicy(document: try Self.parse(text).get(), source: Self.source)
-        #expect(policy.containerLock(registeredApps: []).idleTimeoutSeconds.value == 600)
-        #expect(policy.containerLock(registeredApps: ["com.example.a"]).idleTimeoutSeconds.value == 120)
-        let both = policy.containerLock(registeredApps: ["com.example.a", "com.example.b", "com.example.a"])
-        #expect(both.idleTimeoutSeconds.value == 60)
-        #expect(both.reauthGraceSeconds.value == 30)
-        #expect(both.idleTimeoutSeconds.rules.map(\.pointer) == ["/overrides/1/lock/idleTimeoutSeconds"])
-        #expect(policy.containerLock(registeredApps: ["com.example.c"]) == policy.base.lock)
+        typealias Lock = PolicyKeys.Lock
+        #expect(policy.containerSettings(registeredApps: [])[Lock.idleTimeoutSeconds].value == 600)
+        #expect(policy.containerSettings(registeredApps: ["com.example.a"])[Lock.idleTimeoutSeconds].value == 120)
+        let both = policy.containerSettings(registeredApps: ["com.example.a", "com.example.b", "com.example.a"])
+        #expect(both[Lock.idleTimeoutSeconds].value == 60)
+        #expect(both[Lock.reauthGraceSeconds].value == 30)
+        #expect(both[Lock.idleTimeoutSeconds].rules.map(\.pointer) == ["/overrides/1/lock/idleTimeoutSeconds"])
+        #expect(policy.containerSettings(registeredApps: ["com.example.c"]) == policy.base)
     }
 }
 

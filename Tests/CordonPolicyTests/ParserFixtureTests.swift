@@ -61,14 +61,8 @@ struct ParserFixtureTests {
     /// Allow-lists are the exception: absent means "no allow-list", the loosest setting.
     @Test func theDefaultSetsEveryKey() throws {
         let json = try #require(Support.json(BuiltinPolicy.json))
-        let rules = PolicyParser.Rules.self
-        let sections = [
-            "apps": rules.appsKeys, "passcode": rules.passcodeKeys, "lock": rules.lockKeys,
-            "pasteboard": rules.pasteboardKeys,
-            "documents": rules.documentsKeys, "storage": rules.storageKeys, "conditions": rules.conditionsKeys,
-        ]
         let allowLists: Set = ["allowedTargets", "allowedSources", "saveLocations"]
-        for (section, keys) in sections {
+        for (section, keys) in PolicyParser.Rules.sectionKeys {
             for key in keys where !allowLists.contains(key) {
                 #expect(json[section]?[key] != nil, "default.json lacks \(section).\(key)")
             }
@@ -80,26 +74,26 @@ struct ParserFixtureTests {
 
     /// The default matches the agent's behaviour, loosest sensible values elsewhere.
     @Test func theDefaultIsTheAgreedBaseline() {
+        typealias K = PolicyKeys
         let document = BuiltinPolicy.document
-        #expect(document.apps == AppsSection(managed: [], unknown: .unmanaged))
-        #expect(
-            document.passcode
-                == PasscodeSection(
-                    minLength: 4, kind: .numeric, allowSimple: true, maxAttempts: 10, onMaxAttempts: .wipe))
-        #expect(
-            document.lock
-                == LockSection(
-                    idleTimeoutSeconds: 300, onScreenLock: true, onSuspend: true, reauthGraceSeconds: 60,
-                    discardKeyOnLock: false, ackDeadlineMs: 2000, onAckTimeout: .report))
-        #expect(document.pasteboard == PasteboardSection(copyOut: .any, maxChars: 10_000_000, clearOnLock: false))
-        #expect(
-            document.documents
-                == DocumentsSection(sendTo: .any, receiveFrom: .any, saveCopies: .allow, blockedTypes: []))
-        #expect(document.storage == StorageSection(dataAccess: .afterFirstUnlock))
-        #expect(
-            document.conditions
-                == ConditionsSection(debuggerAttached: .warn, preloadInjected: .warn, executableMismatch: .warn))
+        let expected = PolicySettingValues([
+            K.Apps.managed([]), K.Apps.unknown(.unmanaged),
+            K.Passcode.minLength(4), K.Passcode.kind(.numeric), K.Passcode.allowSimple(true),
+            K.Passcode.maxAttempts(10), K.Passcode.onMaxAttempts(.wipe),
+            K.Lock.idleTimeoutSeconds(300), K.Lock.onScreenLock(true), K.Lock.onSuspend(true),
+            K.Lock.reauthGraceSeconds(60), K.Lock.discardKeyOnLock(false), K.Lock.ackDeadlineMs(2000),
+            K.Lock.onAckTimeout(.report),
+            K.Pasteboard.copyOut(.any), K.Pasteboard.maxChars(10_000_000), K.Pasteboard.clearOnLock(false),
+            K.Documents.sendTo(.any), K.Documents.receiveFrom(.any), K.Documents.saveCopies(.allow),
+            K.Documents.blockedTypes([]),
+            K.Storage.dataAccess(.afterFirstUnlock),
+            K.Conditions.debuggerAttached(.warn), K.Conditions.preloadInjected(.warn),
+            K.Conditions.executableMismatch(.warn),
+        ])
+        #expect(document.settings == expected)
         #expect(document.overrides.isEmpty)
+        let parsed = try? PolicyParser.parse(BuiltinPolicy.json, source: BuiltinPolicy.source).get()
+        #expect(parsed == document, "the text and the document say the same")
     }
 
     @Test func aUserCannotShipTheCorporateBaseline() throws {

@@ -172,7 +172,7 @@ struct ParserStringRulesTests {
     @Test func validatesAnAlreadyParsedValue() throws {
         let json = try #require(Support.json(Support.document(#""storage": {"dataAccess": "whenUnlocked"}"#)))
         let result = PolicyParser.validate(json, source: PolicySource(path: "<inline>", origin: .admin))
-        #expect((try? result.get())?.storage?.dataAccess == .whenUnlocked)
+        #expect((try? result.get())?[PolicyKeys.Storage.dataAccess] == .whenUnlocked)
     }
 
     @Test func diagnosticsWithoutPositionSortFirst() {

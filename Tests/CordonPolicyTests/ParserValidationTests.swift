@@ -32,33 +32,35 @@ struct ParserValidationTests {
                             "storage": {"dataAccess": "whenUnlocked"}, "conditions": {"preloadInjected": "wipe"}}]}
             """
         let expected = PolicyDocument(
-            apps: AppsSection(
-                managed: [
-                    ManagedApp(
-                        id: "com.example.notes", executables: ["/usr/bin/notes"],
-                        sha256: [String(repeating: "ab", count: 32)]),
-                    ManagedApp(id: "org.example.mail-2", executables: ["/opt/mail", "/usr/bin/mail"]),
-                ], unknown: .refuse),
-            passcode: PasscodeSection(
-                minLength: 6, kind: .alphanumeric, allowSimple: false, maxAttempts: 5, onMaxAttempts: .lockout),
-            lock: LockSection(
-                idleTimeoutSeconds: 120, onScreenLock: true, onSuspend: false, reauthGraceSeconds: 0,
-                discardKeyOnLock: true,
-                ackDeadlineMs: 1500, onAckTimeout: .terminate),
-            pasteboard: PasteboardSection(copyOut: .managedWithPasteIn, maxChars: 500, clearOnLock: true),
-            documents: DocumentsSection(
-                sendTo: .managed, receiveFrom: ShareScope.none, allowedTargets: ["com.example.mail"],
-                allowedSources: [],
-                saveCopies: .block, saveLocations: ["/srv/**"], blockedTypes: ["application/pdf", "image/*", ".exe"]),
-            storage: StorageSection(dataAccess: .whenUnlocked),
-            conditions: ConditionsSection(debuggerAttached: .wipe, preloadInjected: .block, executableMismatch: .warn),
+            PolicyKeys.Apps.managed([
+                ManagedApp(
+                    id: "com.example.notes", executables: ["/usr/bin/notes"],
+                    sha256: [String(repeating: "ab", count: 32)]),
+                ManagedApp(id: "org.example.mail-2", executables: ["/opt/mail", "/usr/bin/mail"]),
+            ]), PolicyKeys.Apps.unknown(.refuse),
+            PolicyKeys.Passcode.minLength(6), PolicyKeys.Passcode.kind(.alphanumeric),
+            PolicyKeys.Passcode.allowSimple(false), PolicyKeys.Passcode.maxAttempts(5),
+            PolicyKeys.Passcode.onMaxAttempts(.lockout),
+            PolicyKeys.Lock.idleTimeoutSeconds(120), PolicyKeys.Lock.onScreenLock(true),
+            PolicyKeys.Lock.onSuspend(false), PolicyKeys.Lock.reauthGraceSeconds(0),
+            PolicyKeys.Lock.discardKeyOnLock(true), PolicyKeys.Lock.ackDeadlineMs(1500),
+            PolicyKeys.Lock.onAckTimeout(.terminate),
+            PolicyKeys.Pasteboard.copyOut(.managedWithPasteIn), PolicyKeys.Pasteboard.maxChars(500),
+            PolicyKeys.Pasteboard.clearOnLock(true),
+            PolicyKeys.Documents.sendTo(.managed), PolicyKeys.Documents.receiveFrom(ShareScope.none),
+            PolicyKeys.Documents.allowedTargets(["com.example.mail"]), PolicyKeys.Documents.allowedSources([]),
+            PolicyKeys.Documents.saveCopies(.block), PolicyKeys.Documents.saveLocations(["/srv/**"]),
+            PolicyKeys.Documents.blockedTypes(["application/pdf", "image/*", ".exe"]),
+            PolicyKeys.Storage.dataAccess(.whenUnlocked),
+            PolicyKeys.Conditions.debuggerAttached(.wipe), PolicyKeys.Conditions.preloadInjected(.block),
+            PolicyKeys.Conditions.executableMismatch(.warn),
             overrides: [
                 PolicyOverride(
-                    apps: ["com.example.notes"], lock: LockSection(ackDeadlineMs: 100),
-                    pasteboard: PasteboardSection(copyOut: .blocked),
-                    documents: DocumentsSection(sendTo: ShareScope.none),
-                    storage: StorageSection(dataAccess: .whenUnlocked),
-                    conditions: ConditionsSection(preloadInjected: .wipe))
+                    apps: ["com.example.notes"], PolicyKeys.Lock.ackDeadlineMs(100),
+                    PolicyKeys.Pasteboard.copyOut(.blocked),
+                    PolicyKeys.Documents.sendTo(ShareScope.none),
+                    PolicyKeys.Storage.dataAccess(.whenUnlocked),
+                    PolicyKeys.Conditions.preloadInjected(.wipe))
             ])
         #expect(Support.valid(text) == expected)
     }
@@ -123,8 +125,8 @@ struct ParserValidationTests {
 
     @Test func integralNumbersInOtherNotationsAreIntegers() {
         let document = Support.valid(Support.document(#""lock": {"idleTimeoutSeconds": 3e2, "ackDeadlineMs": 2000.0}"#))
-        #expect(document?.lock?.idleTimeoutSeconds == 300)
-        #expect(document?.lock?.ackDeadlineMs == 2000)
+        #expect(document?[PolicyKeys.Lock.idleTimeoutSeconds] == 300)
+        #expect(document?[PolicyKeys.Lock.ackDeadlineMs] == 2000)
     }
 
     @Test func booleansMustBeBooleans() {

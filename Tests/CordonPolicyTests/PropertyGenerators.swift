@@ -85,66 +85,86 @@ enum PropertyGenerators {
             contentType: maybe(&rng) { pick(contentTypes, &$0) }, length: maybe(&rng) { pick([5, 50, 500, 5000], &$0) })
     }
 
+    typealias K = PolicyKeys
+    typealias Entries = [PolicySettingEntry?]
+
     static func randomDocument(_ rng: inout RNG) -> PolicyDocument {
-        let apps: AppsSection? = maybe(&rng) { rng in
+        let apps: Entries? = maybe(&rng) { rng in
             let managed = maybe(&rng) { rng in
                 (0..<Int.random(in: 0...2, using: &rng)).map { _ in
                     ManagedApp(
                         id: pick(appIds, &rng), executables: subset(executables, &rng), sha256: subset(digests, &rng))
                 }
             }
-            return AppsSection(managed: managed, unknown: enumCase(&rng))
+            return [K.Apps.managed(ifSet: managed), K.Apps.unknown(ifSet: enumCase(&rng))]
         }
-        let passcode: PasscodeSection? = maybe(&rng) { rng in
-            PasscodeSection(
-                minLength: maybe(&rng) { Int.random(in: 0...12, using: &$0) }, kind: enumCase(&rng),
-                allowSimple: maybe(&rng) { Bool.random(using: &$0) },
-                maxAttempts: maybe(&rng) { Int.random(in: 1...20, using: &$0) }, onMaxAttempts: enumCase(&rng))
+        let passcode: Entries? = maybe(&rng) { rng in
+            [
+                K.Passcode.minLength(ifSet: maybe(&rng) { Int.random(in: 0...12, using: &$0) }),
+                K.Passcode.kind(ifSet: enumCase(&rng)),
+                K.Passcode.allowSimple(ifSet: maybe(&rng) { Bool.random(using: &$0) }),
+                K.Passcode.maxAttempts(ifSet: maybe(&rng) { Int.random(in: 1...20, using: &$0) }),
+                K.Passcode.onMaxAttempts(ifSet: enumCase(&rng)),
+            ]
         }
         var overrides: [PolicyOverride] = []
         for _ in 0..<Int.random(in: 0...2, using: &rng) {
             var listed = subset(appIds, &rng)
             if listed.isEmpty { listed = [pick(appIds, &rng)] }
-            overrides.append(
-                PolicyOverride(
-                    apps: listed, lock: maybe(&rng, randomLock), pasteboard: maybe(&rng, randomPasteboard),
-                    documents: maybe(&rng, randomDocuments), storage: maybe(&rng, randomStorage),
-                    conditions: maybe(&rng, randomConditions)))
+            overrides.append(PolicyOverride(apps: listed, settings: PolicySettingValues(randomSections(&rng))))
         }
-        return PolicyDocument(
-            apps: apps, passcode: passcode, lock: maybe(&rng, randomLock), pasteboard: maybe(&rng, randomPasteboard),
-            documents: maybe(&rng, randomDocuments), storage: maybe(&rng, randomStorage),
-            conditions: maybe(&rng, randomConditions), overrides: overrides)
+        let entries = (apps ?? []) + (passcode ?? []) + randomSections(&rng)
+        return PolicyDocument(settings: PolicySettingValues(entries), overrides: overrides)
     }
 
-    static func randomLock(_ rng: inout RNG) -> LockSection {
-        LockSection(
-            idleTimeoutSeconds: maybe(&rng) { pick([0, 60, 300, 900], &$0) },
-            onScreenLock: maybe(&rng) { Bool.random(using: &$0) }, onSuspend: maybe(&rng) { Bool.random(using: &$0) },
-            reauthGraceSeconds: maybe(&rng) { pick([0, 30, 60, 600], &$0) },
-            discardKeyOnLock: maybe(&rng) { Bool.random(using: &$0) },
-            ackDeadlineMs: maybe(&rng) { pick([100, 500, 2000], &$0) }, onAckTimeout: enumCase(&rng))
+    /// The sections an override may also hold, each present or not.
+    static func randomSections(_ rng: inout RNG) -> Entries {
+        var entries: Entries = []
+        for section in [randomLock, randomPasteboard, randomDocuments, randomStorage, randomConditions] {
+            entries += maybe(&rng, section) ?? []
+        }
+        return entries
     }
 
-    static func randomPasteboard(_ rng: inout RNG) -> PasteboardSection {
-        PasteboardSection(
-            copyOut: enumCase(&rng), maxChars: maybe(&rng) { pick([10, 100, 1000], &$0) },
-            clearOnLock: maybe(&rng) { Bool.random(using: &$0) })
+    static func randomLock(_ rng: inout RNG) -> Entries {
+        [
+            K.Lock.idleTimeoutSeconds(ifSet: maybe(&rng) { pick([0, 60, 300, 900], &$0) }),
+            K.Lock.onScreenLock(ifSet: maybe(&rng) { Bool.random(using: &$0) }),
+            K.Lock.onSuspend(ifSet: maybe(&rng) { Bool.random(using: &$0) }),
+            K.Lock.reauthGraceSeconds(ifSet: maybe(&rng) { pick([0, 30, 60, 600], &$0) }),
+            K.Lock.discardKeyOnLock(ifSet: maybe(&rng) { Bool.random(using: &$0) }),
+            K.Lock.ackDeadlineMs(ifSet: maybe(&rng) { pick([100, 500, 2000], &$0) }),
+            K.Lock.onAckTimeout(ifSet: enumCase(&rng)),
+        ]
     }
 
-    static func randomDocuments(_ rng: inout RNG) -> DocumentsSection {
-        DocumentsSection(
-            sendTo: enumCase(&rng), receiveFrom: enumCase(&rng), allowedTargets: maybe(&rng) { subset(appIds, &$0) },
-            allowedSources: maybe(&rng) { subset(appIds, &$0) }, saveCopies: enumCase(&rng),
-            saveLocations: maybe(&rng) { subset(globs, &$0) }, blockedTypes: maybe(&rng) { subset(blockedTypes, &$0) })
+    static func randomPasteboard(_ rng: inout RNG) -> Entries {
+        [
+            K.Pasteboard.copyOut(ifSet: enumCase(&rng)),
+            K.Pasteboard.maxChars(ifSet: maybe(&rng) { pick([10, 100, 1000], &$0) }),
+            K.Pasteboard.clearOnLock(ifSet: maybe(&rng) { Bool.random(using: &$0) }),
+        ]
     }
 
-    static func randomStorage(_ rng: inout RNG) -> StorageSection {
-        StorageSection(dataAccess: enumCase(&rng))
+    static func randomDocuments(_ rng: inout RNG) -> Entries {
+        [
+            K.Documents.sendTo(ifSet: enumCase(&rng)), K.Documents.receiveFrom(ifSet: enumCase(&rng)),
+            K.Documents.allowedTargets(ifSet: maybe(&rng) { subset(appIds, &$0) }),
+            K.Documents.allowedSources(ifSet: maybe(&rng) { subset(appIds, &$0) }),
+            K.Documents.saveCopies(ifSet: enumCase(&rng)),
+            K.Documents.saveLocations(ifSet: maybe(&rng) { subset(globs, &$0) }),
+            K.Documents.blockedTypes(ifSet: maybe(&rng) { subset(blockedTypes, &$0) }),
+        ]
     }
 
-    static func randomConditions(_ rng: inout RNG) -> ConditionsSection {
-        ConditionsSection(
-            debuggerAttached: enumCase(&rng), preloadInjected: enumCase(&rng), executableMismatch: enumCase(&rng))
+    static func randomStorage(_ rng: inout RNG) -> Entries {
+        [K.Storage.dataAccess(ifSet: enumCase(&rng))]
+    }
+
+    static func randomConditions(_ rng: inout RNG) -> Entries {
+        [
+            K.Conditions.debuggerAttached(ifSet: enumCase(&rng)), K.Conditions.preloadInjected(ifSet: enumCase(&rng)),
+            K.Conditions.executableMismatch(ifSet: enumCase(&rng)),
+        ]
     }
 }

@@ -36,7 +36,7 @@ struct PropertyLevelTests {
                 let before = F.evaluator((F.pasteboard(looser, maxChars: 1000), F.admin))
                 let after = F.evaluator(
                     (F.pasteboard(looser, maxChars: 1000), F.admin), (F.pasteboard(stricter, maxChars: 100), F.user))
-                #expect(after.policy.base.pasteboard.copyOut.value == stricter)
+                #expect(after.policy.base[PolicyKeys.Pasteboard.copyOut].value == stricter)
                 for request in Self.pasteRequests {
                     let old = before.decide(request)
                     let new = after.decide(request)
@@ -52,8 +52,8 @@ struct PropertyLevelTests {
     @Test func aStricterShareScopeNeverAllowsMore() {
         for looser in ShareScope.allCases {
             for stricter in ShareScope.allCases where stricter.strictness >= looser.strictness {
-                let loose = DocumentsSection(sendTo: looser, receiveFrom: looser)
-                let strict = DocumentsSection(sendTo: stricter, receiveFrom: stricter)
+                let loose = [PolicyKeys.Documents.sendTo(looser), PolicyKeys.Documents.receiveFrom(looser)]
+                let strict = [PolicyKeys.Documents.sendTo(stricter), PolicyKeys.Documents.receiveFrom(stricter)]
                 let before = F.evaluator((F.documents(loose), F.admin))
                 let after = F.evaluator((F.documents(loose), F.admin), (F.documents(strict), F.user))
                 for request in Self.shareRequests where !before.decide(request).allowed {
@@ -64,7 +64,7 @@ struct PropertyLevelTests {
     }
 
     @Test func aStricterConditionNeverRegistersMoreLeniently() {
-        let binding = PolicyDocument(apps: AppsSection(managed: [ManagedApp(id: "x.one", executables: ["/x"])]))
+        let binding = PolicyDocument(PolicyKeys.Apps.managed([ManagedApp(id: "x.one", executables: ["/x"])]))
         let facts = [
             RegistrationFacts(appId: "x.one", executable: "/x"), RegistrationFacts(appId: "x.one", executable: "/y"),
             RegistrationFacts(appId: "x.one", executable: "/x", debuggerAttached: true, preloadInjected: true),
@@ -74,8 +74,8 @@ struct PropertyLevelTests {
             for stricter in ConditionAction.allCases where stricter.strictness >= looser.strictness {
                 let all = { (action: ConditionAction) in
                     PolicyDocument(
-                        conditions: ConditionsSection(
-                            debuggerAttached: action, preloadInjected: action, executableMismatch: action))
+                        PolicyKeys.Conditions.debuggerAttached(action), PolicyKeys.Conditions.preloadInjected(action),
+                        PolicyKeys.Conditions.executableMismatch(action))
                 }
                 let before = F.evaluator((binding, F.admin), (all(looser), F.admin))
                 let after = F.evaluator((binding, F.admin), (all(looser), F.admin), (all(stricter), F.user))

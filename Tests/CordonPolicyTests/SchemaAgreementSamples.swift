@@ -4,16 +4,10 @@
 enum SchemaAgreementSamples {
     static func document(_ members: String) -> String { #"{"schema": "cordon.policy.v1", "# + members + "}" }
 
-    static let sectionOfKey: [String: String] = {
-        var result: [String: String] = [:]
-        for (section, keys) in PolicyParser.Rules.sectionKeys {
-            for key in keys { result[key] = section }
-        }
-        return result
-    }()
-
-    static func member(_ key: String, _ value: String) -> String {
-        document(#""\#(sectionOfKey[key] ?? "?")": {"\#(key)": \#(value)}"#)
+    /// A document setting `name` (`section.key`) to `value`.
+    static func member(_ name: String, _ value: String) -> String {
+        let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+        return document(#""\#(parts[0])": {"\#(parts.last ?? "?")": \#(value)}"#)
     }
 
     static let strings = [
@@ -53,7 +47,10 @@ enum SchemaAgreementSamples {
             }
             result.append(member(key, "1"))
         }
-        for key in ["allowSimple", "onScreenLock", "onSuspend", "discardKeyOnLock", "clearOnLock"] {
+        for key in [
+            "passcode.allowSimple", "lock.onScreenLock", "lock.onSuspend", "lock.discardKeyOnLock",
+            "pasteboard.clearOnLock",
+        ] {
             for value in ["true", "false", "0", "\"true\"", "null"] { result.append(member(key, value)) }
         }
         for text in strings {

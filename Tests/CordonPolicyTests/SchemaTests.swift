@@ -42,6 +42,25 @@ struct SchemaTests {
         }
     }
 
+    /// `section.key` for a property at `/$defs/SECTION/properties/KEY`.
+    static func settingName(_ property: PositionedJSON) -> String {
+        let tokens = property.pointer.split(separator: "/").map(String.init)
+        return tokens.count == 4 ? tokens[1] + "." + tokens[3] : property.pointer
+    }
+
+    @Test func theFileIsTheSchemaTheDeclarationsGenerate() throws {
+        let onDisk = try String(decoding: Support.bytes(of: Support.schemaFile), as: UTF8.self)
+        #expect(onDisk == PolicySchema.jsonSchema, "run `make policy-files` after changing a setting's declaration")
+    }
+
+    @Test func everyDeclaredSettingHasADefaultInTheSchemaUnlessItIsAnAllowList() throws {
+        let root = try Self.schema()
+        for setting in PolicyKeys.all {
+            let node = try #require(root.value(at: "/$defs/\(setting.section.name)/properties/\(setting.key)"))
+            #expect((node["default"] != nil) == (setting.builtinValue != nil), "\(setting.name)")
+        }
+    }
+
     @Test func isDraft2020_12() throws {
         let root = try Self.schema()
         #expect(root["$schema"]?.value == .string("https://json-schema.org/draft/2020-12/schema"))
@@ -70,12 +89,10 @@ struct SchemaTests {
     @Test func sectionsHaveTheParsersKeys() throws {
         let root = try Self.schema()
         #expect(Self.propertyNames(root, in: root) == Rules.topLevelKeys)
-        let sections: [(String, [String])] = [
-            ("apps", Rules.appsKeys), ("passcode", Rules.passcodeKeys), ("lock", Rules.lockKeys),
-            ("pasteboard", Rules.pasteboardKeys), ("documents", Rules.documentsKeys), ("storage", Rules.storageKeys),
-            ("conditions", Rules.conditionsKeys), ("managedApp", Rules.managedAppKeys),
-            ("override", Rules.overrideKeys),
-        ]
+        let sections: [(String, [String])] =
+            Rules.sectionKeys.map { ($0.section, $0.keys) } + [
+                ("managedApp", Rules.managedAppKeys), ("override", Rules.overrideKeys),
+            ]
         for (name, keys) in sections {
             let node = try #require(root.value(at: "/$defs/\(name)"))
             #expect(Self.propertyNames(node, in: root) == keys, "\(name)")
@@ -91,8 +108,9 @@ struct SchemaTests {
     @Test func rangesMatch() throws {
         let root = try Self.schema()
         let integers = Self.allProperties(root).filter { $0.schema["type"]?.value == .string("integer") }
-        #expect(Set(integers.map(\.name)) == Set(Rules.ranges.keys))
-        for (name, schema) in integers {
+        #expect(Set(integers.map { Self.settingName($0.schema) }) == Set(Rules.ranges.keys))
+        for (_, schema) in integers {
+            let name = Self.settingName(schema)
             let range = try #require(Rules.ranges[name])
             #expect(
                 schema["minimum"]?.value == .number(PositionedJSON.Number(text: String(range.lowerBound))), "\(name)")
@@ -104,8 +122,9 @@ struct SchemaTests {
     @Test func enumsMatchInTheSameOrder() throws {
         let root = try Self.schema()
         let enums = Self.allProperties(root).filter { $0.schema["enum"] != nil }
-        #expect(Set(enums.map(\.name)) == Set(Rules.spellings.keys))
-        for (name, schema) in enums {
+        #expect(Set(enums.map { Self.settingName($0.schema) }) == Set(Rules.spellings.keys))
+        for (_, schema) in enums {
+            let name = Self.settingName(schema)
             #expect(Self.strings(schema["enum"]) == Rules.spellings[name], "\(name)")
         }
     }
