@@ -28,7 +28,7 @@ public struct AgentConfiguration: Sendable {
     public var promptProgram: String
 
     public init(
-        paths: CordonPaths, lifecycle: LifecycleConfiguration = LifecycleConfiguration(),
+        paths: CordonPaths, lifecycle: LifecycleConfiguration = .builtin,
         limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
         allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
         auditRetention: AuditRetention = AuditRetention(), lockTriggers: LockTriggerAddresses? = nil,
@@ -55,7 +55,7 @@ extension AgentConfiguration {
         return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("cordon").path
     }
 
-    /// The built-in default policy with the daemon's lifecycle settings (flags) in place of
+    /// The built-in default policy with the daemon's lifecycle settings in place of
     /// its lock and passcode values. It is the fallback: it fills the keys no file sets.
     public var defaultPolicy: PolicyDocument {
         var document = BuiltinPolicy.document
@@ -67,5 +67,24 @@ extension AgentConfiguration {
         document[PolicyKeys.Passcode.minLength] = lifecycle.minPasscodeLength
         document[PolicyKeys.Passcode.onMaxAttempts] = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
         return document
+    }
+}
+
+extension LifecycleConfiguration {
+    /// The lifecycle settings of the built-in default policy (each declared once in `PolicyKeys`),
+    /// with the default back-off: what the agent runs with before any policy file applies.
+    public static var builtin: LifecycleConfiguration {
+        typealias Lock = PolicyKeys.Lock
+        typealias Passcode = PolicyKeys.Passcode
+        let policy = EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source)
+        var configuration = LifecycleConfiguration()
+        configuration.idleTimeoutSeconds = policy[Lock.idleTimeoutSeconds].value
+        configuration.reauthGraceSeconds = policy[Lock.reauthGraceSeconds].value ?? 0
+        configuration.discardKeyOnLock = policy[Lock.discardKeyOnLock].value
+        configuration.ackDeadlineMs = policy[Lock.ackDeadlineMs].value ?? configuration.ackDeadlineMs
+        configuration.maxAttempts = policy[Passcode.maxAttempts].value ?? configuration.maxAttempts
+        configuration.minPasscodeLength = policy[Passcode.minLength].value
+        configuration.onMaxAttempts = policy[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout
+        return configuration
     }
 }

@@ -25,14 +25,14 @@ struct Cordond: AsyncParsableCommand {
     var dataDir: String?
     @Option(help: "Directory for user settings and policy (default: $XDG_CONFIG_HOME/cordon).")
     var configDir: String?
-    @Option(help: "Seconds without activity before the container locks; 0 disables.")
-    var idleTimeout: Int = 300
-    @Option(help: "Seconds after a lock during which unlocking needs no passcode.")
-    var reauthGrace: Int = 60
-    @Option(help: "Failed passcode attempts before the container is wiped.")
-    var maxAttempts: Int = 10
-    @Option(help: "Milliseconds an app has to acknowledge a revocation.")
-    var ackDeadlineMs: Int = 2000
+    @Option(help: "Seconds without activity before the container locks; 0 disables (default: the built-in policy's).")
+    var idleTimeout: Int?
+    @Option(help: "Seconds after a lock during which unlocking needs no passcode (default: the built-in policy's).")
+    var reauthGrace: Int?
+    @Option(help: "Failed passcode attempts before onMaxAttempts applies (default: the built-in policy's).")
+    var maxAttempts: Int?
+    @Option(help: "Milliseconds an app has to acknowledge a revocation (default: the built-in policy's).")
+    var ackDeadlineMs: Int?
     @Option(help: "Failed attempts allowed before the back-off delay starts.")
     var backoffFreeAttempts: Int = 3
     @Option(help: "First back-off delay in seconds (doubles per failure, capped at 300).")
@@ -43,8 +43,8 @@ struct Cordond: AsyncParsableCommand {
     var trustDir: String?
     @Flag(help: "Audit allowed decisions too (denies are always audited).")
     var auditAllows = false
-    @Option(help: "What max attempts does by default: wipe or lockout (a policy can only make it stricter).")
-    var onMaxAttempts: String = "wipe"
+    @Option(help: "What max attempts does by default: wipe or lockout (default: the built-in policy's).")
+    var onMaxAttempts: String?
     @Option(help: "Milliseconds one passcode derivation should take when scrypt is tuned on init.")
     var kdfTargetMs: Int = 250
     @Flag(help: "Discard the key on every lock (every lock becomes a revocation).")
@@ -66,7 +66,7 @@ struct Cordond: AsyncParsableCommand {
     var logTarget: String = "auto"
 
     func validate() throws {
-        guard ["wipe", "lockout"].contains(onMaxAttempts) else {
+        if let onMaxAttempts, !["wipe", "lockout"].contains(onMaxAttempts) {
             throw ValidationError("--on-max-attempts must be wipe or lockout, not \(onMaxAttempts)")
         }
         guard LogTarget(rawValue: logTarget) != nil else {
@@ -97,11 +97,15 @@ struct Cordond: AsyncParsableCommand {
         let uid = getuid()
         let paths = CordonPaths.resolve(
             environment: environment, uid: uid, runtime: runtimeDir, data: dataDir, config: configDir)
-        let lifecycle = LifecycleConfiguration(
-            idleTimeoutSeconds: idleTimeout, reauthGraceSeconds: reauthGrace, discardKeyOnLock: discardKeyOnLock,
-            maxAttempts: maxAttempts, ackDeadlineMs: ackDeadlineMs,
-            backoff: Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds),
-            onMaxAttempts: onMaxAttempts == "lockout" ? .lockout : .wipe)
+        // Each flag left out keeps the built-in policy's value (declared once, in PolicyKeys).
+        var lifecycle = LifecycleConfiguration.builtin
+        if let idleTimeout { lifecycle.idleTimeoutSeconds = idleTimeout }
+        if let reauthGrace { lifecycle.reauthGraceSeconds = reauthGrace }
+        if let maxAttempts { lifecycle.maxAttempts = maxAttempts }
+        if let ackDeadlineMs { lifecycle.ackDeadlineMs = ackDeadlineMs }
+        if let onMaxAttempts { lifecycle.onMaxAttempts = onMaxAttempts == "lockout" ? .lockout : .wipe }
+        if discardKeyOnLock { lifecycle.discardKeyOnLock = true }
+        lifecycle.backoff = Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds)
         func pick(_ flag: String?, _ variable: String, _ fallback: String) -> String {
             if let flag, !flag.isEmpty { return flag }
             if let value = environment[variable], !value.isEmpty { return value }
