@@ -92,10 +92,11 @@ struct ExplainTests {
         #expect(paths.count == Set(paths).count)
         #expect(paths.first == "/apps/unknown")
         #expect(paths.contains("/apps/managed/org~1odd~0id"))
-        #expect(paths.filter { $0.hasPrefix("/passcode/") }.count == 5)
+        let perSection = { (section: String) in PolicyKeys.names.filter { $0.hasPrefix(section + ".") }.count }
+        #expect(paths.filter { $0.hasPrefix("/passcode/") }.count == perSection("passcode"))
         #expect(
             paths.filter { !$0.hasPrefix("/apps") && !$0.hasPrefix("/passcode") && !$0.hasPrefix("/overrides") }.count
-                == 21)
+                == PolicyKeys.names.count - perSection("apps") - perSection("passcode"))
         let override = shown.first { $0.path == "/overrides/n/pasteboard/maxChars" }
         #expect(
             override

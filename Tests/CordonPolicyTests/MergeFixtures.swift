@@ -7,21 +7,8 @@ enum MergeFixtures {
     static let team = PolicySource(path: "/etc/cordon/policy.d/20-team.json", origin: .admin)
     static let user = PolicySource(path: "/home/ada/.config/cordon/policy.d/mine.json", origin: .user)
 
-    /// A default that sets every key (as the built-in default does), constructed directly.
-    static let defaults = PolicyDocument(
-        PolicyKeys.Apps.managed([]), PolicyKeys.Apps.unknown(.unmanaged),
-        PolicyKeys.Passcode.minLength(4), PolicyKeys.Passcode.kind(.numeric), PolicyKeys.Passcode.allowSimple(true),
-        PolicyKeys.Passcode.maxAttempts(10), PolicyKeys.Passcode.onMaxAttempts(.wipe),
-        PolicyKeys.Lock.idleTimeoutSeconds(300), PolicyKeys.Lock.onScreenLock(true), PolicyKeys.Lock.onSuspend(true),
-        PolicyKeys.Lock.reauthGraceSeconds(60), PolicyKeys.Lock.discardKeyOnLock(false),
-        PolicyKeys.Lock.ackDeadlineMs(2000), PolicyKeys.Lock.onAckTimeout(.report),
-        PolicyKeys.Pasteboard.copyOut(.any), PolicyKeys.Pasteboard.maxChars(10_000_000),
-        PolicyKeys.Pasteboard.clearOnLock(false),
-        PolicyKeys.Documents.sendTo(.any), PolicyKeys.Documents.receiveFrom(.any),
-        PolicyKeys.Documents.saveCopies(.allow), PolicyKeys.Documents.blockedTypes([]),
-        PolicyKeys.Storage.dataAccess(.afterFirstUnlock),
-        PolicyKeys.Conditions.debuggerAttached(.warn), PolicyKeys.Conditions.preloadInjected(.warn),
-        PolicyKeys.Conditions.executableMismatch(.warn))
+    /// The built-in default: every declared setting at its default, constructed from the declarations.
+    static let defaults = BuiltinPolicy.document
 
     static func rule(_ source: PolicySource, _ pointer: String) -> RuleReference {
         RuleReference(source: source, pointer: pointer)
