@@ -110,6 +110,13 @@ public enum PolicyKeys {
         public static let onSuspend = PolicySetting<Bool, Bool>(
             section, "onSuspend", scope: .container, .boolean, merge: .stricter(Stricter.whenTrue), unset: false,
             builtin: true, summary: "Lock the container when the machine suspends.")
+        /// Lock when the session reports idle (logind's IdleHint) while the idle timeout is on; `true` is stricter.
+        public static let onSessionIdle = PolicySetting<Bool, Bool>(
+            section, "onSessionIdle", scope: .container, .boolean, merge: .stricter(Stricter.whenTrue), unset: false,
+            builtin: true,
+            summary:
+                "Lock the container when the desktop session reports idle (logind's IdleHint) while the idle timeout is on; false leaves idle locking to idleTimeoutSeconds alone."
+        )
         /// Seconds after a lock in which unlocking needs no passcode; the smallest wins.
         public static let reauthGraceSeconds = PolicySetting<Int, Int?>(
             section, "reauthGraceSeconds", scope: .container, .integer(0...86_400), resolve: { $0 },
@@ -136,8 +143,8 @@ public enum PolicyKeys {
                 "What an app that misses the deadline gets: \"freeze\" (SIGSTOP until the key returns), \"terminate\", \"disconnect\" or \"report\" (audit only)."
         )
         static let all: [any AnyPolicySetting] = [
-            idleTimeoutSeconds, onScreenLock, onSuspend, reauthGraceSeconds, discardKeyOnLock, ackDeadlineMs,
-            onAckTimeout,
+            idleTimeoutSeconds, onScreenLock, onSuspend, onSessionIdle, reauthGraceSeconds, discardKeyOnLock,
+            ackDeadlineMs, onAckTimeout,
         ]
     }
 }

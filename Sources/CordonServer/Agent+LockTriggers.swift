@@ -30,6 +30,10 @@ extension Agent {
                 logger.info("idle hint ignored: the idle timeout is off")
                 return
             }
+            guard lock[PolicyKeys.Lock.onSessionIdle].value else {
+                logger.info("idle hint ignored: lock.onSessionIdle is false")
+                return
+            }
             logger.notice("session idle: locking the container", metadata: ["source": "logind.IdleHint"])
             run(.lock(reason: .idleTimeout, now: clock()))
         case .suspend:

@@ -21,7 +21,8 @@ import Testing
             "onMaxAttempts": #""wipe""#,
         ],
         "lock": [
-            "idleTimeoutSeconds": "60", "onScreenLock": "true", "onSuspend": "true", "reauthGraceSeconds": "0",
+            "idleTimeoutSeconds": "60", "onScreenLock": "true", "onSuspend": "true", "onSessionIdle": "true",
+            "reauthGraceSeconds": "0",
             "discardKeyOnLock": "true", "ackDeadlineMs": "500", "onAckTimeout": #""terminate""#,
         ],
         "pasteboard": ["copyOut": #""blocked""#, "maxChars": "10", "clearOnLock": "true"],
@@ -109,7 +110,10 @@ import Testing
     }
 
     @Test func theLockKeysHaveTheDocumentedScopes() {
-        let container = ["idleTimeoutSeconds", "reauthGraceSeconds", "onScreenLock", "onSuspend", "discardKeyOnLock"]
+        let container = [
+            "idleTimeoutSeconds", "reauthGraceSeconds", "onScreenLock", "onSuspend", "onSessionIdle",
+            "discardKeyOnLock",
+        ]
         for key in container { #expect(PolicyKeys.scope(of: "lock.\(key)") == .container, "\(key)") }
         for key in ["ackDeadlineMs", "onAckTimeout"] { #expect(PolicyKeys.scope(of: "lock.\(key)") == .perApp) }
         let lockKeys = PolicyParser.Rules.sectionKeys.first { $0.section == "lock" }?.keys ?? []

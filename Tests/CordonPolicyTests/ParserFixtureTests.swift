@@ -81,6 +81,7 @@ struct ParserFixtureTests {
             K.Passcode.minLength(4), K.Passcode.kind(.numeric), K.Passcode.allowSimple(true),
             K.Passcode.maxAttempts(10), K.Passcode.onMaxAttempts(.wipe),
             K.Lock.idleTimeoutSeconds(300), K.Lock.onScreenLock(true), K.Lock.onSuspend(true),
+            K.Lock.onSessionIdle(true),
             K.Lock.reauthGraceSeconds(60), K.Lock.discardKeyOnLock(false), K.Lock.ackDeadlineMs(2000),
             K.Lock.onAckTimeout(.report),
             K.Pasteboard.copyOut(.any), K.Pasteboard.maxChars(10_000_000), K.Pasteboard.clearOnLock(false),

@@ -48,7 +48,8 @@ enum SchemaAgreementSamples {
             result.append(member(key, "1"))
         }
         for key in [
-            "passcode.allowSimple", "lock.onScreenLock", "lock.onSuspend", "lock.discardKeyOnLock",
+            "passcode.allowSimple", "lock.onScreenLock", "lock.onSuspend", "lock.onSessionIdle",
+            "lock.discardKeyOnLock",
             "pasteboard.clearOnLock",
         ] {
             for value in ["true", "false", "0", "\"true\"", "null"] { result.append(member(key, value)) }

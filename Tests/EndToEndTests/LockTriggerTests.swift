@@ -110,6 +110,25 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func policyCanIgnoreTheIdleHint() async throws {
+        let desktop = try await FakeDesktop()
+        defer { desktop.cleanUp() }
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
+        try #"{"schema": "cordon.policy.v1", "lock": {"onSessionIdle": false}}"#
+            .write(toFile: root.appending("admin/idle.json"), atomically: true, encoding: .utf8)
+        let daemon = try await daemon(on: desktop, root: root)
+        defer { daemon.cleanUp() }
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        var events = try await client.events().makeAsyncIterator()
+        #expect(try await events.next()?.kind == .state)
+        // Signals on one connection arrive in order: the ignored idle hint comes first.
+        #expect(try await lockReason(client, desktop, &events, after: "idlehint\nscreensaver") == .screenLock)
+        #expect(daemon.log.contains("idle hint ignored: lock.onSessionIdle is false"))
+        try await daemon.stop()
+    }
+
     @Test func withoutABusTheAgentRunsAndSaysSo() async throws {
         let root = try TemporaryDirectory()
         let nowhere = "unix:path=" + root.appending("no-bus.sock")
