@@ -4,7 +4,7 @@
 /// Values are read and written by their declaration in ``PolicyKeys``:
 /// `document[PolicyKeys.Lock.idleTimeoutSeconds]`, or built as
 /// `PolicyDocument(PolicyKeys.Lock.idleTimeoutSeconds(60), PolicyKeys.Pasteboard.copyOut(.blocked))`.
-public struct PolicyDocument: Sendable, Equatable {
+public struct PolicyDocument: PolicySettingsHolder, Sendable, Equatable {
     /// The schema identifier; always `cordon.policy.v1` for this version.
     public var schema: String
     /// The settings of the document's base sections.
@@ -30,16 +30,10 @@ public struct PolicyDocument: Sendable, Equatable {
         self.settings = settings
         self.overrides = overrides
     }
-
-    /// The base value the document sets for `setting`; nil when it does not set it.
-    public subscript<Parsed, Value>(_ setting: PolicySetting<Parsed, Value>) -> Parsed? {
-        get { settings[setting] }
-        set { settings[setting] = newValue }
-    }
 }
 
 /// `overrides[i]`: settings that apply only to the listed apps (they can only tighten).
-public struct PolicyOverride: Sendable, Equatable {
+public struct PolicyOverride: PolicySettingsHolder, Sendable, Equatable {
     /// The app ids the override applies to.
     public var apps: [String]
     /// The settings it sets for them.
@@ -55,8 +49,16 @@ public struct PolicyOverride: Sendable, Equatable {
         self.apps = apps
         self.settings = settings
     }
+}
 
-    /// The value the override sets for `setting`; nil when it does not set it.
+/// A part of a file that holds settings (a document's base, or one override).
+public protocol PolicySettingsHolder {
+    /// The values it sets.
+    var settings: PolicySettingValues { get set }
+}
+
+extension PolicySettingsHolder {
+    /// The value set for `setting`; nil when it is not set.
     public subscript<Parsed, Value>(_ setting: PolicySetting<Parsed, Value>) -> Parsed? {
         get { settings[setting] }
         set { settings[setting] = newValue }

@@ -22,6 +22,15 @@ import Testing
         return daemon
     }
 
+    /// cordond on the fake desktop's bus with an admin policy whose `lock` section is `lock` (JSON).
+    func daemon(on desktop: FakeDesktop, adminLock lock: String) async throws -> DaemonProcess {
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
+        try #"{"schema": "cordon.policy.v1", "lock": \#(lock)}"#
+            .write(toFile: root.appending("admin/lock.json"), atomically: true, encoding: .utf8)
+        return try await daemon(on: desktop, root: root)
+    }
+
     /// Unlocks, fires `command` and returns the reason of the lock it caused.
     func lockReason(
         _ client: CordonClient, _ desktop: FakeDesktop,
@@ -82,11 +91,7 @@ import Testing
     @Test func policyCanIgnoreTheScreenLock() async throws {
         let desktop = try await FakeDesktop()
         defer { desktop.cleanUp() }
-        let root = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-        try #"{"schema": "cordon.policy.v1", "lock": {"onScreenLock": false}}"#
-            .write(toFile: root.appending("admin/screen.json"), atomically: true, encoding: .utf8)
-        let daemon = try await daemon(on: desktop, root: root)
+        let daemon = try await daemon(on: desktop, adminLock: #"{"onScreenLock": false}"#)
         defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
@@ -113,11 +118,7 @@ import Testing
     @Test func policyCanIgnoreTheIdleHint() async throws {
         let desktop = try await FakeDesktop()
         defer { desktop.cleanUp() }
-        let root = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-        try #"{"schema": "cordon.policy.v1", "lock": {"onSessionIdle": false}}"#
-            .write(toFile: root.appending("admin/idle.json"), atomically: true, encoding: .utf8)
-        let daemon = try await daemon(on: desktop, root: root)
+        let daemon = try await daemon(on: desktop, adminLock: #"{"onSessionIdle": false}"#)
         defer { daemon.cleanUp() }
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
