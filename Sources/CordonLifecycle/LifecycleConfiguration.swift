@@ -18,10 +18,12 @@ public struct LifecycleConfiguration: Sendable, Equatable {
     /// one attempt per maximum back-off delay).
     public var onMaxAttempts: MaxAttemptsBehavior
 
+    /// Settings with every value given: the policy-governed ones have no default here, because
+    /// their defaults are the built-in policy's (declared once in `CordonPolicy`'s `PolicyKeys`;
+    /// the agent starts from `LifecycleConfiguration.builtin` and then follows the policy).
     public init(
-        idleTimeoutSeconds: Int = 300, reauthGraceSeconds: Int = 60, discardKeyOnLock: Bool = false,
-        maxAttempts: Int = 10, ackDeadlineMs: Int = 2000, minPasscodeLength: Int = 4, backoff: Backoff = Backoff(),
-        onMaxAttempts: MaxAttemptsBehavior = .wipe
+        idleTimeoutSeconds: Int, reauthGraceSeconds: Int, discardKeyOnLock: Bool, maxAttempts: Int,
+        ackDeadlineMs: Int, minPasscodeLength: Int, backoff: Backoff = Backoff(), onMaxAttempts: MaxAttemptsBehavior
     ) {
         self.onMaxAttempts = onMaxAttempts
         self.idleTimeoutSeconds = idleTimeoutSeconds

@@ -25,7 +25,7 @@ public struct LifecycleMachine: Sendable {
     public private(set) var revokedDuringCheck: EventReason?
     public var configuration: LifecycleConfiguration
 
-    public init(configuration: LifecycleConfiguration = LifecycleConfiguration()) {
+    public init(configuration: LifecycleConfiguration) {
         self.configuration = configuration
     }
 

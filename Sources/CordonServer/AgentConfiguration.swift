@@ -76,15 +76,14 @@ extension LifecycleConfiguration {
     public static var builtin: LifecycleConfiguration {
         typealias Lock = PolicyKeys.Lock
         typealias Passcode = PolicyKeys.Passcode
+        // The default sets every one of these keys (a test parses it); the fallbacks are never taken.
         let policy = EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source)
-        var configuration = LifecycleConfiguration()
-        configuration.idleTimeoutSeconds = policy[Lock.idleTimeoutSeconds].value
-        configuration.reauthGraceSeconds = policy[Lock.reauthGraceSeconds].value ?? 0
-        configuration.discardKeyOnLock = policy[Lock.discardKeyOnLock].value
-        configuration.ackDeadlineMs = policy[Lock.ackDeadlineMs].value ?? configuration.ackDeadlineMs
-        configuration.maxAttempts = policy[Passcode.maxAttempts].value ?? configuration.maxAttempts
-        configuration.minPasscodeLength = policy[Passcode.minLength].value
-        configuration.onMaxAttempts = policy[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout
-        return configuration
+        return LifecycleConfiguration(
+            idleTimeoutSeconds: policy[Lock.idleTimeoutSeconds].value,
+            reauthGraceSeconds: policy[Lock.reauthGraceSeconds].value ?? 0,
+            discardKeyOnLock: policy[Lock.discardKeyOnLock].value,
+            maxAttempts: policy[Passcode.maxAttempts].value ?? 1, ackDeadlineMs: policy[Lock.ackDeadlineMs].value ?? 0,
+            minPasscodeLength: policy[Passcode.minLength].value,
+            onMaxAttempts: policy[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout)
     }
 }

@@ -45,14 +45,8 @@ struct BackoffTests {
         #expect(delays.allSatisfy { $0 >= 0 && $0 <= 60 })
     }
 
-    @Test func configurationDefaults() {
-        let configuration = LifecycleConfiguration()
-        #expect(configuration.idleTimeoutSeconds == 300)
-        #expect(configuration.reauthGraceSeconds == 60)
-        #expect(configuration.discardKeyOnLock == false)
-        #expect(configuration.maxAttempts == 10)
-        #expect(configuration.ackDeadlineMs == 2000)
-        #expect(configuration.minPasscodeLength == 4)
+    @Test func backoffDefaults() {
+        let configuration = LifecycleConfiguration.testing()
         #expect(configuration.backoff == Backoff())
     }
 }

@@ -97,7 +97,7 @@ struct LifecycleMachineAttemptsTests {
 
     @Test func maxAttemptsWipesAContainerWithoutKey() {
         var h = LifecycleHarness(
-            configuration: LifecycleConfiguration(maxAttempts: 3, backoff: Backoff(freeAttempts: 10)))
+            configuration: LifecycleConfiguration.testing(maxAttempts: 3, backoff: Backoff(freeAttempts: 10)))
         h.start(initialized: true)
         #expect(h.failAttempt() == [.fail(.wrongPasscode(attemptsLeft: 2, retryAfterSeconds: 0))])
         #expect(h.failAttempt() == [.fail(.wrongPasscode(attemptsLeft: 1, retryAfterSeconds: 0))])
@@ -120,7 +120,7 @@ struct LifecycleMachineAttemptsTests {
 
     @Test func maxAttemptsRevokesAHeldKeyBeforeWiping() {
         var h = LifecycleHarness(
-            configuration: LifecycleConfiguration(
+            configuration: LifecycleConfiguration.testing(
                 reauthGraceSeconds: 0, maxAttempts: 2, backoff: Backoff(freeAttempts: 10)))
         h.startUnlocked()
         h.lock()
@@ -155,7 +155,7 @@ struct LifecycleMachineAttemptsTests {
 
     @Test func counterAlreadyAtMaxAfterACrashWipesOnTheNextWrongPasscode() {
         // The agent was killed during the last allowed check: the counter was persisted first.
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(maxAttempts: 5))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(maxAttempts: 5))
         h.start(initialized: true, failedAttempts: 5, lastFailureAt: h.now - 10_000)
         h.unlock()
         #expect(h.checked(false).last == .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)))

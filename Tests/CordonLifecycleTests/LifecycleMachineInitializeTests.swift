@@ -5,7 +5,7 @@ import Testing
 @Suite("LifecycleMachine: start and initialize")
 struct LifecycleMachineInitializeTests {
     @Test func freshMachineIsUninitializedWithNothingPending() {
-        let machine = LifecycleMachine()
+        let machine = LifecycleMachine(configuration: .testing())
         #expect(machine.state == .uninitialized)
         #expect(machine.seq == 0)
         #expect(machine.failedAttempts == 0)
@@ -49,7 +49,7 @@ struct LifecycleMachineInitializeTests {
     }
 
     @Test func initializeHonoursTheConfiguredMinimumLength() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(minPasscodeLength: 8))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(minPasscodeLength: 8))
         h.start(initialized: false)
         #expect(
             h.handle(.initializeRequested(passcodeLength: 7, now: h.now))

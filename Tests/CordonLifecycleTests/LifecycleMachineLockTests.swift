@@ -43,7 +43,8 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func lockWithDiscardKeyOnLockRevokes() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(discardKeyOnLock: true, ackDeadlineMs: 1500))
+        var h = LifecycleHarness(
+            configuration: LifecycleConfiguration.testing(discardKeyOnLock: true, ackDeadlineMs: 1500))
         h.startUnlocked()
         h.advance(7)
         let actions = h.lock(.screenLock)
@@ -62,7 +63,7 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func ackDeadlineUsesTheConfiguredMilliseconds() throws {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(ackDeadlineMs: 250))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(ackDeadlineMs: 250))
         h.startUnlocked()
         let event = try #require(h.revoke(.logout).events.last)
         #expect(event.kind == .encryptionKeyUnavailable)
@@ -70,7 +71,7 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func idleTimeoutLocksThroughTick() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(idleTimeoutSeconds: 300))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 300))
         h.startUnlocked()
         let unlockedAt = h.now
         #expect(h.machine.nextDeadline == unlockedAt + 300)
@@ -91,7 +92,7 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func activityPushesTheIdleDeadlineBack() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(idleTimeoutSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 60))
         h.startUnlocked()
         let start = h.now
         h.advance(50)
@@ -106,7 +107,7 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func lateActivityReportsNeverMoveTheDeadlineEarlier() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(idleTimeoutSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 60))
         h.startUnlocked()
         let deadline = h.machine.nextDeadline
         h.handle(.activity(now: h.now - 30))
@@ -114,7 +115,7 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func unlockWhileUnlockedCountsAsActivity() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(idleTimeoutSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 60))
         h.startUnlocked()
         h.advance(40)
         #expect(h.unlock(passcode: false) == [.succeed])
@@ -123,7 +124,7 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func zeroIdleTimeoutDisablesTheIdleLock() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(idleTimeoutSeconds: 0))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 0))
         h.startUnlocked()
         #expect(h.machine.nextDeadline == nil)
         h.advance(1_000_000)
@@ -132,7 +133,8 @@ struct LifecycleMachineLockTests {
     }
 
     @Test func idleTimeoutWithDiscardKeyOnLockRevokes() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(idleTimeoutSeconds: 10, discardKeyOnLock: true))
+        var h = LifecycleHarness(
+            configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 10, discardKeyOnLock: true))
         h.startUnlocked()
         h.advance(10)
         let actions = h.tick()

@@ -59,7 +59,7 @@ struct LifecycleMachinePasscodeTests {
 
     @Test func changePasscodeWrongTooOftenWipesAnUnlockedContainer() {
         var h = LifecycleHarness(
-            configuration: LifecycleConfiguration(maxAttempts: 2, backoff: Backoff(freeAttempts: 10)))
+            configuration: LifecycleConfiguration.testing(maxAttempts: 2, backoff: Backoff(freeAttempts: 10)))
         h.startUnlocked()
         h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
         h.checked(false)
@@ -81,7 +81,7 @@ struct LifecycleMachinePasscodeTests {
     }
 
     @Test func wipeFromUnlockedRevokesThenErases() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(ackDeadlineMs: 3000))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(ackDeadlineMs: 3000))
         h.startUnlocked()
         h.advance(9)
         #expect(

@@ -7,7 +7,7 @@ struct LifecycleMachinePolicyTests {
     /// A harness brought into `state` (no passcode check pending); the key-held state is
     /// reached by a lock without grace, so unlocking from it needs a passcode check.
     func harness(in state: LifecycleState, configuration: LifecycleConfiguration? = nil) -> LifecycleHarness {
-        var h = LifecycleHarness(configuration: configuration ?? LifecycleConfiguration(reauthGraceSeconds: 0))
+        var h = LifecycleHarness(configuration: configuration ?? LifecycleConfiguration.testing(reauthGraceSeconds: 0))
         switch state {
         case .uninitialized: h.start(initialized: false)
         case .lockedNoKey: h.start(initialized: true)
@@ -60,7 +60,7 @@ struct LifecycleMachinePolicyTests {
 
     // MARK: - Lockout at max attempts
 
-    let lockout = LifecycleConfiguration(
+    let lockout = LifecycleConfiguration.testing(
         reauthGraceSeconds: 0, maxAttempts: 3, ackDeadlineMs: 1500,
         backoff: Backoff(freeAttempts: 10, baseSeconds: 1, maxSeconds: 120), onMaxAttempts: .lockout)
 
@@ -167,7 +167,6 @@ struct LifecycleMachinePolicyTests {
         #expect(actions.contains(.eraseKeystore))
         #expect(actions.last == .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)))
         #expect(h.machine.state == .uninitialized)
-        #expect(LifecycleConfiguration().onMaxAttempts == .wipe)
     }
 
     // MARK: - Forced wipe

@@ -7,7 +7,7 @@ struct LifecycleMachineSequenceTests {
     /// Drives a long, varied session and returns every event emitted.
     private func longSession(discardKeyOnLock: Bool) -> LifecycleHarness {
         var h = LifecycleHarness(
-            configuration: LifecycleConfiguration(
+            configuration: LifecycleConfiguration.testing(
                 idleTimeoutSeconds: 30, reauthGraceSeconds: 20, discardKeyOnLock: discardKeyOnLock, maxAttempts: 6,
                 backoff: Backoff(freeAttempts: 2, baseSeconds: 1, maxSeconds: 8)))
         h.start(initialized: false)

@@ -60,7 +60,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func unlockWithinGraceNeedsNoPasscode() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(30)
@@ -76,7 +76,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func unlockWithinGraceIgnoresAGivenPasscode() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(1)
@@ -86,7 +86,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func graceIncludesItsLastInstant() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(60)
@@ -94,7 +94,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func afterGraceUnlockWithoutPasscodeIsPasscodeRequired() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(60.5)
@@ -103,7 +103,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func afterGraceThePasscodeUnlocksWithoutReinstallingTheKey() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(120)
@@ -118,21 +118,22 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func zeroGraceAlwaysNeedsThePasscode() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 0))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 0))
         h.startUnlocked()
         h.lock()
         #expect(h.unlock(passcode: false) == [.fail(.passcodeRequired)])
     }
 
     @Test func discardingLockLeavesNoGrace() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60, discardKeyOnLock: true))
+        var h = LifecycleHarness(
+            configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60, discardKeyOnLock: true))
         h.startUnlocked()
         h.lock()
         #expect(h.unlock(passcode: false) == [.fail(.passcodeRequired)])
     }
 
     @Test func graceIsMeasuredFromTheLastLock() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(50)
@@ -145,7 +146,7 @@ struct LifecycleMachineUnlockTests {
 
     @Test func idleLockAlsoOpensTheGrace() {
         var h = LifecycleHarness(
-            configuration: LifecycleConfiguration(idleTimeoutSeconds: 30, reauthGraceSeconds: 10))
+            configuration: LifecycleConfiguration.testing(idleTimeoutSeconds: 30, reauthGraceSeconds: 10))
         h.startUnlocked()
         h.advance(30)
         #expect(h.tick().eventKinds == [.didLock])
@@ -167,7 +168,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func withinGraceAPendingCheckStillMeansBusy() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(1)
@@ -177,7 +178,7 @@ struct LifecycleMachineUnlockTests {
     }
 
     @Test func outsideGraceAPendingCheckIsBusyRatherThanPasscodeRequired() {
-        var h = LifecycleHarness(configuration: LifecycleConfiguration(reauthGraceSeconds: 60))
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
         h.startUnlocked()
         h.lock()
         h.advance(61)

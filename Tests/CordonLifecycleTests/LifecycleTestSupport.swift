@@ -23,7 +23,7 @@ struct LifecycleHarness {
     var now: Double
     private(set) var emitted: [CordonEvent] = []
 
-    init(configuration: LifecycleConfiguration = LifecycleConfiguration(), now: Double = 1_000) {
+    init(configuration: LifecycleConfiguration = LifecycleConfiguration.testing(), now: Double = 1_000) {
         machine = LifecycleMachine(configuration: configuration)
         self.now = now
     }
@@ -84,5 +84,20 @@ struct LifecycleHarness {
     mutating func failAttempt() -> [LifecycleAction] {
         unlock()
         return checked(false)
+    }
+}
+
+extension LifecycleConfiguration {
+    /// Settings for the machine's unit tests: the values the agent's built-in policy has, unless a
+    /// test says otherwise (the machine itself has no defaults for them).
+    static func testing(
+        idleTimeoutSeconds: Int = 300, reauthGraceSeconds: Int = 60, discardKeyOnLock: Bool = false,
+        maxAttempts: Int = 10, ackDeadlineMs: Int = 2000, minPasscodeLength: Int = 4, backoff: Backoff = Backoff(),
+        onMaxAttempts: MaxAttemptsBehavior = .wipe
+    ) -> LifecycleConfiguration {
+        LifecycleConfiguration(
+            idleTimeoutSeconds: idleTimeoutSeconds, reauthGraceSeconds: reauthGraceSeconds,
+            discardKeyOnLock: discardKeyOnLock, maxAttempts: maxAttempts, ackDeadlineMs: ackDeadlineMs,
+            minPasscodeLength: minPasscodeLength, backoff: backoff, onMaxAttempts: onMaxAttempts)
     }
 }

@@ -135,7 +135,9 @@ struct AgentLifecycleTests {
     }
 
     @Test func maxAttemptsWipes() async throws {
-        let lifecycle = LifecycleConfiguration(maxAttempts: 3, backoff: Backoff(freeAttempts: 10))
+        let lifecycle = LifecycleConfiguration.builtin {
+            $0.maxAttempts = 3; $0.backoff = Backoff(freeAttempts: 10)
+        }
         try await withTestAgent(lifecycle: lifecycle) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
@@ -168,7 +170,9 @@ struct AgentLifecycleTests {
     }
 
     @Test func backoffAsksToRetryLater() async throws {
-        let lifecycle = LifecycleConfiguration(backoff: Backoff(freeAttempts: 1, baseSeconds: 600, maxSeconds: 600))
+        let lifecycle = LifecycleConfiguration.builtin {
+            $0.backoff = Backoff(freeAttempts: 1, baseSeconds: 600, maxSeconds: 600)
+        }
         try await withTestAgent(lifecycle: lifecycle) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")

@@ -108,7 +108,7 @@ struct CordonAppTests {
     }
 
     @Test func logoutAsksForAnAcknowledgement() async throws {
-        let lifecycle = LifecycleConfiguration(ackDeadlineMs: 600_000)
+        let lifecycle = LifecycleConfiguration.builtin { $0.ackDeadlineMs = 600_000 }
         try await withTestAgent(lifecycle: lifecycle) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
@@ -155,7 +155,7 @@ struct CordonAppTests {
     }
 
     @Test func missedDeadlineMakesTheAppOverdue() async throws {
-        let lifecycle = LifecycleConfiguration(ackDeadlineMs: 100)
+        let lifecycle = LifecycleConfiguration.builtin { $0.ackDeadlineMs = 100 }
         try await withTestAgent(lifecycle: lifecycle) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
@@ -178,7 +178,7 @@ struct CordonAppTests {
     }
 
     @Test func keyReturningClearsThePendingAcknowledgement() async throws {
-        let lifecycle = LifecycleConfiguration(ackDeadlineMs: 600_000)
+        let lifecycle = LifecycleConfiguration.builtin { $0.ackDeadlineMs = 600_000 }
         try await withTestAgent(lifecycle: lifecycle) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")

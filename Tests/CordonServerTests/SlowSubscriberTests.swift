@@ -8,7 +8,10 @@ struct SlowSubscriberTests {
     @Test func slowSubscriberIsDroppedAndOthersSeeEveryEvent() async throws {
         var limits = ConnectionLimits.standard
         limits.maxQueuedEvents = 8
-        let lifecycle = LifecycleConfiguration(idleTimeoutSeconds: 0, reauthGraceSeconds: 3600)
+        let lifecycle = LifecycleConfiguration.builtin {
+            $0.idleTimeoutSeconds = 0
+            $0.reauthGraceSeconds = 3600
+        }
         try await withTestAgent(lifecycle: lifecycle, limits: limits) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")

@@ -111,7 +111,7 @@ final class TestAgent: Sendable {
 
 /// Runs `body` against a freshly started agent, then stops it and removes its directory.
 func withTestAgent<R>(
-    lifecycle: LifecycleConfiguration = LifecycleConfiguration(),
+    lifecycle: LifecycleConfiguration = .builtin,
     limits: ConnectionLimits = .standard,
     policies: Bool = false,
     _ body: (TestAgent) async throws -> R
@@ -200,5 +200,14 @@ private struct CaptureHandler: LogHandler {
 
     func log(event: LogEvent) {
         capture.append("[\(event.level)] \(event.message)")
+    }
+}
+
+extension LifecycleConfiguration {
+    /// The built-in policy's lifecycle settings with `change` applied.
+    static func builtin(_ change: (inout LifecycleConfiguration) -> Void) -> LifecycleConfiguration {
+        var configuration = LifecycleConfiguration.builtin
+        change(&configuration)
+        return configuration
     }
 }
