@@ -17,6 +17,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+say "An admin policy for the demo: unbound apps are trusted (by default an unbound app gets no key; docs/THREAT-MODEL.md)"
+mkdir -p "$demo/admin"
+echo '{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}' > "$demo/admin/10-demo.json"
+
 say "Starting cordond on $demo (socket $CORDON_SOCKET)"
 "$bin/cordond" --runtime-dir "$demo/run" --data-dir "$demo/data" --config-dir "$demo/config" \
     --admin-policy-dir "$demo/admin" --trust-dir "$demo/trust" --ack-deadline-ms 2000 >"$demo/cordond.log" 2>&1 &
@@ -48,8 +52,8 @@ say "Locking: DidLock; the key stays in memory, so the app may finish its work"
 "$bin/cordon" lock
 sleep 1
 
-say "Unlocking within the re-authentication grace: no passcode needed"
-"$bin/cordon" unlock
+say "Unlocking again: within the re-authentication grace a managed app may come back without the passcode; the CLI asks for it"
+echo "$passcode" | "$bin/cordon" unlock --passcode-stdin
 sleep 1
 
 say "Logging out: EncryptionKeyUnavailable; the app closes its file, drops the key and acknowledges; the ticker is frozen"

@@ -93,6 +93,13 @@ public final class CordonApp: Sendable {
         return SymmetricKey(data: bytes)
     }
 
+    /// Unlocks without the passcode when the re-authentication grace allows it (the app comes back
+    /// to the foreground soon after a lock); throws `CordonError.passcodeRequired` otherwise, and
+    /// never prompts (``requestUnlock(timeoutSeconds:)`` does). Only a verified managed app may.
+    public func unlockWithinGrace() async throws {
+        _ = try await control.call(.unlock, UnlockParameters(passcode: nil), returning: NoParameters.self)
+    }
+
     /// Resets the agent's idle timer (call on user activity).
     public func reportActivity() async throws {
         _ = try await control.call(.reportActivity, NoParameters(), returning: NoParameters.self)

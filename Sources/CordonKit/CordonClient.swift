@@ -57,9 +57,11 @@ public final class CordonClient: Sendable {
             .changePasscode, ChangePasscodeParameters(old: old, new: new), returning: NoParameters.self)
     }
 
-    /// Crypto-erases the container (it must be unlocked).
-    public func wipe() async throws {
-        _ = try await connection.call(.wipe, WipeParameters(confirm: true), returning: NoParameters.self)
+    /// Crypto-erases the container; the passcode is required (`CordonError.passcodeRequired`
+    /// without it, `wrongPasscode` when it is wrong, which counts as a failed attempt).
+    public func wipe(passcode: String) async throws {
+        _ = try await connection.call(
+            .wipe, WipeParameters(confirm: true, passcode: passcode), returning: NoParameters.self)
     }
 
     /// The registered apps and their compliance.

@@ -22,8 +22,8 @@ public enum LifecycleInput: Sendable, Equatable {
     case revoke(reason: EventReason, now: Double)
     /// The policy wipes the container now (a condition with action `wipe`), whatever its state.
     case forceWipe(reason: EventReason, now: Double)
-    /// `Wipe` was called by the user (confirmed).
-    case wipeRequested(now: Double)
+    /// `Wipe` was called by the user (confirmed), with or without the passcode it needs.
+    case wipeRequested(hasPasscode: Bool, now: Double)
     /// The user or an app was active.
     case activity(now: Double)
     /// Time passed: idle timeouts are checked.

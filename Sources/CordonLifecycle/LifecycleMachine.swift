@@ -10,6 +10,8 @@ public struct LifecycleMachine: Sendable {
         case initialize
         case unlock
         case changePasscode
+        /// A wipe the user asked for: it needs the passcode.
+        case wipe
     }
 
     public private(set) var state: LifecycleState = .uninitialized
@@ -21,6 +23,9 @@ public struct LifecycleMachine: Sendable {
     public private(set) var pending: PendingCheck?
     public private(set) var lastActivityAt: Double = 0
     public private(set) var lockedAt: Double?
+    /// Whether the last lock allows an unlock without the passcode within the grace: not after a
+    /// screen lock or a suspend (the user walked away; docs/THREAT-MODEL.md).
+    public private(set) var graceAllowed = true
     /// Set when a revocation arrives while an unlock check runs: the revocation wins.
     public private(set) var revokedDuringCheck: EventReason?
     public var configuration: LifecycleConfiguration
@@ -93,11 +98,10 @@ public struct LifecycleMachine: Sendable {
             guard state != .uninitialized || reason == .shutdown else { return [.fail(.notInitialized)] }
             if pending == .unlock { revokedDuringCheck = reason }
             return revoke(reason: reason, now: now) + [.succeed]
-        case .wipeRequested(let now):
-            guard state != .uninitialized else { return [.fail(.notInitialized)] }
-            guard pending == nil else { return [.fail(.busy)] }
-            guard state == .unlocked else { return [.fail(.locked)] }
-            return wipe(reason: .wipe, now: now) + [.succeed]
+        case .wipeRequested(let hasPasscode, let now):
+            if let refusal = refuseCheck(now: now) { return [refusal] }
+            guard hasPasscode else { return [.fail(.passcodeRequired)] }
+            return beginCheck(.wipe, now: now)
         case .forceWipe(let reason, let now):
             guard state != .uninitialized else { return [] }
             var actions: [LifecycleAction] = []
@@ -173,6 +177,7 @@ public struct LifecycleMachine: Sendable {
             failedAttempts = 0
             lastFailureAt = nil
             var actions: [LifecycleAction] = [.persistFailedAttempts(count: 0, lastFailureAt: nil)]
+            if check == .wipe { return actions + wipe(reason: .wipe, now: now) + [.succeed] }
             if check == .unlock, let revokedBy {
                 // The key was revoked while the passcode was checked: the revocation wins.
                 return actions + [.fail(.revoked(reason: revokedBy.rawValue))]
@@ -210,6 +215,7 @@ public struct LifecycleMachine: Sendable {
         if configuration.discardKeyOnLock { return revoke(reason: reason, now: now) }
         state = .lockedKeyHeld
         lockedAt = now
+        graceAllowed = reason != .screenLock && reason != .suspend
         return [.emit(event(.didLock, reason, now))]
     }
 
@@ -244,7 +250,7 @@ public struct LifecycleMachine: Sendable {
     // MARK: - Helpers
 
     private func withinGrace(now: Double) -> Bool {
-        guard let lockedAt, configuration.reauthGraceSeconds > 0 else { return false }
+        guard let lockedAt, graceAllowed, configuration.reauthGraceSeconds > 0 else { return false }
         return now - lockedAt <= Double(configuration.reauthGraceSeconds)
     }
 

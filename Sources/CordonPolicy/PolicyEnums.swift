@@ -11,8 +11,20 @@ extension Restrictiveness {
 
 /// What a client that no managed app binding matches gets.
 public enum UnknownAppAction: String, Sendable, CaseIterable, Restrictiveness {
-    case unmanaged, refuse
-    public var strictness: Int { self == .refuse ? 1 : 0 }
+    /// Every unbound app is managed and gets its key: any same-user program can claim any app id.
+    /// Only for machines where every program the user runs is trusted (docs/THREAT-MODEL.md).
+    case trusted
+    /// State events, no key.
+    case unmanaged
+    /// The registration is refused.
+    case refuse
+    public var strictness: Int {
+        switch self {
+        case .trusted: return 0
+        case .unmanaged: return 1
+        case .refuse: return 2
+        }
+    }
 }
 
 /// Which characters a passcode must use.

@@ -5,9 +5,10 @@ extension PolicyEvaluator {
     ///   (when the binding lists digests; an unknown digest then does not match) registers
     ///   `managed`. Otherwise `conditions.executableMismatch` applies: `warn` registers it
     ///   `unmanaged` (no key) with a warning, `block` refuses it, `wipe` refuses it and wipes.
-    /// - An unbound id: `apps.unknown` (`unmanaged` or `refuse`) — except that while no app at all
-    ///   is bound in `apps.managed`, `unmanaged` means every app is managed: before an admin binds
-    ///   apps to executables there is nothing to tell a managed app from an unknown one.
+    /// - An unbound id: `apps.unknown`: `trusted` registers it managed (the policy says plainly
+    ///   that unbound apps are trusted), `unmanaged` registers it without a key, `refuse` refuses
+    ///   it. With no binding at all and the default `unmanaged`, no app gets a key until an admin
+    ///   binds apps (docs/THREAT-MODEL.md).
     /// - `debuggerAttached` / `preloadInjected` facts fire their conditions: `warn` adds a
     ///   warning, `block` refuses, `wipe` refuses and wipes.
     ///
@@ -25,15 +26,16 @@ extension PolicyEvaluator {
             } else {
                 verdict.note(.managed, "apps.managed binds \(app) and the client matches the binding", binding.rules)
             }
-        } else if compiled.bindings.isEmpty && compiled.unknown == .unmanaged {
-            verdict.note(
-                .managed, "no app is bound in apps.managed, so every app is managed until an admin binds apps",
-                compiled.unknownRules)
         } else {
             let action = compiled.unknown
+            let outcome: RegistrationDecision.Outcome
+            switch action {
+            case .trusted: outcome = .managed
+            case .unmanaged: outcome = .unmanaged
+            case .refuse: outcome = .refused
+            }
             verdict.note(
-                action == .refuse ? .refused : .unmanaged,
-                "apps.unknown is \(action.policyDescription) and \(app) is not bound in apps.managed",
+                outcome, "apps.unknown is \(action.policyDescription) and \(app) is not bound in apps.managed",
                 compiled.unknownRules)
         }
         if facts.debuggerAttached {

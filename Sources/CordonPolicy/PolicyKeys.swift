@@ -45,12 +45,12 @@ public enum PolicyKeys {
             summary:
                 "The managed apps: each receives its own encryption key. Admin policies only; a user policy cannot make apps managed."
         )
-        /// What a client that no binding matches gets; `refuse` is stricter.
+        /// What a client that no binding matches gets: `trusted` < `unmanaged` < `refuse`.
         public static let unknown = PolicySetting<UnknownAppAction, UnknownAppAction>(
-            section, "unknown", scope: .global, .choice([.unmanaged, .refuse]), merge: .stricter(Stricter.level),
-            unset: .unmanaged, builtin: .unmanaged,
+            section, "unknown", scope: .global, .choice([.trusted, .unmanaged, .refuse]),
+            merge: .stricter(Stricter.level), unset: .trusted, builtin: .unmanaged,
             summary:
-                "What a client that matches no managed app gets: \"unmanaged\" (state events, no key) or \"refuse\" (the registration is refused)."
+                "What a client that matches no managed app gets: \"trusted\" (managed: it gets its key; any same-user program can claim any unbound app id), \"unmanaged\" (state events, no key) or \"refuse\" (the registration is refused)."
         )
         static let all: [any AnyPolicySetting] = [unknown, managed]
     }

@@ -59,6 +59,15 @@ public enum CordonError: Error, Sendable, Equatable {
     case contentTooLarge(limit: Int)
     /// `Register(pid:)` named a process this connection may not register for.
     case invalidProcess(pid: Int, reason: String)
+    /// The registered process is no longer the one that registered, or no longer passes the
+    /// checks it passed then (it exec'd, a debugger attached, a library was injected): the call is
+    /// refused and, where the policy says so, the registration ends.
+    case processChanged(appId: String, reason: String)
+    /// The registration was made on another process's behalf (`cordon run`): it gets enforcement,
+    /// never a key, data or the pasteboard.
+    case registeredOnBehalf(appId: String)
+    /// A live process is already registered as this managed app.
+    case appIdInUse(appId: String, pid: Int)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -89,6 +98,9 @@ public enum CordonError: Error, Sendable, Equatable {
         case .denied: return "io.cordon.App.Denied"
         case .targetNotRunning: return "io.cordon.App.TargetNotRunning"
         case .invalidProcess: return "io.cordon.App.InvalidProcess"
+        case .processChanged: return "io.cordon.App.ProcessChanged"
+        case .registeredOnBehalf: return "io.cordon.App.RegisteredOnBehalf"
+        case .appIdInUse: return "io.cordon.App.AppIdInUse"
         case .pasteboardEmpty: return "io.cordon.Pasteboard.Empty"
         case .contentTooLarge: return "io.cordon.Pasteboard.ContentTooLarge"
         }
@@ -109,7 +121,10 @@ public enum CordonError: Error, Sendable, Equatable {
         case .targetNotRunning(let appId): return ["appId": .string(appId)]
         case .contentTooLarge(let limit): return ["limit": .int(limit)]
         case .invalidProcess(let pid, let reason): return ["pid": .int(pid), "reason": .string(reason)]
-        case .alreadyRegistered(let appId), .notManaged(let appId): return ["appId": .string(appId)]
+        case .alreadyRegistered(let appId), .notManaged(let appId), .registeredOnBehalf(let appId):
+            return ["appId": .string(appId)]
+        case .processChanged(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
+        case .appIdInUse(let appId, let pid): return ["appId": .string(appId), "pid": .int(pid)]
         case .invalidAppId(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         case .keyUnavailable(let state): return ["state": .string(state)]
         case .subscriberTooSlow(let limit): return ["limit": .int(limit)]
@@ -166,6 +181,10 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.TargetNotRunning": self = .targetNotRunning(appId: string("appId"))
         case "io.cordon.App.InvalidProcess":
             self = .invalidProcess(pid: p["pid"]?.intValue ?? 0, reason: string("reason"))
+        case "io.cordon.App.ProcessChanged":
+            self = .processChanged(appId: string("appId"), reason: string("reason"))
+        case "io.cordon.App.RegisteredOnBehalf": self = .registeredOnBehalf(appId: string("appId"))
+        case "io.cordon.App.AppIdInUse": self = .appIdInUse(appId: string("appId"), pid: p["pid"]?.intValue ?? 0)
         case "io.cordon.Pasteboard.Empty": self = .pasteboardEmpty
         case "io.cordon.Pasteboard.ContentTooLarge": self = .contentTooLarge(limit: p["limit"]?.intValue ?? 0)
         default: return nil

@@ -126,7 +126,7 @@ public enum InterfaceDescriptions {
         method ChangePasscode(old: string, new: string) -> ()
 
         # Crypto-erases the container (needs it unlocked and confirm = true).
-        method Wipe(confirm: bool) -> ()
+        method Wipe(confirm: bool, passcode: ?string) -> ()
 
         # The registered apps and their compliance.
         method ListApps() -> (apps: []App)
@@ -313,6 +313,15 @@ public enum InterfaceDescriptions {
 
         # Register(pid) named a process this connection may not register for.
         error InvalidProcess (pid: int, reason: string)
+
+        # The registered process is no longer the one that registered, or no longer passes its checks.
+        error ProcessChanged (appId: string, reason: string)
+
+        # A registration made on another process's behalf gets enforcement, never a key or data.
+        error RegisteredOnBehalf (appId: string)
+
+        # A live process is already registered as this managed app.
+        error AppIdInUse (appId: string, pid: int)
 
         """
 

@@ -25,10 +25,16 @@ public struct ChangePasscodeParameters: Sendable, Codable {
     }
 }
 
-/// `Wipe` parameters: `confirm` must be true.
+/// `Wipe` parameters: `confirm` must be true, and the passcode is required (a same-user program
+/// must not be able to erase the container; docs/THREAT-MODEL.md).
 public struct WipeParameters: Sendable, Codable {
     public var confirm: Bool
-    public init(confirm: Bool) { self.confirm = confirm }
+    /// The container's passcode; without it the call fails with `PasscodeRequired`.
+    public var passcode: String?
+    public init(confirm: Bool, passcode: String? = nil) {
+        self.confirm = confirm
+        self.passcode = passcode
+    }
 }
 
 /// `ListApps` reply.

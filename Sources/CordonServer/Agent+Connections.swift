@@ -37,6 +37,7 @@ extension Agent {
             logger.info("app disconnected", metadata: ["appId": "\(registration.appId)", "pid": "\(registration.pid)"])
         }
         registry.connectionClosed(id)
+        processes.removeValue(forKey: id)
         if registered { registeredAppsChanged() }
     }
 

@@ -2,6 +2,7 @@ import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
 import CordonStore
+import CordonSystem
 import Foundation
 import Logging
 import NIOCore
@@ -63,6 +64,15 @@ extension Agent {
             }
         case .unlock:
             let parameters = try codec.decodeParameters(UnlockParameters.self, from: message)
+            // Without the passcode (the re-authentication grace), only a verified managed app may
+            // unlock: any other client must give the passcode (docs/THREAT-MODEL.md).
+            if parameters.passcode == nil {
+                do throws(CordonError) {
+                    _ = try verifiedRegistration(connection, for: .activity)
+                } catch {
+                    throw CordonError.passcodeRequired.varlinkError
+                }
+            }
             run(.activity(now: now))
             return request(.unlockRequested(hasPasscode: parameters.passcode != nil, now: now), encoder) {
                 $0.passcode = parameters.passcode
@@ -83,7 +93,9 @@ extension Agent {
         case .wipe:
             let parameters = try codec.decodeParameters(WipeParameters.self, from: message)
             guard parameters.confirm else { throw .invalidParameter("confirm") }
-            return request(.wipeRequested(now: now), encoder)
+            return request(.wipeRequested(hasPasscode: parameters.passcode != nil, now: now), encoder) {
+                $0.passcode = parameters.passcode
+            }
         case .register:
             let parameters = try codec.decodeParameters(RegisterParameters.self, from: message)
             return register(parameters.appId, pid: parameters.pid, connection: connection, encoder: encoder)
@@ -99,6 +111,8 @@ extension Agent {
         case .getKey:
             return .reply(try appKey(for: connection, encoder: encoder))
         case .reportActivity:
+            // Only a verified managed app keeps the container unlocked (docs/THREAT-MODEL.md).
+            _ = try typed { () throws(CordonError) in try verifiedRegistration(connection, for: .activity) }
             run(.activity(now: now))
             return .reply(encoder.empty())
         case .check:
@@ -170,6 +184,10 @@ extension Agent {
     {
         let decision = policy.register(facts)
         let identity = process.identity
+        // The facts were read off the loop: the process must still be the one they describe.
+        if let change = process.fingerprint?.change(to: ProcessFingerprint.read(pid: identity.pid)) {
+            throw .invalidProcess(pid: Int(identity.pid), reason: change)
+        }
         let metadata: Logger.Metadata = [
             "appId": "\(facts.appId)", "pid": "\(identity.pid)", "exe": "\(identity.executable)",
             "outcome": "\(decision.outcome.rawValue)", "reason": "\(decision.reason)",
@@ -195,11 +213,21 @@ extension Agent {
         let token = (0..<16).map { _ in String(format: "%02x", generator.next() as UInt8) }.joined()
         let managed = decision.outcome == .managed
         guard connections[connection.id] != nil else { throw .notRegistered }
+        // One live registration per managed app: a second is refused while the first's process lives.
+        if managed,
+            let other = registry.registrations.values.first(where: {
+                $0.managed && $0.appId == facts.appId && $0.connection != connection.id
+            }), processes[other.connection]?.pidfd?.isAlive ?? true
+        {
+            logger.warning("app refused: already registered", metadata: metadata)
+            throw .appIdInUse(appId: facts.appId, pid: other.pid)
+        }
         try registry.register(
             AppRegistration(
                 connection: connection.id, appId: facts.appId, pid: Int(identity.pid),
                 ownerPid: Int(connection.identity.pid), executable: identity.executable, managed: managed, token: token)
         )
+        processes[connection.id] = process
         if let pidfd = process.pidfd {
             enforcement.track(
                 connection.id, target: EnforcementTarget(pidfd: pidfd, pid: identity.pid, onBehalf: process.onBehalf))
@@ -210,10 +238,7 @@ extension Agent {
     }
 
     private func appKey(for connection: AgentConnection, encoder: ReplyEncoder) throws(VarlinkError) -> ByteBuffer {
-        guard let registration = registry.registrations[connection.id] else {
-            throw CordonError.notRegistered.varlinkError
-        }
-        guard registration.managed else { throw CordonError.notManaged(appId: registration.appId).varlinkError }
+        let registration = try typed { () throws(CordonError) in try verifiedRegistration(connection, for: .key) }
         guard let master = masterKey else {
             throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
         }

@@ -38,7 +38,7 @@ extension Agent {
             return .correct(nil, rewrapped)
         }
         job.assumeIsolated().whenComplete { [self] result in
-            finishCheck(result, unlocking: work == .checkPasscode)
+            finishCheck(result, unlocking: work == .checkPasscode && machine.pending == .unlock)
         }
     }
 

@@ -53,12 +53,11 @@ extension Agent {
             contentType: context?["contentType"], length: context?["length"].flatMap { Int($0) })
     }
 
-    /// Whether an app id counts as managed: bound in `apps.managed`, or any id while nothing is
-    /// bound and `apps.unknown` is `unmanaged` (the same rule registration follows).
+    /// Whether an app id counts as managed: bound in `apps.managed`, or unbound while
+    /// `apps.unknown` is `trusted` (the same rule registration follows).
     func isManagedByPolicy(_ appId: String) -> Bool {
         let policy = policy.policy
-        return policy.managedApps[appId] != nil
-            || (policy.managedApps.isEmpty && policy[PolicyKeys.Apps.unknown].value == .unmanaged)
+        return policy.managedApps[appId] != nil || policy[PolicyKeys.Apps.unknown].value == .trusted
     }
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when

@@ -31,6 +31,8 @@ final class Agent {
 
     var machine: LifecycleMachine
     var registry = AppRegistry()
+    /// The process behind each registration, as it was when it registered (`Agent+Identity.swift`).
+    var processes: [ConnectionID: AppProcess] = [:]
     var masterKey: SecureBytes?
     /// A master key just unwrapped by a check, installed only if the machine says so.
     var candidateKey: SecureBytes?

@@ -26,6 +26,9 @@ public struct AgentConfiguration: Sendable {
     public var lockTriggers: LockTriggerAddresses?
     /// The program `RequestUnlock` runs to ask the user (`cordon`, with `unlock --pinentry-only`).
     public var promptProgram: String
+    /// Whether the built-in default trusts unbound apps (`apps.unknown: trusted`), for code that
+    /// embeds the agent and its tests; cordond never sets it (an admin file says so instead).
+    public var trustUnboundApps = false
 
     public init(
         paths: CordonPaths, lifecycle: LifecycleConfiguration = .builtin,
@@ -66,6 +69,7 @@ extension AgentConfiguration {
         document[PolicyKeys.Passcode.maxAttempts] = lifecycle.maxAttempts
         document[PolicyKeys.Passcode.minLength] = lifecycle.minPasscodeLength
         document[PolicyKeys.Passcode.onMaxAttempts] = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
+        if trustUnboundApps { document[PolicyKeys.Apps.unknown] = .trusted }
         return document
     }
 }

@@ -2,17 +2,34 @@ import CordonProtocol
 import CordonSystem
 
 /// The process a registration stands for: the connection's peer, or a child of it that the peer
-/// registers on its behalf (`cordon run`), with a pidfd that pins that very process.
+/// registers on its behalf (`cordon run`), with a pidfd that pins that very process and the
+/// fingerprint (start time, executable) it had when it registered.
 struct AppProcess {
     let identity: PeerIdentity
     let pidfd: Pidfd?
     let onBehalf: Bool
+    /// The image the process ran when it registered; nil for a child registered on its behalf,
+    /// which may not have exec'd its program yet (it never gets a key or data, so it is never
+    /// verified against it).
+    let fingerprint: ProcessFingerprint?
 
-    /// The connection's own process, or the child `pid` after checking that it is a direct child
-    /// of the connection's process, runs as the allowed uid, and still exists.
+    /// The connection's own process, as it is now (a process may `exec` between connecting and
+    /// registering: the executable is read again here), or the child `pid` after checking that it
+    /// is a direct child of the connection's process, runs as the allowed uid, and still exists.
     static func resolve(pid: Int?, connection: AgentConnection, allowedUID: UInt32) throws(CordonError) -> AppProcess {
         guard let pid, pid != Int(connection.identity.pid) else {
-            return AppProcess(identity: connection.identity, pidfd: connection.pidfd, onBehalf: false)
+            let own = connection.identity
+            guard let pidfd = connection.pidfd else {
+                throw .invalidProcess(pid: Int(own.pid), reason: "the kernel gives no process handle for it")
+            }
+            let fingerprint = ProcessFingerprint.read(pid: own.pid)
+            let executable = ProcessInfoReader.executable(of: own.pid)
+            guard pidfd.isAlive, let fingerprint else {
+                throw .invalidProcess(pid: Int(own.pid), reason: "the process has exited")
+            }
+            return AppProcess(
+                identity: PeerIdentity(pid: own.pid, uid: own.uid, gid: own.gid, executable: executable),
+                pidfd: pidfd, onBehalf: false, fingerprint: fingerprint)
         }
         guard let child = Int32(exactly: pid), child > 1 else {
             throw .invalidProcess(pid: pid, reason: "not a process id")
@@ -30,6 +47,6 @@ struct AppProcess {
         guard pidfd.isAlive else { throw .invalidProcess(pid: pid, reason: "the process has exited") }
         return AppProcess(
             identity: PeerIdentity(pid: child, uid: owner.uid, gid: owner.gid, executable: executable), pidfd: pidfd,
-            onBehalf: true)
+            onBehalf: true, fingerprint: nil)
     }
 }

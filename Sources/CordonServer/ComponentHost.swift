@@ -44,6 +44,9 @@ protocol ComponentHost: AnyObject {
     func appFacts(of connection: AgentConnection) -> AppFacts
     /// Whether the policy manages `appId` (bound, or nothing is bound and unknown apps are managed).
     func isManagedByPolicy(_ appId: String) -> Bool
+    /// The registration of `connection`, verified again for `use` (`Agent+Identity.swift`).
+    func verifiedRegistration(_ connection: AgentConnection, for use: RegistrationUse) throws(CordonError)
+        -> AppRegistration
     /// Decides one action and audits it (every deny; allows when configured).
     func decide(_ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?)
         -> PolicyDecision

@@ -27,7 +27,7 @@ final class DocumentsComponent: AgentComponent {
     /// `io.cordon.App.ShareDocument`: `document.send` for the caller, `document.receive` for the
     /// target (with the caller as its source), then an `OpenDocument` event to the running target.
     private func shareDocument(_ parameters: ShareDocumentParameters, connection: AgentConnection) throws(CordonError) {
-        guard let sender = host.registry.registrations[connection.id] else { throw .notRegistered }
+        let sender = try host.verifiedRegistration(connection, for: .data)
         guard parameters.path.hasPrefix("/") else {
             throw .denied(action: PolicyAction.documentSend.rawValue, reason: "the path must be absolute", rules: [])
         }
@@ -38,7 +38,12 @@ final class DocumentsComponent: AgentComponent {
                 action: PolicyAction.documentSend.rawValue, reason: "\(parameters.path) is not a file", rules: [])
         }
         let senderFacts = AppFacts(id: sender.appId, managed: sender.managed)
-        let target = host.registry.all.first { $0.appId == parameters.target && $0.subscriber != nil }
+        // A managed target is reached only through a managed registration: an impostor registered
+        // under its id (unmanaged) never receives its documents.
+        let targetIsManaged = host.isManagedByPolicy(parameters.target)
+        let target = host.registry.all.first {
+            $0.appId == parameters.target && $0.subscriber != nil && ($0.managed || !targetIsManaged)
+        }
         let targetFacts = AppFacts(
             id: parameters.target, managed: target?.managed ?? host.isManagedByPolicy(parameters.target))
         let send = host.decide(

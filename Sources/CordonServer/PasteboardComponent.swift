@@ -32,6 +32,7 @@ final class PasteboardComponent: AgentComponent {
                 encoder.reply(try paste(connection: call.connection))
             }
         default:
+            _ = try typed { () throws(CordonError) in try host.verifiedRegistration(call.connection, for: .data) }
             clear()
             return .reply(encoder.empty())
         }
@@ -41,6 +42,8 @@ final class PasteboardComponent: AgentComponent {
     private func copy(_ parameters: PasteboardCopyParameters, connection: AgentConnection) throws(CordonError)
         -> PasteboardCopyReply
     {
+        // Only a verified managed app reaches the managed pasteboard (docs/THREAT-MODEL.md).
+        _ = try host.verifiedRegistration(connection, for: .data)
         let app = host.appFacts(of: connection)
         let decision = host.decide(
             .pasteboardCopy, app: app, peer: nil, length: parameters.content.count, contentType: parameters.mimeType)
@@ -55,6 +58,9 @@ final class PasteboardComponent: AgentComponent {
     /// `io.cordon.Pasteboard.Paste`: decides `pasteboard.paste` with the copying app as the
     /// source, and hands out the content cut to the policy's limit.
     private func paste(connection: AgentConnection) throws(CordonError) -> PasteboardPasteReply {
+        _ = try host.verifiedRegistration(connection, for: .data)
+        // Nothing leaves the pasteboard while the container is locked.
+        guard host.lifecycleState == .unlocked else { throw .locked }
         guard let summary = pasteboard.summary else { throw .pasteboardEmpty }
         let app = host.appFacts(of: connection)
         let source = AppFacts(id: summary.source.appId, managed: summary.source.managed)

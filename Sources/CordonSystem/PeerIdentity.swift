@@ -111,13 +111,8 @@ public enum ProcessInfoReader {
         return nil
     }
 
-    /// Whether `pid` runs with a non-empty `LD_PRELOAD` (a library injected into it).
-    public static func hasPreload(_ pid: Int32) -> Bool {
-        guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
-        return environ.split(separator: 0).contains { entry in
-            entry.starts(with: Array("LD_PRELOAD=".utf8)) && entry.count > "LD_PRELOAD=".utf8.count
-        }
-    }
+    /// Whether code is injected into `pid` at start (``injection(of:preloadFile:)``).
+    public static func hasPreload(_ pid: Int32) -> Bool { injection(of: pid) != nil }
 
     /// The parent pid and process group of `pid` from `/proc/PID/stat`, or nil.
     public static func parentAndGroup(of pid: Int32) -> (ppid: Int32, pgrp: Int32)? {

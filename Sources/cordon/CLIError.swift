@@ -162,6 +162,18 @@ extension CLIError {
             self.init(
                 "cannot register process \(pid): \(reason)",
                 hint: "register only your own child processes (as `cordon run` does)")
+        case .processChanged(let appId, let reason):
+            self.init(
+                "the agent no longer trusts this process as \(appId): \(reason)",
+                hint: "restart the app unmodified, without a debugger or injected libraries")
+        case .registeredOnBehalf(let appId):
+            self.init(
+                "\(appId) was registered on another process's behalf, which gets enforcement but no key",
+                hint: "the app must register itself (CordonKit) to get its key")
+        case .appIdInUse(let appId, let pid):
+            self.init(
+                "\(appId) is already registered by process \(pid)",
+                hint: "close the running instance first (see `cordon apps`)")
         }
     }
 }

@@ -7,9 +7,14 @@ struct WipeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wipe",
         abstract: "Erase the container for good: the master key is destroyed, so every app's data is lost.",
-        discussion: "The container must be unlocked. Afterwards it is uninitialized: run `cordon init` to start over.")
+        discussion: """
+            Asks for the passcode (a wipe needs it, so no other program can erase the container; a \
+            wrong one counts as a failed attempt). With --passcode-stdin, stdin holds the passcode. \
+            Afterwards the container is uninitialized: run `cordon init` to start over.
+            """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var passcode: PasscodeOptions
 
     @Flag(help: "Confirm that everything in the container may be erased.")
     var yes = false
@@ -20,8 +25,13 @@ struct WipeCommand: AsyncParsableCommand {
                 "refusing to wipe without --yes",
                 hint: "`cordon wipe --yes` destroys the key and, with it, every app's data", code: .usage)
         }
+        let reader = passcode.reader()
+        defer { reader.finish() }
+        try reader.checkAvailable()
         let client = try await global.connect()
-        try await client.wipe()
+        let current = try reader.read(.current)
+        reader.finish()
+        try await client.wipe(passcode: current)
         await client.close()
         try Output.line("wiped; the container is uninitialized: run `cordon init` to start over")
     }

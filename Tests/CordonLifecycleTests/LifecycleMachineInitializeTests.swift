@@ -141,7 +141,7 @@ struct LifecycleMachineInitializeTests {
         #expect(h.lock() == [.fail(.notInitialized)])
         #expect(h.revoke(.logout) == [.fail(.notInitialized)])
         #expect(h.revoke(.policy) == [.fail(.notInitialized)])
-        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.notInitialized)])
+        #expect(h.handle(.wipeRequested(hasPasscode: true, now: h.now)) == [.fail(.notInitialized)])
         #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)) == [.fail(.notInitialized)])
         #expect(h.machine.failedAttempts == 0, "refused requests never count as attempts")
         #expect(h.emitted.isEmpty)

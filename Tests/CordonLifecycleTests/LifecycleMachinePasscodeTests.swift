@@ -85,7 +85,12 @@ struct LifecycleMachinePasscodeTests {
         h.startUnlocked()
         h.advance(9)
         #expect(
-            h.handle(.wipeRequested(now: h.now)) == [
+            h.handle(.wipeRequested(hasPasscode: true, now: h.now)) == [
+                .persistFailedAttempts(count: 1, lastFailureAt: h.now), .checkPasscode,
+            ])
+        #expect(
+            h.checked(true) == [
+                .persistFailedAttempts(count: 0, lastFailureAt: nil),
                 .emit(CordonEvent(seq: 3, kind: .didLock, reason: .wipe, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
@@ -102,21 +107,36 @@ struct LifecycleMachinePasscodeTests {
         #expect(h.machine.nextDeadline == nil)
     }
 
-    @Test func wipeNeedsTheContainerUnlocked() {
+    @Test func wipeNeedsThePasscodeAndAWrongOneCounts() {
         var h = LifecycleHarness()
         h.start(initialized: true)
-        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.locked)], "locked without key")
-        h.unlock()
-        h.checked(true)
-        h.lock()
-        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.locked)], "locked with key")
-        #expect(h.machine.state == .lockedKeyHeld)
+        #expect(h.handle(.wipeRequested(hasPasscode: false, now: h.now)) == [.fail(.passcodeRequired)])
+        #expect(h.machine.failedAttempts == 0)
+        #expect(h.wipe(correct: false) == [.fail(.wrongPasscode(attemptsLeft: 9, retryAfterSeconds: 0))])
+        #expect(h.machine.state == .lockedNoKey)
+        // Locked, with the right passcode, the wipe goes ahead and installs no key.
+        let actions = h.wipe()
+        #expect(!actions.contains(.installKey))
+        #expect(actions.contains(.eraseKeystore))
+        #expect(h.machine.state == .uninitialized)
+    }
+
+    @Test func aScreenLockOrSuspendEndsTheGrace() {
+        var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(reauthGraceSeconds: 60))
+        for reason in [EventReason.screenLock, .suspend] {
+            h.startUnlocked()
+            h.lock(reason)
+            #expect(h.unlock(passcode: false) == [.fail(.passcodeRequired)], "\(reason)")
+        }
+        h.startUnlocked()
+        h.lock(.userRequest)
+        #expect(h.unlock(passcode: false).last == .succeed, "an explicit lock keeps the grace")
     }
 
     @Test func afterAWipeTheContainerCanBeInitializedAgainAndSeqContinues() {
         var h = LifecycleHarness()
         h.startUnlocked()
-        h.handle(.wipeRequested(now: h.now))
+        h.wipe()
         let seq = h.machine.seq
         #expect(h.handle(.initializeRequested(passcodeLength: 6, now: h.now)) == [.createMasterKey])
         #expect(h.handle(.initializeFinished(success: true, now: h.now)) == [.succeed])
@@ -129,7 +149,7 @@ struct LifecycleMachinePasscodeTests {
         var h = LifecycleHarness()
         h.startUnlocked()
         #expect(h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now)).last == .rewrapMasterKey)
-        #expect(h.handle(.wipeRequested(now: h.now)) == [.fail(.busy)])
+        #expect(h.handle(.wipeRequested(hasPasscode: true, now: h.now)) == [.fail(.busy)])
         #expect(h.machine.state == .unlocked)
         #expect(h.machine.pending == .changePasscode)
     }

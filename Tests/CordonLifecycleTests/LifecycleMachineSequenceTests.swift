@@ -31,7 +31,7 @@ struct LifecycleMachineSequenceTests {
         h.lock(.suspend)
         h.revoke(.policy)
         h.unlock(); h.checked(true)
-        h.handle(.wipeRequested(now: h.now))
+        h.wipe()
         h.handle(.initializeRequested(passcodeLength: 6, now: h.now))
         h.handle(.initializeFinished(success: true, now: h.now))
         h.unlock(); h.checked(true)

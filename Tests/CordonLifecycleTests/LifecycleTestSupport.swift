@@ -51,6 +51,14 @@ struct LifecycleHarness {
         handle(.unlockRequested(hasPasscode: passcode, now: now))
     }
 
+    /// A wipe with the passcode, checked as `correct`: the actions of the check's result.
+    @discardableResult
+    mutating func wipe(correct: Bool = true) -> [LifecycleAction] {
+        let started = handle(.wipeRequested(hasPasscode: true, now: now))
+        guard started.last == .checkPasscode else { return started }
+        return checked(correct)
+    }
+
     @discardableResult
     mutating func checked(_ correct: Bool) -> [LifecycleAction] {
         handle(.passcodeChecked(correct: correct, now: now))

@@ -19,7 +19,7 @@ struct MergeScalarTests {
         #expect(policy[PolicyKeys.Passcode.minLength].value == 0)
         #expect(policy[PolicyKeys.Passcode.allowSimple].value == true)
         #expect(policy[PolicyKeys.Passcode.maxAttempts].value == nil)
-        #expect(policy[PolicyKeys.Apps.unknown].value == .unmanaged)
+        #expect(policy[PolicyKeys.Apps.unknown].value == .trusted)
         #expect(!policy.base[PolicyKeys.Pasteboard.copyOut].isSet)
         #expect(policy.base[PolicyKeys.Pasteboard.copyOut].rules.isEmpty)
     }

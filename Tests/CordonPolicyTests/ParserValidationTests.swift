@@ -148,7 +148,7 @@ struct ParserValidationTests {
     }
 
     static let enums: [(section: String, key: String, spellings: [String])] = [
-        ("apps", "unknown", ["unmanaged", "refuse"]), ("passcode", "kind", ["numeric", "alphanumeric"]),
+        ("apps", "unknown", ["trusted", "unmanaged", "refuse"]), ("passcode", "kind", ["numeric", "alphanumeric"]),
         ("passcode", "onMaxAttempts", ["lockout", "wipe"]),
         ("lock", "onAckTimeout", ["freeze", "terminate", "disconnect", "report"]),
         ("pasteboard", "copyOut", ["blocked", "managed", "managedWithPasteIn", "any"]),

@@ -64,11 +64,14 @@ struct CordonErrorTests {
         case .pasteboardEmpty: 25
         case .contentTooLarge: 26
         case .invalidProcess: 27
+        case .processChanged: 28
+        case .registeredOnBehalf: 29
+        case .appIdInUse: 30
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...27))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...30))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {

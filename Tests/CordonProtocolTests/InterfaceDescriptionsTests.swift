@@ -150,7 +150,7 @@ struct InterfaceDescriptionsTests {
         case .unlock: return (UnlockParameters(passcode: "p"), none)
         case .lock, .logout, .reportActivity: return (none, none)
         case .changePasscode: return (ChangePasscodeParameters(old: "o", new: "n"), none)
-        case .wipe: return (WipeParameters(confirm: true), none)
+        case .wipe: return (WipeParameters(confirm: true, passcode: "p"), none)
         case .listApps: return (none, ListAppsReply(apps: []))
         case .register:
             return (RegisterParameters(appId: "a", pid: 1), RegisterReply(appId: "a", managed: true, token: "t"))

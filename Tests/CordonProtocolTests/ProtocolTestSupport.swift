@@ -46,6 +46,8 @@ let everyCordonError: [CordonError] = [
     .pasteboardEmpty,
     .contentTooLarge(limit: 1_048_576),
     .invalidProcess(pid: 4242, reason: "not a child of the caller"),
+    .processChanged(appId: "com.example.notes", reason: "the process now runs another executable (it exec'd)"),
+    .registeredOnBehalf(appId: "com.example.notes"), .appIdInUse(appId: "com.example.notes", pid: 4242),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -53,7 +53,10 @@ struct AgentEventTests {
 
             try await client.unlock(passcode: "1234")
             try await client.lock()
-            try await client.unlock(passcode: nil)
+            // Within the grace a verified managed app unlocks without the passcode.
+            let app = try await agent.app("com.example.notes")
+            try await app.unlockWithinGrace()
+            await app.close()
             try await client.logout()
             let a = Array(try await first.waitFor(count: 7).dropFirst())
             let b = Array(try await second.waitFor(count: 7).dropFirst())

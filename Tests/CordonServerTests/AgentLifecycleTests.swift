@@ -66,8 +66,12 @@ struct AgentLifecycleTests {
             try await client.unlock(passcode: "1234")
             try await client.lock()
             #expect(try await client.status().state == .lockedKeyHeld)
-            try await client.unlock(passcode: nil)
+            // Within the grace only a verified managed app unlocks without the passcode.
+            await #expect(throws: CordonError.passcodeRequired) { try await client.unlock(passcode: nil) }
+            let app = try await agent.app("com.example.notes")
+            #expect(try await app.requestUnlock() == false, "within the grace it unlocks without a prompt")
             #expect(try await client.status().state == .unlocked)
+            await app.close()
             await client.close()
         }
     }
@@ -112,16 +116,19 @@ struct AgentLifecycleTests {
         }
     }
 
-    @Test func wipeNeedsUnlockedThenErasesEverything() async throws {
+    @Test func wipeNeedsThePasscodeThenErasesEverything() async throws {
         try await withTestAgent { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
-            await #expect(throws: CordonError.locked) { try await client.wipe() }
-            try await client.unlock(passcode: "1234")
-            try await client.lock()
-            await #expect(throws: CordonError.locked) { try await client.wipe() }
-            try await client.unlock(passcode: nil)
-            try await client.wipe()
+            let raw = try agent.raw()
+            let unconfirmed = try raw.call(#"{"method":"io.cordon.Agent.Wipe","parameters":{"confirm":true}}"#)
+            #expect(unconfirmed.error == "io.cordon.Agent.PasscodeRequired", "\(unconfirmed.text)")
+            await #expect(throws: CordonError.wrongPasscode(attemptsLeft: 9, retryAfterSeconds: 0)) {
+                try await client.wipe(passcode: "0000")
+            }
+            #expect(try await client.status().state == .lockedNoKey)
+            // Locked or not, the passcode is what a wipe needs.
+            try await client.wipe(passcode: "1234")
             #expect(try await client.status().state == .uninitialized)
             // The container can be set up again, with a new passcode.
             try await client.initialize(passcode: "8642")

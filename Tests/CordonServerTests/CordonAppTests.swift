@@ -75,16 +75,25 @@ struct CordonAppTests {
             let app = try await agent.app("com.example.notes")
             let key = try await keyBytes(app)
             try await client.lock()
-            try await client.unlock(passcode: nil)
+            try await app.unlockWithinGrace()
             #expect(try await keyBytes(app) == key)
             try await client.logout()
             try await client.unlock(passcode: "1234")
             #expect(try await keyBytes(app) == key)
-            // A new registration of the same id gets the same key too.
-            let again = try await agent.app("com.example.notes")
+            // One live registration per managed app: a second is refused while the first lives, and
+            // a new registration once it is gone gets the same key.
+            await #expect(throws: CordonError.appIdInUse(appId: "com.example.notes", pid: Int(getpid()))) {
+                _ = try await agent.app("com.example.notes")
+            }
+            await app.close()
+            var registered: CordonApp?
+            try await eventually("the first registration is gone") {
+                registered = try? await agent.app("com.example.notes")
+                return registered != nil
+            }
+            let again = try #require(registered)
             #expect(try await keyBytes(again) == key)
             await again.close()
-            await app.close()
             await client.close()
         }
     }

@@ -16,6 +16,8 @@ struct SlowSubscriberTests {
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")
+            // Within the grace a verified managed app unlocks without the passcode.
+            let unlocker = try await agent.app("com.example.unlocker")
 
             let good = EventRecorder(try await client.events())
             let snapshot = try #require(try await good.waitFor(count: 1).first)
@@ -32,14 +34,14 @@ struct SlowSubscriberTests {
             var cycles = 0
             while !agent.logs.contains(marker) && cycles < 20_000 {
                 try await client.lock()
-                try await client.unlock(passcode: nil)
+                try await unlocker.unlockWithinGrace()
                 cycles += 1
             }
             try #require(agent.logs.contains(marker), "not dropped after \(cycles) lock/unlock cycles")
             // A few more events after the drop still reach the well-behaved subscriber.
             for _ in 0..<5 {
                 try await client.lock()
-                try await client.unlock(passcode: nil)
+                try await unlocker.unlockWithinGrace()
             }
             let finalSeq = try await client.status().seq
             let expectedSeq: Int = snapshot.seq + 2 * (cycles + 5)

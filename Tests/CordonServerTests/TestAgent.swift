@@ -30,9 +30,10 @@ final class TestAgent: Sendable {
     /// Creates a fresh temporary directory, the configuration for it, and starts an agent.
     /// With `policies`, the agent reads admin files from `<directory>/admin` (and user files from
     /// its config directory, keys from `<directory>/trust`).
-    static func start(lifecycle: LifecycleConfiguration, limits: ConnectionLimits, policies: Bool = false) async throws
-        -> TestAgent
-    {
+    static func start(
+        lifecycle: LifecycleConfiguration, limits: ConnectionLimits, policies: Bool = false,
+        trustUnboundApps: Bool = true
+    ) async throws -> TestAgent {
         let directory = try makeTemporaryDirectory()
         let paths = CordonPaths(
             runtimeDirectory: directory + "/run", dataDirectory: directory + "/data",
@@ -47,9 +48,11 @@ final class TestAgent: Sendable {
             ? PolicyDirectories(
                 admin: directory + "/admin", user: paths.configDirectory + "/policy.d", trust: directory + "/trust")
             : nil
-        let configuration = AgentConfiguration(
+        var configuration = AgentConfiguration(
             paths: paths, lifecycle: lifecycle, limits: limits, insecureFastKDF: true, allowedUID: getuid(),
             policyDirectories: directories)
+        // A test's apps get their keys without binding each one; tests of the default pass false.
+        configuration.trustUnboundApps = trustUnboundApps
         let logs = LogCapture()
         do {
             let server = try AgentServer(configuration: configuration, logger: logs.logger(label: "cordon.test"))
@@ -114,9 +117,11 @@ func withTestAgent<R>(
     lifecycle: LifecycleConfiguration = .builtin,
     limits: ConnectionLimits = .standard,
     policies: Bool = false,
+    trustUnboundApps: Bool = true,
     _ body: (TestAgent) async throws -> R
 ) async throws -> R {
-    let agent = try await TestAgent.start(lifecycle: lifecycle, limits: limits, policies: policies)
+    let agent = try await TestAgent.start(
+        lifecycle: lifecycle, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps)
     let result: R
     do {
         result = try await body(agent)

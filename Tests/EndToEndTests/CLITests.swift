@@ -43,8 +43,9 @@ import Testing
         #expect(human.stdout.contains("unlocked"))
         #expect(try await cordon(daemon, ["lock"]).status == 0)
         #expect(try await statusJSON(daemon)["state"] as? String == "lockedKeyHeld")
-        let graceUnlock = try await cordon(daemon, ["unlock"])
-        #expect(graceUnlock.status == 0, "within the grace no passcode is asked: \(graceUnlock.stderr)")
+        // Within the grace only a verified managed app unlocks without the passcode; the CLI asks.
+        let graceUnlock = try await cordon(daemon, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
+        #expect(graceUnlock.status == 0, "\(graceUnlock.stderr)")
         #expect(try await cordon(daemon, ["logout"]).status == 0)
         #expect(try await statusJSON(daemon)["state"] as? String == "lockedNoKey")
 
@@ -79,7 +80,7 @@ import Testing
 
         let refused = try await cordon(daemon, ["wipe"])
         #expect(refused.status == 2)
-        let wiped = try await cordon(daemon, ["wipe", "--yes"])
+        let wiped = try await cordon(daemon, ["wipe", "--yes", "--passcode-stdin"], input: "new-passcode-1357\n")
         #expect(wiped.status == 0, "\(wiped.stderr)")
         #expect(try await statusJSON(daemon)["state"] as? String == "uninitialized")
         try await daemon.stop()

@@ -62,7 +62,9 @@ import Testing
         #expect(try await client.status().failedAttempts >= 2)
         try await client.lock()
         #expect(try await client.status().state == .lockedKeyHeld)
-        try await client.unlock(passcode: nil)
+        let unlocker = try await CordonApp.connect(appId: "com.example.unlocker", socketPath: daemon.socketPath)
+        try await unlocker.unlockWithinGrace()
+        await unlocker.close()
         #expect(try await client.status().state == .unlocked)
         #expect(daemon.process.isRunning)
 

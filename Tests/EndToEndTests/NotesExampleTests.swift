@@ -74,7 +74,9 @@ import Testing
         try await eventually("the reader received it") {
             readerOutput().contains("received document \(exports)/note-5.txt from com.example.notes")
         }
-        #expect(try await client.pasteboard.paste().source == "com.example.notes")
+        let peer = try await CordonApp.connect(appId: "com.example.peer", socketPath: daemon.socketPath)
+        #expect(try await peer.pasteboard.paste().source == "com.example.notes")
+        await peer.close()
         try await daemon.stop()
     }
 }

@@ -48,13 +48,15 @@ import Testing
     @Test func containerWideKeysApplyWhileTheAppIsRegistered() async throws {
         let (daemon, client) = try await started()
         defer { daemon.cleanUp() }
+        // Within the grace a verified managed app unlocks without the passcode.
+        let unlocker = try await CordonApp.connect(appId: "com.example.unlocker", socketPath: daemon.socketPath)
         // Base values while no app of the override is registered.
         var status = try await client.status()
         #expect(status.idleTimeoutSeconds == 600)
         #expect(status.reauthGraceSeconds == 3600)
         try await client.lock()
         #expect(try await client.status().state == .lockedKeyHeld, "discardKeyOnLock is false in the base")
-        try await client.unlock(passcode: nil)  // within the base's grace: no passcode
+        try await unlocker.unlockWithinGrace()  // within the base's grace: no passcode
 
         // The vault registers: its override's container-wide keys now govern the container.
         let vault = try await CordonApp.connect(appId: Self.vault, socketPath: daemon.socketPath)
@@ -63,11 +65,11 @@ import Testing
         #expect(status.reauthGraceSeconds == 0)
         try await client.lock()
         #expect(try await client.status().state == .lockedNoKey, "the vault's discardKeyOnLock discards the key")
-        await #expect(throws: CordonError.passcodeRequired) { try await client.unlock(passcode: nil) }
+        await #expect(throws: CordonError.passcodeRequired) { try await unlocker.unlockWithinGrace() }
         try await client.unlock(passcode: "2468")
         try await client.lock()
         await #expect(throws: CordonError.passcodeRequired, "grace 0 while the vault is registered") {
-            try await client.unlock(passcode: nil)
+            try await unlocker.unlockWithinGrace()
         }
         try await client.unlock(passcode: "2468")
 
@@ -77,23 +79,24 @@ import Testing
         #expect(try await client.status().reauthGraceSeconds == 3600)
         try await client.lock()
         #expect(try await client.status().state == .lockedKeyHeld)
-        try await client.unlock(passcode: nil)
+        try await unlocker.unlockWithinGrace()
         try await daemon.stop()
     }
 
     @Test func clearOnLockFollowsTheAppThatCopied() async throws {
         let (daemon, client) = try await started(policy: Self.pasteboardPolicy)
         defer { daemon.cleanUp() }
+        let unlocker = try await CordonApp.connect(appId: "com.example.unlocker", socketPath: daemon.socketPath)
         let notes = try await CordonApp.connect(appId: Self.notes, socketPath: daemon.socketPath)
         let vault = try await CordonApp.connect(appId: Self.vault, socketPath: daemon.socketPath)
         _ = try await notes.pasteboard.copy("from notes")
         try await client.lock()
-        try await client.unlock(passcode: nil)
+        try await unlocker.unlockWithinGrace()
         #expect(try await notes.pasteboard.paste().content == "from notes", "the base keeps it")
 
         _ = try await vault.pasteboard.copy("from the vault")
         try await client.lock()
-        try await client.unlock(passcode: nil)
+        try await unlocker.unlockWithinGrace()
         await #expect(throws: CordonError.pasteboardEmpty, "the vault's override clears what it copied") {
             _ = try await notes.pasteboard.paste()
         }

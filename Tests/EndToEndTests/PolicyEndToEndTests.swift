@@ -138,7 +138,7 @@ import Testing
     }
 
     @Test func executableMismatchIsUnmanagedWithoutKey() async throws {
-        let daemon = try await DaemonProcess.started()
+        let daemon = try await DaemonProcess.started(trustUnboundApps: false)
         defer { daemon.cleanUp() }
         try write(
             #"""
@@ -252,7 +252,7 @@ import Testing
         try await client.lock()
         #expect(try await client.status().state == .lockedKeyHeld)
         await #expect(throws: CordonError.keyUnavailable(state: "lockedKeyHeld")) { _ = try await app.key() }
-        try await client.unlock(passcode: nil)
+        try await app.unlockWithinGrace()
         _ = try await app.key()
         await app.close()
         try await daemon.stop()

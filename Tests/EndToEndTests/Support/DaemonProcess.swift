@@ -16,12 +16,24 @@ final class DaemonProcess: @unchecked Sendable {
     var userPolicyDirectory: String { root.appending("config/policy.d") }
     var trustDirectory: String { root.appending("trust") }
 
-    /// Starts `cordond` with test defaults (insecure fast KDF, no idle lock) plus `arguments`.
+    /// The admin file that trusts unbound apps (`apps.unknown: trusted`), so that a test's apps get
+    /// their keys without binding each one; attack tests pass `trustUnboundApps: false` and meet
+    /// the real default (docs/THREAT-MODEL.md).
+    static let trustUnboundFile = "00-test-trust-unbound.json"
+
+    /// Starts `cordond` with test defaults (insecure fast KDF, no idle lock, unbound apps trusted)
+    /// plus `arguments`.
     init(
         root: TemporaryDirectory? = nil, arguments: [String] = [], fastKDF: Bool = true,
-        environment: [String: String] = [:], launcher: Launcher? = nil
+        environment: [String: String] = [:], launcher: Launcher? = nil, trustUnboundApps: Bool = true
     ) throws {
         self.root = try root ?? TemporaryDirectory()
+        if trustUnboundApps {
+            let admin = self.root.appending("admin")
+            try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
+            try #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
+                .write(toFile: admin + "/" + Self.trustUnboundFile, atomically: true, encoding: .utf8)
+        }
         self.launcher = launcher
         logPath = self.root.appending("cordond-\(UUID().uuidString.prefix(4)).log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -70,10 +82,11 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts and waits until ready.
     static func started(
         root: TemporaryDirectory? = nil, arguments: [String] = [], fastKDF: Bool = true,
-        environment: [String: String] = [:], launcher: Launcher? = nil
+        environment: [String: String] = [:], launcher: Launcher? = nil, trustUnboundApps: Bool = true
     ) async throws -> DaemonProcess {
         let daemon = try DaemonProcess(
-            root: root, arguments: arguments, fastKDF: fastKDF, environment: environment, launcher: launcher)
+            root: root, arguments: arguments, fastKDF: fastKDF, environment: environment, launcher: launcher,
+            trustUnboundApps: trustUnboundApps)
         do {
             try await daemon.waitUntilReady()
         } catch {

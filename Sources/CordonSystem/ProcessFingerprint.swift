@@ -1,0 +1,78 @@
+import Foundation
+
+/// What pins a registration to one process image: the process's start time (a recycled pid has
+/// another) and the device and inode of the executable it runs (an `exec` of another program
+/// changes them), read through `/proc` (docs/ARCHITECTURE.md, "Trust").
+public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
+    /// Field 22 of `/proc/PID/stat`: clock ticks after boot at which the process started.
+    public let startTime: UInt64
+    /// `st_dev` of the running executable (`stat` through `/proc/PID/exe`).
+    public let executableDevice: UInt64
+    /// `st_ino` of the running executable.
+    public let executableInode: UInt64
+
+    public init(startTime: UInt64, executableDevice: UInt64, executableInode: UInt64) {
+        self.startTime = startTime
+        self.executableDevice = executableDevice
+        self.executableInode = executableInode
+    }
+
+    /// Reads the fingerprint of `pid`; nil when its `/proc` entry cannot be read (it exited, or
+    /// it is not dumpable and belongs to another user).
+    public static func read(pid: Int32) -> ProcessFingerprint? {
+        guard let startTime = ProcessInfoReader.startTime(of: pid) else { return nil }
+        var info = stat()
+        guard stat("/proc/\(pid)/exe", &info) == 0 else { return nil }
+        return ProcessFingerprint(
+            startTime: startTime, executableDevice: UInt64(info.st_dev), executableInode: UInt64(info.st_ino))
+    }
+
+    /// `start=… exe=dev:inode`.
+    public var description: String { "start=\(startTime) exe=\(executableDevice):\(executableInode)" }
+
+    /// Why `now` is not the same process image as `self`, or nil when it is.
+    public func change(to now: ProcessFingerprint?) -> String? {
+        guard let now else { return "the process has exited" }
+        if now.startTime != startTime { return "the process id now belongs to another process" }
+        if now.executableDevice != executableDevice || now.executableInode != executableInode {
+            return "the process now runs another executable (it exec'd)"
+        }
+        return nil
+    }
+}
+
+extension ProcessInfoReader {
+    /// The start time of `pid` (field 22 of `/proc/PID/stat`), or nil.
+    public static func startTime(of pid: Int32) -> UInt64? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the command: field 3 (state) is the first; field 22 is the 20th.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// The dynamic-linker variables that load code into a process at start.
+    public static let injectionVariables = ["LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH"]
+
+    /// How code is injected into `pid` at start, or nil when nothing is: a non-empty `LD_PRELOAD`,
+    /// `LD_AUDIT` or `LD_LIBRARY_PATH` in its environment, or a non-empty `preloadFile`
+    /// (`/etc/ld.so.preload`, which the dynamic linker loads into every program).
+    public static func injection(of pid: Int32, preloadFile: String = "/etc/ld.so.preload") -> String? {
+        if let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") {
+            for entry in environ.split(separator: 0) {
+                for variable in injectionVariables {
+                    let prefix = Array((variable + "=").utf8)
+                    if entry.starts(with: prefix) && entry.count > prefix.count { return "\(variable) is set" }
+                }
+            }
+        }
+        if let contents = FileManager.default.contents(atPath: preloadFile),
+            contents.contains(where: { !($0 == 0x20 || $0 == 0x0a || $0 == 0x09) })
+        {
+            return "\(preloadFile) preloads libraries into every program"
+        }
+        return nil
+    }
+}
