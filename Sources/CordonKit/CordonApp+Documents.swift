@@ -14,7 +14,7 @@ extension CordonApp {
         let connection = try await VarlinkClientConnection.connect(path: socketPath)
         defer { Task { await connection.close() } }
         let reply = try await connection.call(
-            .requestUnlock, RequestUnlockParameters(appId: appId, timeoutSeconds: timeoutSeconds),
+            .requestUnlock, RequestUnlockParameters(appId: appId, timeoutSeconds: timeoutSeconds, token: token),
             returning: RequestUnlockReply.self)
         return reply.prompted
     }

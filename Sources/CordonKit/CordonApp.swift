@@ -28,13 +28,16 @@ public final class CordonApp: Sendable {
     /// Typed events: a `state` snapshot first, then every change.
     public let events: AsyncStream<CordonEvent>
     let control: VarlinkClientConnection
+    /// Names this registration on the app's other connections (the event stream, `requestUnlock`).
+    let token: String
     private let subscription: EventStream
 
     private init(
-        appId: String, socketPath: String, managed: Bool, control: VarlinkClientConnection, subscription: EventStream,
-        events: AsyncStream<CordonEvent>
+        appId: String, socketPath: String, managed: Bool, control: VarlinkClientConnection, token: String,
+        subscription: EventStream, events: AsyncStream<CordonEvent>
     ) {
         self.appId = appId
+        self.token = token
         self.socketPath = socketPath
         self.managed = managed
         self.control = control
@@ -70,8 +73,8 @@ public final class CordonApp: Sendable {
             continuation.onTermination = { _ in task.cancel() }
         }
         let app = CordonApp(
-            appId: appId, socketPath: path, managed: registration.managed, control: control, subscription: subscription,
-            events: events)
+            appId: appId, socketPath: path, managed: registration.managed, control: control,
+            token: registration.token, subscription: subscription, events: events)
         // Losing the control connection means losing the registration: end the events too.
         control.closeFuture.whenComplete { _ in Task { await subscription.connection.close() } }
         return app

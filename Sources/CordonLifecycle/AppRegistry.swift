@@ -43,6 +43,12 @@ public struct AppRegistry: Sendable {
         bySubscriber[subscriber] = owner
     }
 
+    /// The connection of the registration that `token` names, when `pid` is the process that holds it.
+    public func connection(token: String, pid: Int) -> ConnectionID? {
+        guard let owner = byToken[token], registrations[owner]?.ownerPid == pid else { return nil }
+        return owner
+    }
+
     /// The registration whose events go to `subscriber`, if any.
     public func registration(subscribedOn subscriber: ConnectionID) -> AppRegistration? {
         bySubscriber[subscriber].flatMap { registrations[$0] }

@@ -3,9 +3,13 @@
 public struct RequestUnlockParameters: Sendable, Codable {
     public var appId: String?
     public var timeoutSeconds: Int?
-    public init(appId: String? = nil, timeoutSeconds: Int? = nil) {
+    /// The registration token (`Register`'s reply) when the call comes on another connection of
+    /// the registered process; without it, the calling connection must be the registered one.
+    public var token: String?
+    public init(appId: String? = nil, timeoutSeconds: Int? = nil, token: String? = nil) {
         self.appId = appId
         self.timeoutSeconds = timeoutSeconds
+        self.token = token
     }
 }
 

@@ -255,7 +255,7 @@ public enum InterfaceDescriptions {
         # Implicit unlock: within the grace unlocks at once; otherwise prompts the user through
         # pinentry and returns once the container is unlocked (by the prompt or otherwise), the
         # user cancels, or timeoutSeconds (default 120) pass.
-        method RequestUnlock(appId: ?string, timeoutSeconds: ?int) -> (state: State, prompted: bool)
+        method RequestUnlock(appId: ?string, timeoutSeconds: ?int, token: ?string) -> (state: State, prompted: bool)
 
         # Hands the file at path to the running app target (document.send for this app,
         # document.receive for the target); the target gets an OpenDocument event.

@@ -65,6 +65,18 @@ extension Agent {
         return registration
     }
 
+    /// The registration that `token` names, verified for `use`, when `caller` is a connection of
+    /// the very process that registered it; without a token, `caller`'s own registration.
+    func verifiedRegistration(token: String?, caller: AgentConnection, for use: RegistrationUse) throws(CordonError)
+        -> AppRegistration
+    {
+        guard let token else { return try verifiedRegistration(caller, for: use) }
+        guard let owner = registry.connection(token: token, pid: Int(caller.identity.pid)),
+            let connection = connections[owner]
+        else { throw .invalidToken }
+        return try verifiedRegistration(connection, for: use)
+    }
+
     /// Logs and audits a refused call of a registration that no longer verifies.
     private func refuse(_ registration: AppRegistration, use: RegistrationUse, reason: String) {
         logger.warning(

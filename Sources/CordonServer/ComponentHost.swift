@@ -44,6 +44,9 @@ protocol ComponentHost: AnyObject {
     func appFacts(of connection: AgentConnection) -> AppFacts
     /// Whether the policy manages `appId` (bound, or nothing is bound and unknown apps are managed).
     func isManagedByPolicy(_ appId: String) -> Bool
+    /// The registration a token names on another connection of the same process, verified for `use`.
+    func verifiedRegistration(token: String?, caller: AgentConnection, for use: RegistrationUse) throws(CordonError)
+        -> AppRegistration
     /// The registration of `connection`, verified again for `use` (`Agent+Identity.swift`).
     func verifiedRegistration(_ connection: AgentConnection, for use: RegistrationUse) throws(CordonError)
         -> AppRegistration

@@ -63,6 +63,10 @@ final class UnlockPromptComponent: AgentComponent {
     )
         throws(CordonError) -> CallOutcome
     {
+        // Implicit unlock is for verified managed apps only: it may unlock without the passcode
+        // within the grace, and it shows the app's id in a prompt (docs/THREAT-MODEL.md).
+        let registration = try host.verifiedRegistration(
+            token: parameters.token, caller: connection, for: .activity)
         switch host.lifecycleState {
         case .uninitialized: throw .notInitialized
         case .unlocked: return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
@@ -77,7 +81,7 @@ final class UnlockPromptComponent: AgentComponent {
         if host.lifecycleState == .unlocked {
             return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
         }
-        let requester = host.registry.registrations[connection.id]?.appId ?? parameters.appId ?? "an app"
+        let requester = registration.appId
         let seconds = min(max(parameters.timeoutSeconds ?? Self.defaultUnlockWaitSeconds, 1), Self.maxUnlockWaitSeconds)
         let promise = loop.makePromise(of: ByteBuffer.self)
         unlockWaiterCounter += 1

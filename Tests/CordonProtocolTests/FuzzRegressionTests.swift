@@ -200,12 +200,12 @@ enum VarlinkParameterFuzzCheck {
         case .initialize: return roundTrip(InitializeParameters.self, method, data, fields: ["passcode"])
         case .unlock: return roundTrip(UnlockParameters.self, method, data, fields: ["passcode"])
         case .changePasscode: return roundTrip(ChangePasscodeParameters.self, method, data, fields: ["old", "new"])
-        case .wipe: return roundTrip(WipeParameters.self, method, data, fields: ["confirm"])
+        case .wipe: return roundTrip(WipeParameters.self, method, data, fields: ["confirm", "passcode"])
         case .register: return roundTrip(RegisterParameters.self, method, data, fields: ["appId", "pid"])
         case .subscribe: return roundTrip(SubscribeParameters.self, method, data, fields: ["token"])
         case .acknowledge: return roundTrip(AcknowledgeParameters.self, method, data, fields: ["seq", "status"])
         case .requestUnlock:
-            return roundTrip(RequestUnlockParameters.self, method, data, fields: ["appId", "timeoutSeconds"])
+            return roundTrip(RequestUnlockParameters.self, method, data, fields: ["appId", "timeoutSeconds", "token"])
         case .shareDocument:
             return roundTrip(ShareDocumentParameters.self, method, data, fields: ["path", "contentType", "target"])
         case .copy: return roundTrip(PasteboardCopyParameters.self, method, data, fields: ["content", "mimeType"])

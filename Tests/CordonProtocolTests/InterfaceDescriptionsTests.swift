@@ -156,7 +156,7 @@ struct InterfaceDescriptionsTests {
             return (RegisterParameters(appId: "a", pid: 1), RegisterReply(appId: "a", managed: true, token: "t"))
         case .requestUnlock:
             return (
-                RequestUnlockParameters(appId: "a", timeoutSeconds: 1),
+                RequestUnlockParameters(appId: "a", timeoutSeconds: 1, token: "t"),
                 RequestUnlockReply(state: .unlocked, prompted: true)
             )
         case .shareDocument: return (ShareDocumentParameters(path: "/p", contentType: "t", target: "a"), none)
