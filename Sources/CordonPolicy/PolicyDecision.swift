@@ -74,15 +74,18 @@ public struct RegistrationFacts: Sendable, Hashable {
     public var sha256: String?
     public var debuggerAttached: Bool
     public var preloadInjected: Bool
+    /// How code is injected, when it is (`LD_AUDIT is set`), for the reason.
+    public var injection: String?
     public init(
         appId: String, executable: String, sha256: String? = nil, debuggerAttached: Bool = false,
-        preloadInjected: Bool = false
+        preloadInjected: Bool = false, injection: String? = nil
     ) {
         self.appId = appId
         self.executable = executable
         self.sha256 = sha256
         self.debuggerAttached = debuggerAttached
-        self.preloadInjected = preloadInjected
+        self.preloadInjected = preloadInjected || injection != nil
+        self.injection = injection
     }
 }
 

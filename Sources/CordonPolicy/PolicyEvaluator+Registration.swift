@@ -42,7 +42,9 @@ extension PolicyEvaluator {
             verdict.fire(settings.debuggerAttached, detail: "a debugger is attached")
         }
         if facts.preloadInjected {
-            verdict.fire(settings.preloadInjected, detail: "a preload library is injected")
+            verdict.fire(
+                settings.preloadInjected,
+                detail: facts.injection.map { "a library is injected (\($0))" } ?? "a preload library is injected")
         }
         return verdict.decision
     }

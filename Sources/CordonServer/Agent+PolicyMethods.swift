@@ -71,7 +71,7 @@ extension Agent {
         return RegistrationFacts(
             appId: appId, executable: identity.executable, sha256: digest,
             debuggerAttached: (ProcessInfoReader.tracerPID(of: pid) ?? 0) != 0,
-            preloadInjected: ProcessInfoReader.hasPreload(pid))
+            injection: ProcessInfoReader.injection(of: pid))
     }
 
     /// Lower-case hex SHA-256 of a file, read in chunks; nil when unreadable.

@@ -115,6 +115,30 @@ struct DoctorCheck: Equatable {
                 + "(journalctl --user -u cordond)")
     }
 
+    /// Which apps get keys (docs/THREAT-MODEL.md, "App identity"): warns when no app is bound (no
+    /// app gets a key) and when unbound apps are trusted (any same-user program can claim one).
+    static func appTrust(_ settings: [WireSetting]) -> DoctorCheck {
+        let unknown = settings.first { $0.path == "/apps/unknown" }?.json ?? "\"unmanaged\""
+        let bound = settings.filter { $0.path.hasPrefix("/apps/managed/") }.count
+        if unknown == "\"trusted\"" {
+            return DoctorCheck(
+                outcome: .warn,
+                text: "apps.unknown is trusted: any program of this user can claim an unbound app id and get its key",
+                hint:
+                    "bind your apps to their executables in an admin policy (apps.managed) and drop apps.unknown: trusted"
+            )
+        }
+        guard bound > 0 else {
+            return DoctorCheck(
+                outcome: .warn, text: "no app is bound (apps.managed is empty): no app gets a key",
+                hint: "bind your apps in /etc/cordon/policy.d (apps.managed), or set apps.unknown: trusted where "
+                    + "every program the user runs is trusted")
+        }
+        return DoctorCheck(
+            outcome: .ok,
+            text: "apps: \(bound) bound; unbound apps are \(unknown.replacingOccurrences(of: "\"", with: ""))")
+    }
+
     /// Warns when the agent runs without D-Bus lock triggers; nil for agents that predate them.
     static func lockTriggers(_ status: AgentStatus) -> DoctorCheck? {
         guard let triggers = status.lockTriggers else { return nil }

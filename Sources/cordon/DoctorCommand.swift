@@ -28,6 +28,16 @@ struct DoctorCommand: AsyncParsableCommand {
             checks.append(DoctorCheck.kdf(status))
             if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
             checks.append(DoctorCheck.audit(status))
+            if let policy = try? await Deadline.run(
+                seconds: Self.answerSeconds,
+                {
+                    let client = try await CordonClient.connect(socketPath: socket)
+                    defer { Task { await client.close() } }
+                    return try await client.effectivePolicy()
+                })
+            {
+                checks.append(DoctorCheck.appTrust(policy.settings))
+            }
         }
         for check in checks { try Output.line(check.line) }
         if checks.contains(where: { $0.outcome == .fail }) { throw ExitCode(CLIExitCode.failure.rawValue) }
