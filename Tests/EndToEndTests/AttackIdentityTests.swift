@@ -72,10 +72,10 @@ import Testing
         // Registers and reads its key, then execs bash, which asks again on the inherited connection.
         let ask = daemon.root.appending("ask.sh")
         try #"""
-            printf '%s\0' '{"method":"io.cordon.App.GetKey","parameters":{}}' >&"$1"
-            IFS= read -r -d '' reply <&"$1"
-            printf '{"before": "%s", "reply": %s}\n' "$2" "$reply"
-            """#.write(toFile: ask, atomically: true, encoding: .utf8)
+        printf '%s\0' '{"method":"io.cordon.App.GetKey","parameters":{}}' >&"$1"
+        IFS= read -r -d '' reply <&"$1"
+        printf '{"before": "%s", "reply": %s}\n' "$2" "$reply"
+        """#.write(toFile: ask, atomically: true, encoding: .utf8)
         let answer = try await AttackScript.run(
             """
             s = connect(sys.argv[1])
