@@ -26,15 +26,22 @@ public struct AgentConfiguration: Sendable {
     public var lockTriggers: LockTriggerAddresses?
     /// The program `RequestUnlock` runs to ask the user (`cordon`, with `unlock --pinentry-only`).
     public var promptProgram: String
+    /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
+    /// trusted only when root's (see `PromptPinentry`).
+    public var adminSettingsPath: String
+
+    /// Where the admin settings are unless configured otherwise.
+    public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"
 
     public init(
         paths: CordonPaths, lifecycle: LifecycleConfiguration = .builtin,
         limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
         allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
         auditRetention: AuditRetention = AuditRetention(), lockTriggers: LockTriggerAddresses? = nil,
-        promptProgram: String? = nil
+        promptProgram: String? = nil, adminSettingsPath: String = Self.defaultAdminSettingsPath
     ) {
         self.promptProgram = promptProgram ?? Self.cordonNextToThisExecutable
+        self.adminSettingsPath = adminSettingsPath
         self.lockTriggers = lockTriggers
         self.policyDirectories = policyDirectories
         self.auditAllows = auditAllows
