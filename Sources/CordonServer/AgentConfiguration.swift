@@ -29,15 +29,22 @@ public struct AgentConfiguration: Sendable {
     /// Whether the built-in default trusts unbound apps (`apps.unknown: trusted`), for code that
     /// embeds the agent and its tests; cordond never sets it (an admin file says so instead).
     public var trustUnboundApps = false
+    /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
+    /// trusted only when root's (see `PromptPinentry`).
+    public var adminSettingsPath: String
+
+    /// Where the admin settings are unless configured otherwise.
+    public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"
 
     public init(
         paths: CordonPaths, lifecycle: LifecycleConfiguration = .builtin,
         limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
         allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
         auditRetention: AuditRetention = AuditRetention(), lockTriggers: LockTriggerAddresses? = nil,
-        promptProgram: String? = nil
+        promptProgram: String? = nil, adminSettingsPath: String = Self.defaultAdminSettingsPath
     ) {
         self.promptProgram = promptProgram ?? Self.cordonNextToThisExecutable
+        self.adminSettingsPath = adminSettingsPath
         self.lockTriggers = lockTriggers
         self.policyDirectories = policyDirectories
         self.auditAllows = auditAllows

@@ -1,5 +1,7 @@
 import CordonLifecycle
 import CordonProtocol
+import CordonSystem
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -16,6 +18,11 @@ struct UnlockWaiter {
 /// Implicit unlock (`io.cordon.App.RequestUnlock`): within the grace the container unlocks at
 /// once; otherwise one prompt (`cordon unlock --pinentry-only`) asks the user for every waiting
 /// app, and each waiter is answered when the container unlocks, the user cancels, or its time is up.
+///
+/// The prompt is the agent's, not the caller's: the pinentry comes from the admin settings or
+/// the system (`PromptPinentry`), the display from the user's logind session or the agent's own
+/// environment (`PromptDisplay`), and the app it names from a registration the caller's process
+/// made (`UnlockPrompt.requester`); docs/ARCHITECTURE.md, "Components".
 final class UnlockPromptComponent: AgentComponent {
     let methods: [Method] = [.requestUnlock]
 
@@ -23,13 +30,23 @@ final class UnlockPromptComponent: AgentComponent {
     static let maxUnlockWaitSeconds = 600
     static let defaultUnlockWaitSeconds = 120
 
+    /// Where the prompt is: choosing its pinentry and display (off the loop: logind is asked
+    /// over the bus), or running.
+    enum PromptState {
+        case none
+        case preparing(Int)
+        case running(Process)
+    }
+
     private unowned let host: any ComponentHost
     /// Implicit unlocks waiting for the user.
     private var unlockWaiters: [UnlockWaiter] = []
     private var unlockWaiterCounter = 0
     /// The passcode prompt started for them: `cordon unlock --pinentry-only`, which speaks
-    /// Assuan to the user's pinentry and unlocks over the socket.
-    private var unlockPrompt: Process?
+    /// Assuan to the pinentry and unlocks over the socket.
+    private var prompt = PromptState.none
+    /// The agent's environment at start: the prompt's, never a caller's.
+    private let agentEnvironment = ProcessInfo.processInfo.environment
 
     init(host: any ComponentHost) {
         self.host = host
@@ -50,10 +67,7 @@ final class UnlockPromptComponent: AgentComponent {
 
     func connectionClosed(_ id: ConnectionID) { unlockWaitersClosed(id) }
 
-    func shutdown() {
-        if let prompt = unlockPrompt, prompt.isRunning { kill(prompt.processIdentifier, SIGTERM) }
-        unlockPrompt = nil
-    }
+    func shutdown() { endPrompt() }
 
     /// `io.cordon.App.RequestUnlock`: unlocks at once within the grace; otherwise prompts the
     /// user (once for every waiting app) and answers when the container unlocks, the user
@@ -81,7 +95,8 @@ final class UnlockPromptComponent: AgentComponent {
         if host.lifecycleState == .unlocked {
             return .reply(encoder.reply(RequestUnlockReply(state: .unlocked, prompted: false)))
         }
-        let requester = registration.appId
+        // Only a verified managed registration reaches here: the prompt names its app id alone.
+        let requester = UnlockPrompt.Requester.managed(registration.appId)
         let seconds = min(max(parameters.timeoutSeconds ?? Self.defaultUnlockWaitSeconds, 1), Self.maxUnlockWaitSeconds)
         let promise = loop.makePromise(of: ByteBuffer.self)
         unlockWaiterCounter += 1
@@ -91,8 +106,8 @@ final class UnlockPromptComponent: AgentComponent {
         }
         unlockWaiters.append(
             UnlockWaiter(id: id, connection: connection.id, promise: promise, encoder: encoder, timeout: timeout))
-        if unlockPrompt == nil {
-            startUnlockPrompt(requester: requester, requesterPid: connection.identity.pid)
+        if case .none = prompt {
+            preparePrompt(id: id, requester: requester, requesterPid: connection.identity.pid)
         }
         return .deferred(promise.futureResult)
     }
@@ -116,7 +131,8 @@ final class UnlockPromptComponent: AgentComponent {
     }
 
     private func finishWaiters(where matches: (UnlockWaiter) -> Bool, with result: Result<Void, CordonError>) {
-        let prompted = unlockPrompt != nil
+        var prompted = false
+        if case .running = prompt { prompted = true }
         let finished = unlockWaiters.filter(matches)
         unlockWaiters.removeAll(where: matches)
         for waiter in finished {
@@ -129,22 +145,85 @@ final class UnlockPromptComponent: AgentComponent {
                 waiter.promise.succeed(waiter.encoder.error(error.varlinkError))
             }
         }
-        if unlockWaiters.isEmpty, let prompt = unlockPrompt {
-            unlockPrompt = nil
-            if prompt.isRunning { kill(prompt.processIdentifier, SIGTERM) }
+        if unlockWaiters.isEmpty { endPrompt() }
+    }
+
+    /// Stops the prompt, or forgets the one being prepared.
+    private func endPrompt() {
+        if case .running(let process) = prompt, process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        prompt = .none
+    }
+
+    /// Chooses the pinentry and the display off the loop (files are checked and logind is asked),
+    /// then starts the prompt for the waiting apps.
+    private func preparePrompt(id: Int, requester: UnlockPrompt.Requester, requesterPid: Int32) {
+        prompt = .preparing(id)
+        let configuration = self.configuration
+        let (agent, logger) = (agentEnvironment, self.logger)
+        // Runs on a global queue: it reaches the agent only back on the loop.
+        let component = NIOLoopBound(self, eventLoop: loop)
+        let loop = self.loop
+        DispatchQueue.global().async {
+            let chosen = Self.choose(configuration: configuration, agent: agent, logger: logger)
+            let prepared = chosen.map {
+                UnlockPrompt(
+                    program: configuration.promptProgram, socketPath: configuration.paths.socketPath,
+                    pinentry: $0.pinentry, requester: requester, display: $0.display)
+            }
+            loop.execute { component.value.promptPrepared(id: id, prepared, requesterPid: requesterPid) }
         }
     }
 
-    /// Starts `cordon unlock --pinentry-only` for the waiting apps, with the requester's display.
-    private func startUnlockPrompt(requester: String, requesterPid: Int32) {
+    /// The pinentry and the display for a prompt, or why there can be none: the display of the
+    /// user's logind session, else (no bus, no session, or one without a display or terminal) of
+    /// the agent's environment; the pinentry of the admin settings, else the system's.
+    static func choose(configuration: AgentConfiguration, agent: [String: String], logger: Logger)
+        -> Result<(pinentry: String, display: PromptDisplay), CordonError>
+    {
+        var display = PromptDisplay.agent(agent)
+        if let bus = configuration.lockTriggers {
+            do {
+                let session = try LogindSession.lookUp(
+                    systemBus: bus.system, sessionID: bus.sessionID, uid: configuration.allowedUID)
+                let shown = PromptDisplay.session(session, agent: agent)
+                if !shown.isEmpty { display = shown }
+            } catch {
+                logger.info(
+                    "implicit unlock: no logind session, using the agent's environment",
+                    metadata: ["error": "\(error)"])
+            }
+        }
+        guard !display.isEmpty else {
+            return .failure(
+                .unlockUnavailable(
+                    reason: "no display or terminal to ask on: \(display.source) has no DISPLAY, "
+                        + "WAYLAND_DISPLAY or terminal; run `cordon unlock`"))
+        }
+        switch PromptPinentry.resolve(adminSettings: configuration.adminSettingsPath) {
+        case .success(let pinentry): return .success((pinentry, display))
+        case .failure(let problem): return .failure(.unlockUnavailable(reason: problem.description))
+        }
+    }
+
+    /// The pinentry and display are chosen: starts the prompt if the waiters still want it.
+    private func promptPrepared(id: Int, _ chosen: Result<UnlockPrompt, CordonError>, requesterPid: Int32) {
+        guard case .preparing(id) = prompt else { return }
+        prompt = .none
+        switch chosen {
+        case .failure(let error):
+            logger.warning("implicit unlock: cannot prompt", metadata: ["error": "\(error)"])
+            finishWaiters(where: { _ in true }, with: .failure(error))
+        case .success(let unlockPrompt):
+            startPrompt(unlockPrompt, requesterPid: requesterPid)
+        }
+    }
+
+    /// Starts `cordon unlock --pinentry-only` for the waiting apps.
+    private func startPrompt(_ unlockPrompt: UnlockPrompt, requesterPid: Int32) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: configuration.promptProgram)
-        process.arguments = [
-            "--socket", configuration.paths.socketPath, "unlock", "--pinentry-only", "--requested-by", requester,
-        ]
-        process.environment = Self.promptEnvironment(
-            agent: ProcessInfo.processInfo.environment, requesterPid: requesterPid,
-            configDirectory: configuration.paths.configDirectory)
+        process.executableURL = URL(fileURLWithPath: unlockPrompt.program)
+        process.arguments = unlockPrompt.arguments
+        process.environment = unlockPrompt.environment(agent: agentEnvironment)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
@@ -159,21 +238,24 @@ final class UnlockPromptComponent: AgentComponent {
         }
         do {
             try process.run()
-            unlockPrompt = process
+            prompt = .running(process)
             logger.notice(
                 "implicit unlock: prompting the user",
-                metadata: ["requestedBy": "\(requester)", "pid": "\(requesterPid)"])
+                metadata: [
+                    "requestedBy": "\(unlockPrompt.requester.logName)", "pid": "\(requesterPid)",
+                    "pinentry": "\(unlockPrompt.pinentry)", "display": "\(unlockPrompt.display.source)",
+                ])
         } catch {
             logger.warning("implicit unlock: cannot start the prompt", metadata: ["error": "\(error)"])
             finishWaiters(
                 where: { _ in true },
-                with: .failure(.unlockUnavailable(reason: "cannot start \(configuration.promptProgram): \(error)")))
+                with: .failure(.unlockUnavailable(reason: "cannot start \(unlockPrompt.program): \(error)")))
         }
     }
 
-    private func unlockPromptEnded(_ prompt: Process, status: Int32, output: Data) {
-        guard unlockPrompt === prompt else { return }
-        unlockPrompt = nil
+    private func unlockPromptEnded(_ ended: Process, status: Int32, output: Data) {
+        guard case .running(let process) = prompt, process === ended else { return }
+        prompt = .none
         let message =
             String(decoding: output, as: UTF8.self).split(separator: "\n").first.map(String.init)
             ?? "exit status \(status)"
@@ -183,35 +265,5 @@ final class UnlockPromptComponent: AgentComponent {
         case 8: finishWaiters(where: { _ in true }, with: .failure(.unlockCancelled))
         default: finishWaiters(where: { _ in true }, with: .failure(.unlockUnavailable(reason: message)))
         }
-    }
-
-    /// The agent's environment, with the requester's display variables (its session may have
-    /// them when the agent's does not), its terminal (`CORDON_PROMPT_TTY`) and the agent's config
-    /// directory (for settings.json).
-    static func promptEnvironment(agent: [String: String], requesterPid: Int32, configDirectory: String)
-        -> [String: String]
-    {
-        var environment = agent
-        if let data = FileManager.default.contents(atPath: "/proc/\(requesterPid)/environ") {
-            for entry in data.split(separator: 0) {
-                let text = String(decoding: entry, as: UTF8.self)
-                guard let equals = text.firstIndex(of: "=") else { continue }
-                let key = String(text[..<equals])
-                if ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"].contains(key) {
-                    environment[key] = String(text[text.index(after: equals)...])
-                }
-            }
-        }
-        // A terminal-only session: pinentry (curses) may ask on the requester's terminal.
-        if let terminal = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(requesterPid)/fd/0"),
-            terminal.hasPrefix("/dev/pts/") || terminal.hasPrefix("/dev/tty")
-        {
-            environment["CORDON_PROMPT_TTY"] = terminal
-        }
-        environment["CORDON_CONFIG_DIR"] = configDirectory
-        environment.removeValue(forKey: "NOTIFY_SOCKET")
-        environment.removeValue(forKey: "LISTEN_FDS")
-        environment.removeValue(forKey: "LISTEN_PID")
-        return environment
     }
 }

@@ -23,11 +23,18 @@ final class PasscodeReader {
     let pinentryAllowed: Bool
     /// Whether only pinentry may be used (`--pinentry-only`, as cordond runs it).
     let pinentryRequired: Bool
+    /// The pinentry to run (`--pinentry`, as cordond passes it), instead of `$PINENTRY`, the
+    /// settings file or `PATH`.
+    let pinentryProgram: String?
     private var resolved: Method?
     private var session: PinentrySession?
 
-    init(fromStandardInput: Bool, pinentryAllowed: Bool = true, pinentryRequired: Bool = false) {
+    init(
+        fromStandardInput: Bool, pinentryAllowed: Bool = true, pinentryRequired: Bool = false,
+        pinentryProgram: String? = nil
+    ) {
         self.fromStandardInput = fromStandardInput
+        self.pinentryProgram = pinentryProgram
         self.pinentryAllowed = pinentryAllowed || pinentryRequired
         self.pinentryRequired = pinentryRequired
     }
@@ -40,7 +47,7 @@ final class PasscodeReader {
         let method: Method
         if fromStandardInput {
             method = .standardInput
-        } else if pinentryAllowed, let program = try PinentryProgram.find() {
+        } else if pinentryAllowed, let program = try PinentryProgram.find(program: pinentryProgram) {
             method = .pinentry(program)
         } else if pinentryRequired {
             throw CLIError(
@@ -94,8 +101,9 @@ final class PasscodeReader {
 
     /// The error when there is no terminal to ask on.
     static let pinentryHint =
-        "install pinentry (e.g. pinentry-gnome3 or pinentry-curses) or set $PINENTRY / \"pinentry\" in settings.json; "
-        + "a display (DISPLAY or WAYLAND_DISPLAY) must be set for the agent, or run `cordon unlock` yourself"
+        "install pinentry (e.g. pinentry-gnome3 or pinentry-curses) or set $PINENTRY / \"pinentry\" in settings.json "
+        + "(for cordond's prompt: \"pinentry\" in /etc/cordon/settings.json); a display (DISPLAY or WAYLAND_DISPLAY) "
+        + "or a terminal is needed, or run `cordon unlock` yourself"
 
     static let noTerminal = CLIError(
         "standard input is not a terminal and no pinentry can be used, so the passcode cannot be asked for",
@@ -112,9 +120,29 @@ struct PasscodeRequest {
     /// The pinentry error on a retry (SETERROR).
     var error: String?
 
-    /// The passcode to unlock; `error` after a wrong one; `requestedBy` names the app that asked.
-    static func unlock(error: String? = nil, requestedBy: String? = nil) -> PasscodeRequest {
-        let asker = requestedBy.map { "\($0) asks to unlock the Cordon container.\n" } ?? ""
+    /// Who asked for an unlock, as cordond tells (`--requested-by`, `--unmanaged`, `--unregistered`).
+    enum Requester: Equatable {
+        /// A registered app (its verified reverse-DNS id).
+        case app(String)
+        /// A registered app the policy does not manage.
+        case unmanagedApp(String)
+        /// A client that is not a registered app.
+        case unregistered
+
+        /// The description's first line.
+        var line: String {
+            switch self {
+            case .app(let appId): return "\(appId) asks to unlock the Cordon container."
+            case .unmanagedApp(let appId):
+                return "\(appId), an app the policy does not manage, asks to unlock the Cordon container."
+            case .unregistered: return "A program that is not a registered app asks to unlock the Cordon container."
+            }
+        }
+    }
+
+    /// The passcode to unlock; `error` after a wrong one; `requester` says who asked.
+    static func unlock(error: String? = nil, requester: Requester? = nil) -> PasscodeRequest {
+        let asker = requester.map { $0.line + "\n" } ?? ""
         return PasscodeRequest(
             prompt: "Passcode: ",
             description: asker

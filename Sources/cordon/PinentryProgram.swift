@@ -4,9 +4,13 @@ import Foundation
 
 /// Which pinentry program to run, and whether there is a display or terminal for it to ask on.
 ///
-/// The program is the first of: `$PINENTRY`, the `"pinentry"` key of the settings file
+/// The program is the one given (`--pinentry`: cordond names the pinentry it chose for an app's
+/// implicit unlock, and neither the environment nor the user's settings can replace it), else the
+/// first of: `$PINENTRY`, the `"pinentry"` key of the settings file
 /// (`$CORDON_CONFIG_DIR/settings.json`, else `$XDG_CONFIG_HOME/cordon/settings.json`, else
 /// `~/.config/cordon/settings.json`), `pinentry` on `PATH`. A name without a slash is looked up on `PATH`.
+/// The user's own `cordon unlock` honours `$PINENTRY` and the settings file: the user started it,
+/// in their own terminal and environment.
 struct PinentryProgram: Equatable {
     /// The program's path.
     var path: String
@@ -16,8 +20,11 @@ struct PinentryProgram: Equatable {
     var ttyType: String?
 
     /// The program to use, or `nil` when none is configured or found, or when there is neither a
-    /// display (`DISPLAY`, `WAYLAND_DISPLAY`) nor a terminal to ask on.
-    static func find(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PinentryProgram? {
+    /// display (`DISPLAY`, `WAYLAND_DISPLAY`) nor a terminal to ask on. `program` (an absolute
+    /// path) is used as it is, without looking at `$PINENTRY` or the settings file.
+    static func find(environment: [String: String] = ProcessInfo.processInfo.environment, program: String? = nil)
+        throws -> PinentryProgram?
+    {
         // cordond's implicit-unlock prompt has no terminal of its own: it names the requester's.
         let ttyName =
             isatty(STDIN_FILENO) == 1
@@ -25,7 +32,14 @@ struct PinentryProgram: Equatable {
         let hasDisplay = ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(environment[$0] ?? "").isEmpty }
         guard hasDisplay || ttyName != nil else { return nil }
         let path: String
-        if let configured = nonEmpty(environment["PINENTRY"]) {
+        if let program {
+            guard program.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: program) else {
+                throw CLIError(
+                    "the pinentry program '\(program)' (from --pinentry) is not an executable file",
+                    hint: "give the absolute path of an installed pinentry, e.g. /usr/bin/pinentry")
+            }
+            path = program
+        } else if let configured = nonEmpty(environment["PINENTRY"]) {
             path = try resolve(configured, from: "PINENTRY", environment: environment)
         } else if let configured = try settingsValue(environment: environment) {
             path = try resolve(configured, from: settingsPath(environment: environment), environment: environment)

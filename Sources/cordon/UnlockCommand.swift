@@ -11,8 +11,11 @@ struct UnlockCommand: AsyncParsableCommand {
             Within the re-authentication grace after a lock no passcode is needed; otherwise it is asked for \
             through pinentry (when one is configured or found and a display or terminal is there; a wrong \
             passcode is asked again, up to \(maxTries) tries), else on the terminal without echo, or read from \
-            stdin with --passcode-stdin. cordond runs `cordon unlock --pinentry-only --requested-by APP` itself \
-            for an app's implicit unlock (io.cordon.App.RequestUnlock).
+            stdin with --passcode-stdin. The pinentry is $PINENTRY, else "pinentry" in settings.json, else \
+            pinentry on PATH: you started this command, in your own terminal and environment. cordond runs \
+            `cordon unlock --pinentry-only --pinentry PROGRAM --requested-by APP` itself for an app's implicit \
+            unlock (io.cordon.App.RequestUnlock), with the pinentry it chose (admin settings or the system's) \
+            and the app's verified id.
             """)
 
     /// The most passcodes one `cordon unlock` asks pinentry for.
@@ -24,11 +27,50 @@ struct UnlockCommand: AsyncParsableCommand {
     @Flag(help: "Ask through pinentry only: fail (exit 2) when no pinentry program or display is there.")
     var pinentryOnly = false
 
-    @Option(help: ArgumentHelp("Name the app that asked for the unlock in the prompt.", valueName: "app-id"))
+    @Option(
+        help: ArgumentHelp(
+            "Run this pinentry (an absolute path) instead of $PINENTRY or the one in settings.json.",
+            valueName: "program"))
+    var pinentry: String?
+
+    @Option(
+        help: ArgumentHelp("Name the app that asked for the unlock in the prompt (an app id).", valueName: "app-id"))
     var requestedBy: String?
 
+    @Flag(help: "Say in the prompt that the app named by --requested-by is not managed by the policy.")
+    var unmanaged = false
+
+    @Flag(help: "Say in the prompt that a client that is not a registered app asked for the unlock.")
+    var unregistered = false
+
+    func validate() throws {
+        if let requestedBy, let problem = AppIdentifier.problem(with: requestedBy) {
+            throw ValidationError("--requested-by '\(requestedBy)': \(problem)")
+        }
+        if unmanaged && requestedBy == nil {
+            throw ValidationError("--unmanaged needs --requested-by APP-ID: it says that app is not managed")
+        }
+        if unregistered && requestedBy != nil {
+            throw ValidationError("--unregistered and --requested-by exclude each other: give one")
+        }
+        if let pinentry, !pinentry.hasPrefix("/") {
+            throw ValidationError("--pinentry '\(pinentry)' must be an absolute path, e.g. /usr/bin/pinentry")
+        }
+    }
+
+    /// Who the prompt says asked.
+    var requester: PasscodeRequest.Requester? {
+        if unregistered { return .unregistered }
+        return requestedBy.map { unmanaged ? .unmanagedApp($0) : .app($0) }
+    }
+
     func run() async throws {
-        let reader = pinentryOnly ? PasscodeReader(fromStandardInput: false, pinentryRequired: true) : passcode.reader()
+        let reader =
+            pinentryOnly
+            ? PasscodeReader(fromStandardInput: false, pinentryRequired: true, pinentryProgram: pinentry)
+            : PasscodeReader(
+                fromStandardInput: passcode.passcodeStdin, pinentryAllowed: !passcode.noPinentry,
+                pinentryProgram: pinentry)
         if pinentryOnly { try reader.checkAvailable() }
         let client = try await global.connect()
         defer { reader.finish() }
@@ -37,7 +79,7 @@ struct UnlockCommand: AsyncParsableCommand {
         } catch CordonError.passcodeRequired {
             var error: String?
             for attempt in 1...Self.maxTries {
-                let secret = try reader.read(.unlock(error: error, requestedBy: requestedBy))
+                let secret = try reader.read(.unlock(error: error, requester: requester))
                 do {
                     try await client.unlock(passcode: secret)
                     break

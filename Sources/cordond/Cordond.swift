@@ -60,6 +60,11 @@ struct Cordond: AsyncParsableCommand {
             "The program RequestUnlock runs to ask for the passcode (default: cordon next to cordond; also CORDON_PROMPT_PROGRAM)."
     )
     var promptProgram: String?
+    @Option(
+        help:
+            "Admin settings naming the pinentry RequestUnlock's prompt runs; trusted only when owned by root (default: /etc/cordon/settings.json; also CORDON_ADMIN_SETTINGS)."
+    )
+    var adminSettings: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
@@ -124,7 +129,9 @@ struct Cordond: AsyncParsableCommand {
                 system: pick(systemBusAddress, "CORDON_SYSTEM_BUS_ADDRESS", ""),
                 session: pick(sessionBusAddress, "CORDON_SESSION_BUS_ADDRESS", ""),
                 sessionID: environment["XDG_SESSION_ID"]),
-            promptProgram: pick(promptProgram, "CORDON_PROMPT_PROGRAM", AgentConfiguration.cordonNextToThisExecutable))
+            promptProgram: pick(promptProgram, "CORDON_PROMPT_PROGRAM", AgentConfiguration.cordonNextToThisExecutable),
+            adminSettingsPath: pick(
+                adminSettings, "CORDON_ADMIN_SETTINGS", AgentConfiguration.defaultAdminSettingsPath))
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

@@ -154,6 +154,47 @@ import Testing
         try await daemon.stop()
     }
 
+    /// What cordond runs for `RequestUnlock`: `--pinentry` beats `$PINENTRY` and settings.json, and
+    /// the prompt names only a valid app id.
+    @Test func theAgentsPinentryAndRequesterAreTheOnlyOnesUsed() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry(pins: [Self.passcode])
+        let trap = try FakePinentry(pins: [Self.passcode])
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+            trap.remove()
+        }
+        try await initialize(daemon, pinentry)
+        let settings = try JSONSerialization.data(withJSONObject: ["pinentry": trap.script])
+        try settings.write(to: URL(fileURLWithPath: pinentry.configDirectory + "/settings.json"))
+        let trapped = ["PINENTRY": trap.script]
+
+        let forged = try await cordon(
+            daemon, ["unlock", "--pinentry-only", "--requested-by", "IT Security: re-enter passcode"],
+            pinentry: pinentry, environment: trapped)
+        #expect(forged.status == 2, "\(forged.stderr)")
+        #expect(forged.stderr.contains("--requested-by 'IT Security: re-enter passcode': the app id may only contain"))
+        let relative = try await cordon(
+            daemon, ["unlock", "--pinentry-only", "--pinentry", "pinentry"], pinentry: pinentry, environment: trapped)
+        #expect(relative.status == 2 && relative.stderr.contains("must be an absolute path"), "\(relative.stderr)")
+
+        let unmanaged = try await cordon(
+            daemon,
+            [
+                "unlock", "--pinentry-only", "--pinentry", pinentry.script, "--requested-by", "com.example.x",
+                "--unmanaged",
+            ],
+            pinentry: pinentry, environment: trapped)
+        #expect(unmanaged.status == 0, "\(unmanaged.stderr)")
+        #expect(
+            pinentry.commands.contains {
+                $0.hasPrefix("SETDESC com.example.x, an app the policy does not manage, asks to unlock")
+            }, "\(pinentry.commands)")
+        #expect(trap.commands.isEmpty, "neither $PINENTRY nor settings.json replaced --pinentry")
+        try await daemon.stop()
+    }
+
     @Test func aPinentryThatNeverAnswersTimesOut() async throws {
         let daemon = try await DaemonProcess.started()
         let pinentry = try FakePinentry()

@@ -33,5 +33,14 @@ int cordon_bus_changed_bool(sd_bus_message *message, const char *property);
 int cordon_bus_watch_logind(sd_bus *bus, const char *session_path, cordon_bus_trigger_fn fn, void *userdata);
 /// Watches org.freedesktop.ScreenSaver and org.gnome.ScreenSaver ActiveChanged. Returns 0 or -errno.
 int cordon_bus_watch_screensaver(sd_bus *bus, cordon_bus_trigger_fn fn, void *userdata);
+/// The logind session an implicit-unlock prompt is shown in: `session_id` when non-empty, else this
+/// process's session, else the user's display session (Manager.GetUser(uid), User.Display).
+/// Returns 0, -ENXIO when the user has no display session, or -errno.
+int cordon_bus_prompt_session_path(sd_bus *bus, const char *session_id, uint32_t uid, char *path, size_t length);
+/// Reads the string property `property` of the logind session at `path` (Display, TTY, Type).
+/// Returns 0 or -errno.
+int cordon_bus_session_string(sd_bus *bus, const char *path, const char *property, char *value, size_t length);
+/// Bounds every method call on `bus` (sd_bus_set_method_call_timeout). Returns 0 or -errno.
+int cordon_bus_set_call_timeout_ms(sd_bus *bus, uint32_t milliseconds);
 /// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
 int cordon_bus_timeout_ms(sd_bus *bus);

@@ -2,14 +2,18 @@ import Foundation
 
 /// A private `dbus-daemon` with a stand-in for logind and the screen savers on it, driven
 /// through a control FIFO. One bus plays both the system and the session bus.
+///
+/// The logind session has the properties a prompt is placed by (`Type`, `Display`, `TTY`;
+/// `session` sets them); the user's `Display` session is the same one.
 final class FakeDesktop: Sendable {
+
     let root: TemporaryDirectory
     let bus: LineReader
     let standIn: LineReader
     let address: String
     var controlPath: String { root.appending("control") }
 
-    init() async throws {
+    init(session: [String: String] = [:]) async throws {
         root = try TemporaryDirectory()
         let config = root.appending("bus.conf")
         try Self.busConfig(socket: root.appending("bus.sock")).write(toFile: config, atomically: true, encoding: .utf8)
@@ -20,12 +24,14 @@ final class FakeDesktop: Sendable {
         address = bus.snapshot.first ?? ""
         let script = root.appending("standin.py")
         try Self.standInScript.write(toFile: script, atomically: true, encoding: .utf8)
+        let properties = String(decoding: try JSONSerialization.data(withJSONObject: session), as: UTF8.self)
         standIn = try LineReader(
-            URL(fileURLWithPath: "/usr/bin/python3"), [script, address, root.appending("control")])
+            URL(fileURLWithPath: "/usr/bin/python3"), [script, address, root.appending("control"), properties])
         try await waitFor("ready")
     }
 
-    /// Asks the stand-in to emit: lock, lockedhint, idlehint, screensaver, gnome, sleep, wake.
+    /// Asks the stand-in to emit: lock, lockedhint, idlehint, screensaver, gnome, sleep, wake; or
+    /// `nopid`: from now on `GetSessionByPID` fails (the agent is in no session).
     func send(_ command: String) throws {
         guard let handle = FileHandle(forWritingAtPath: controlPath) else { throw CocoaError(.fileNoSuchFile) }
         defer { try? handle.close() }
@@ -68,11 +74,12 @@ final class FakeDesktop: Sendable {
         """
     }
 
-    /// logind (Manager with GetSession/GetSessionByPID/Inhibit/PrepareForSleep, a session with
-    /// Lock and PropertiesChanged) and both screen savers. Prints `inhibit`, `released` (the
-    /// inhibitor's last copy was closed) and `emitted <command>`.
+    /// logind (Manager with GetSession/GetSessionByPID/GetUser/Inhibit/PrepareForSleep, a session
+    /// with Lock, PropertiesChanged and the properties Type, Display and TTY, a user whose Display
+    /// is that session) and both screen savers. Prints `inhibit`, `released` (the inhibitor's last
+    /// copy was closed), `getuser`, `get <property>` and `emitted <command>`.
     static let standInScript = #"""
-        import os, sys
+        import json, os, sys
         import dbus, dbus.service, dbus.mainloop.glib
         from gi.repository import GLib
 
@@ -80,7 +87,12 @@ final class FakeDesktop: Sendable {
         bus = dbus.bus.BusConnection(sys.argv[1])
         control = sys.argv[2]
         SESSION = "/org/freedesktop/login1/session/c1"
+        USER = "/org/freedesktop/login1/user/_%d" % os.getuid()
         MANAGER = "org.freedesktop.login1.Manager"
+        PROPERTIES = "org.freedesktop.DBus.Properties"
+        session_properties = {"Type": "unspecified", "Display": "", "TTY": ""}
+        session_properties.update(json.loads(sys.argv[3]))
+        state = {"bypid": True}
 
         def out(line):
             print(line, flush=True)
@@ -88,7 +100,15 @@ final class FakeDesktop: Sendable {
         class Manager(dbus.service.Object):
             @dbus.service.method(MANAGER, in_signature="u", out_signature="o")
             def GetSessionByPID(self, pid):
+                if not state["bypid"]:
+                    raise dbus.exceptions.DBusException(
+                        "no session", name="org.freedesktop.login1.NoSessionForPID")
                 return dbus.ObjectPath(SESSION)
+
+            @dbus.service.method(MANAGER, in_signature="u", out_signature="o")
+            def GetUser(self, uid):
+                out("getuser")
+                return dbus.ObjectPath(USER)
 
             @dbus.service.method(MANAGER, in_signature="s", out_signature="o")
             def GetSession(self, session_id):
@@ -117,9 +137,19 @@ final class FakeDesktop: Sendable {
             def Lock(self):
                 pass
 
-            @dbus.service.signal("org.freedesktop.DBus.Properties", signature="sa{sv}as")
+            @dbus.service.signal(PROPERTIES, signature="sa{sv}as")
             def PropertiesChanged(self, interface, changed, invalidated):
                 pass
+
+            @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v")
+            def Get(self, interface, name):
+                out("get " + name)
+                return dbus.String(session_properties[name])
+
+        class User(dbus.service.Object):
+            @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v")
+            def Get(self, interface, name):
+                return dbus.Struct(("c1", dbus.ObjectPath(SESSION)), signature="so")
 
         class ScreenSaver(dbus.service.Object):
             @dbus.service.signal("org.freedesktop.ScreenSaver", signature="b")
@@ -135,6 +165,7 @@ final class FakeDesktop: Sendable {
                  ("org.freedesktop.login1", "org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver")]
         manager = Manager(bus, "/org/freedesktop/login1")
         session = Session(bus, SESSION)
+        user = User(bus, USER)
         saver = ScreenSaver(bus, "/org/freedesktop/ScreenSaver")
         gnome = GnomeScreenSaver(bus, "/org/gnome/ScreenSaver")
 
@@ -150,6 +181,7 @@ final class FakeDesktop: Sendable {
             "gnome": lambda: gnome.ActiveChanged(True),
             "sleep": lambda: manager.PrepareForSleep(True),
             "wake": lambda: manager.PrepareForSleep(False),
+            "nopid": lambda: state.update(bypid=False),
         }
 
         os.mkfifo(control)

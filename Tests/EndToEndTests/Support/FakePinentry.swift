@@ -2,17 +2,22 @@ import Foundation
 
 /// A stand-in pinentry: a shell script speaking Assuan that logs every command it receives and
 /// answers each GETPIN with the next line of its pins file (percent-encoded, as pinentry does).
-/// The pin `CANCEL` answers as the Cancel button does; `HANG` never answers.
+/// The pin `CANCEL` answers as the Cancel button does; `HANG` never answers. It also records the
+/// environment it was started with.
 final class FakePinentry: Sendable {
     let directory: TemporaryDirectory
     var script: String { directory.appending("pinentry") }
     var logPath: String { directory.appending("commands.log") }
+    var environmentPath: String { directory.appending("environment") }
+    /// Admin settings naming this pinentry (`cordond --admin-settings`, `CORDON_ADMIN_SETTINGS`).
+    var adminSettingsPath: String { directory.appending("admin-settings.json") }
     var pinsPath: String { directory.appending("pins") }
     var configDirectory: String { directory.appending("config") }
 
     static let source = #"""
         #!/bin/sh
         dir=$(dirname "$0")
+        env -0 > "$dir/environment"
         echo "OK Pleased to meet you"
         count=0
         while IFS= read -r line; do
@@ -34,8 +39,12 @@ final class FakePinentry: Sendable {
 
     init(pins: [String] = []) throws {
         directory = try TemporaryDirectory()
+        // The agent runs a pinentry only from a directory no one but root may write to.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         try Self.source.write(toFile: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        try #"{"pinentry": "\#(script)"}"#.write(toFile: adminSettingsPath, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: adminSettingsPath)
         try FileManager.default.createDirectory(atPath: configDirectory, withIntermediateDirectories: true)
         try setPins(pins)
     }
@@ -52,10 +61,31 @@ final class FakePinentry: Sendable {
         return text.split(separator: "\n").map(String.init)
     }
 
+    /// The environment it was last started with (empty before it ran).
+    var startedEnvironment: [String: String] {
+        let data = FileManager.default.contents(atPath: environmentPath) ?? Data()
+        var environment: [String: String] = [:]
+        for entry in data.split(separator: 0) {
+            let text = String(decoding: entry, as: UTF8.self)
+            guard let equals = text.firstIndex(of: "=") else { continue }
+            environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        }
+        return environment
+    }
+
     /// The environment that makes `cordon` choose this pinentry (a fake display, no tty needed).
     var environment: [String: String] {
         [
             "PINENTRY": script, "DISPLAY": ":99", "CORDON_CONFIG_DIR": configDirectory,
+            "CORDON_PINENTRY_TIMEOUT": "120",
+        ]
+    }
+
+    /// The environment that makes `cordond` run this pinentry for `RequestUnlock`: the admin
+    /// settings name it (trusted because the test runs as root), and a fake display.
+    var agentEnvironment: [String: String] {
+        [
+            "CORDON_ADMIN_SETTINGS": adminSettingsPath, "PINENTRY": "", "DISPLAY": ":99",
             "CORDON_PINENTRY_TIMEOUT": "120",
         ]
     }
