@@ -71,6 +71,12 @@ public enum InterfaceDescriptions {
         # Whether an app has done what the last event asked of it.
         type Compliance (compliant, pending, overdue, unmanaged, frozen, terminated)
 
+        # How an app is frozen: its own cgroup (cgroup.freeze), or SIGSTOP to its process group.
+        type FreezeMethod (cgroup, signals)
+
+        # An app's process as the agent read it: stopped (SIGSTOP), frozen (its cgroup), freezing.
+        type ProcessState (running, stopped, frozen, freezing, exited)
+
         # The agent's status.
         type Status (
           state: State,
@@ -104,7 +110,11 @@ public enum InterfaceDescriptions {
           subscribed: bool,
           compliance: Compliance,
           pendingSeq: ?int,
-          lastAckSeq: ?int
+          lastAckSeq: ?int,
+          freezeMethod: ?FreezeMethod,
+          processState: ?ProcessState,
+          cgroup: ?string,
+          resumesUndone: ?int
         )
 
         # The current state, attempt counter and settings.

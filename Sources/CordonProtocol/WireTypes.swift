@@ -118,10 +118,21 @@ public struct AppInfo: Sendable, Codable, Equatable {
     public var compliance: Compliance
     public var pendingSeq: Int?
     public var lastAckSeq: Int?
+    /// How the agent froze the app for a missed deadline (set while `compliance` is `frozen`).
+    public var freezeMethod: FreezeMethod?
+    /// What the agent read of the app's process when it answered (`/proc`, `cgroup.events`).
+    public var processState: ProcessState?
+    /// The app's own cgroup, the agent freezes and kills it through (a path in the cgroup2
+    /// hierarchy), when it has one.
+    public var cgroup: String?
+    /// How many times the agent found the app resumed while it should be frozen and froze it
+    /// again (since its last freeze).
+    public var resumesUndone: Int?
 
     public init(
         appId: String, pid: Int, executable: String, managed: Bool, subscribed: Bool, compliance: Compliance,
-        pendingSeq: Int?, lastAckSeq: Int?
+        pendingSeq: Int?, lastAckSeq: Int?, freezeMethod: FreezeMethod? = nil, processState: ProcessState? = nil,
+        cgroup: String? = nil, resumesUndone: Int? = nil
     ) {
         self.appId = appId
         self.pid = pid
@@ -131,7 +142,32 @@ public struct AppInfo: Sendable, Codable, Equatable {
         self.compliance = compliance
         self.pendingSeq = pendingSeq
         self.lastAckSeq = lastAckSeq
+        self.freezeMethod = freezeMethod
+        self.processState = processState
+        self.cgroup = cgroup
+        self.resumesUndone = resumesUndone
     }
+}
+
+/// How an app is frozen: its own cgroup (`cgroup.freeze`: children and `setsid` escapes too, and
+/// SIGCONT does not thaw it), or SIGSTOP to its process group.
+public enum FreezeMethod: String, Sendable, Codable, CaseIterable {
+    case cgroup
+    case signals
+}
+
+/// An app's process as the agent reads it when answering `ListApps`.
+public enum ProcessState: String, Sendable, Codable, CaseIterable {
+    /// Running (or sleeping).
+    case running
+    /// Stopped by SIGSTOP.
+    case stopped
+    /// Frozen through its cgroup (`cgroup.events`: `frozen 1`).
+    case frozen
+    /// Asked to freeze, not frozen yet.
+    case freezing
+    /// The process has exited.
+    case exited
 }
 
 /// A document handed from one app to another (`OpenDocument`).

@@ -53,7 +53,7 @@ extension Agent {
         case .getStatus:
             return .reply(encoder.reply(StatusReply(status: status(now: now))))
         case .listApps:
-            return .reply(encoder.reply(ListAppsReply(apps: registry.all.map(\.info))))
+            return .reply(encoder.reply(ListAppsReply(apps: enforcement.appInfos())))
         case .initialize:
             let parameters = try codec.decodeParameters(InitializeParameters.self, from: message)
             if let problem = passcodeRules.problem(with: parameters.passcode) {
@@ -230,7 +230,8 @@ extension Agent {
         processes[connection.id] = process
         if let pidfd = process.pidfd {
             enforcement.track(
-                connection.id, target: EnforcementTarget(pidfd: pidfd, pid: identity.pid, onBehalf: process.onBehalf))
+                connection.id, appId: facts.appId, process: pidfd, pid: identity.pid, onBehalf: process.onBehalf,
+                registrar: connection.identity.pid)
         }
         logger.info("app registered", metadata: metadata)
         registeredAppsChanged()

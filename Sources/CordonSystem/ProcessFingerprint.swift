@@ -42,17 +42,6 @@ public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension ProcessInfoReader {
-    /// The start time of `pid` (field 22 of `/proc/PID/stat`), or nil.
-    public static func startTime(of pid: Int32) -> UInt64? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        // After the command: field 3 (state) is the first; field 22 is the 20th.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 19 else { return nil }
-        return UInt64(fields[19])
-    }
-
     /// The dynamic-linker variables that load code into a process at start.
     public static let injectionVariables = ["LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH"]
 

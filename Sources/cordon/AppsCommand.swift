@@ -25,13 +25,22 @@ struct AppsCommand: AsyncParsableCommand {
             try Output.line("no apps are registered")
             return
         }
-        let header = ["APP ID", "PID", "MANAGED", "SUBSCRIBED", "COMPLIANCE", "EXECUTABLE"]
+        let header = ["APP ID", "PID", "MANAGED", "SUBSCRIBED", "COMPLIANCE", "PROCESS", "EXECUTABLE"]
         let rows = apps.map { app in
             [
                 app.appId, "\(app.pid)", Format.yesNo(app.managed), Format.yesNo(app.subscribed),
-                app.compliance.rawValue, app.executable,
+                Self.compliance(app), app.processState?.rawValue ?? "-", app.executable,
             ]
         }
         for line in Format.table([header] + rows) { try Output.line(line) }
+    }
+
+    /// The compliance, with how a frozen app is frozen and the resumes the agent undid:
+    /// `frozen (cgroup)`, `frozen (signals, 1 resume undone)`.
+    static func compliance(_ app: AppInfo) -> String {
+        guard let method = app.freezeMethod else { return app.compliance.rawValue }
+        let resumes = app.resumesUndone ?? 0
+        let undone = resumes == 0 ? "" : ", \(resumes) resume\(resumes == 1 ? "" : "s") undone"
+        return "\(app.compliance.rawValue) (\(method.rawValue)\(undone))"
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CordonKit
 import CordonProtocol
+import CordonSystem
 import Dispatch
 import Foundation
 
@@ -12,8 +13,12 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             Starts the program in a process group of its own with CORDON_SOCKET and CORDON_APP_ID set, \
             registers it with cordond on its behalf (the policy checks the program's executable, not cordon's), \
-            and freezes the whole group (SIGSTOP) while the key is unavailable, thawing it (SIGCONT) when the \
-            key returns; with --freeze-on-lock also while the container is locked. The program starts frozen \
+            and freezes it while the key is unavailable, thawing it when the key returns; with --freeze-on-lock \
+            also while the container is locked. Where a cgroup v2 subtree is delegated to the user (cordon run's \
+            own cgroup, or --cgroup-parent), the program starts in a cgroup of its own, \
+            PARENT/cordon-APPID-PID, frozen with cgroup.freeze: its children, setsid ones too, freeze with it \
+            and a SIGCONT does not thaw it; what it leaves there when it exits is killed and the cgroup removed. \
+            Elsewhere the whole process group is stopped (SIGSTOP) and continued (SIGCONT). The program starts frozen \
             until cordond says the key is available. SIGINT, SIGTERM and SIGHUP are forwarded to the group; \
             a second SIGINT or SIGTERM while it is frozen kills it. Exits with the program's exit code \
             (128 + N when signal N ended it). If cordon run itself is killed, cordond thaws and terminates \
@@ -27,6 +32,13 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(help: "Also freeze the program while the container is locked (not only while the key is unavailable).")
     var freezeOnLock = false
+
+    @Option(
+        help: ArgumentHelp(
+            "The delegated cgroup v2 directory to create the program's cgroup in, or none to freeze it with "
+                + "signals (default: CORDON_CGROUP_PARENT, else cordon run's own cgroup when it is writable).",
+            valueName: "dir|none"))
+    var cgroupParent: String?
 
     @Argument(parsing: .postTerminator, help: "The program and its arguments, after --.")
     var command: [String] = []
@@ -44,7 +56,17 @@ struct RunCommand: AsyncParsableCommand {
         // Handled here and forwarded, never acted on by cordon run itself.
         let forwarded = [SIGINT, SIGTERM, SIGHUP]
         for signal in forwarded { Foundation.signal(signal, SIG_IGN) }
-        let program = try WrappedProgram(arguments: command, environment: environment)
+        let parent: Cgroup?
+        do {
+            parent = try Cgroup.delegatedParent(override: cgroupParent ?? environment[Cgroup.parentEnvironmentKey])
+        } catch {
+            throw CLIError(
+                "--cgroup-parent: \(error)",
+                hint: "give a directory of the cgroup2 hierarchy delegated to you, or none to freeze with signals",
+                code: .usage)
+        }
+        let program = try WrappedProgram(
+            arguments: command, environment: environment, cgroup: parent?.child("cordon-\(app)-\(getpid())"))
         program.freeze()
         program.takeTerminal()
         let sources = forwarded.map { number in
@@ -63,10 +85,13 @@ struct RunCommand: AsyncParsableCommand {
             program.terminate()
             program.returnTerminal()
             _ = await program.waitForExit()
+            program.removeCgroup()
             throw error
         }
         let watcher = Task { await supervisor.follow(registered) }
         let status = await program.waitForExit()
+        // Before the registration ends: what the program left is gone when cordond hears it end.
+        program.removeCgroup()
         watcher.cancel()
         sources.forEach { $0.cancel() }
         program.returnTerminal()

@@ -1,9 +1,17 @@
+import CordonSystem
 import Foundation
 
-/// The program `cordon run` wraps: started in a process group of its own, frozen and thawed as
-/// a whole, and reaped by us (so its PID and PGID cannot be recycled while we signal them).
+/// The program `cordon run` wraps: started in a process group of its own — and, where a cgroup v2
+/// subtree is delegated to the user, in a cgroup of its own —, frozen and thawed as a whole, and
+/// reaped by us (so its PID and PGID cannot be recycled while we signal them).
+///
+/// In a cgroup, freezing is `cgroup.freeze` (children and `setsid` escapes too, and a SIGCONT
+/// does not thaw it), killing is `cgroup.kill`, and what the program leaves behind when it exits
+/// is killed and the cgroup removed (docs/ARCHITECTURE.md, "Freezing").
 final class WrappedProgram: @unchecked Sendable {
     let pid: pid_t
+    /// The program's own cgroup, or nil: signals to its process group.
+    let cgroup: Cgroup?
     private let lock = NSLock()
     private var frozen = false
     private var exited = false
@@ -11,8 +19,8 @@ final class WrappedProgram: @unchecked Sendable {
     private var terminalGiven = false
 
     /// Starts `arguments` (looked up on `PATH`) with `environment` in a new process group, with
-    /// default signal dispositions and an empty signal mask.
-    init(arguments: [String], environment: [String: String]) throws {
+    /// default signal dispositions and an empty signal mask; born in `cgroup`, created here, when given.
+    init(arguments: [String], environment: [String: String], cgroup: Cgroup? = nil) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -34,32 +42,56 @@ final class WrappedProgram: @unchecked Sendable {
         var envpNull: [UnsafeMutablePointer<CChar>?] = envp + [nil]
         var child: pid_t = 0
         // glibc's posix_spawn returns once the child has called exec (or failed to).
-        let result = posix_spawnp(&child, arguments[0], nil, &attributes, &argvNull, &envpNull)
+        let spawn = { posix_spawnp(&child, arguments[0], nil, &attributes, &argvNull, &envpNull) }
+        let result: Int32
+        if let cgroup {
+            do {
+                try cgroup.create()
+                result = try cgroup.hostingChildren(spawn)
+            } catch {
+                if child > 0 { kill(-child, SIGKILL) }
+                try? cgroup.remove()
+                throw CLIError(
+                    "cannot start the program in the cgroup \(cgroup.directory): \(error)",
+                    hint: "pass --cgroup-parent none (or set CORDON_CGROUP_PARENT=none) to freeze it with signals",
+                    code: .usage)
+            }
+        } else {
+            result = spawn()
+        }
         guard result == 0 else {
+            try? cgroup?.remove()
             throw CLIError(
                 "cannot start \(arguments[0]): \(String(cString: strerror(result)))",
                 hint: "check the program's name and PATH", code: .usage)
         }
         pid = child
+        self.cgroup = cgroup
     }
 
     /// Whether the group is frozen.
     var isFrozen: Bool { lock.withLock { frozen } }
 
-    /// SIGSTOP to the whole group.
+    /// Freezes its cgroup and waits until the freeze took effect (`cgroup.events`: `frozen 1`),
+    /// or SIGSTOP to the whole group.
     func freeze() {
         lock.withLock {
             guard !exited, !frozen else { return }
-            kill(-pid, SIGSTOP)
+            if let cgroup {
+                try? cgroup.setFrozen(true)
+                _ = cgroup.waitForEvents(timeout: .seconds(2)) { $0.frozen || !$0.populated }
+            } else {
+                kill(-pid, SIGSTOP)
+            }
             frozen = true
         }
     }
 
-    /// SIGCONT to the whole group.
+    /// Thaws its cgroup, or SIGCONT to the whole group.
     func thaw() {
         lock.withLock {
             guard !exited, frozen else { return }
-            kill(-pid, SIGCONT)
+            if let cgroup { try? cgroup.setFrozen(false) } else { kill(-pid, SIGCONT) }
             frozen = false
         }
     }
@@ -73,6 +105,7 @@ final class WrappedProgram: @unchecked Sendable {
             guard frozen, signal == SIGINT || signal == SIGTERM else { return nil }
             pendingTerminations += 1
             if pendingTerminations >= 2 {
+                try? cgroup?.kill()
                 kill(-pid, SIGKILL)
                 return "cordon: the program was frozen: killed it"
             }
@@ -85,8 +118,24 @@ final class WrappedProgram: @unchecked Sendable {
     func terminate() {
         lock.withLock {
             guard !exited else { return }
+            try? cgroup?.kill()
             kill(-pid, SIGKILL)
             kill(-pid, SIGCONT)
+        }
+    }
+
+    /// Once the program has exited: kills what it left in its cgroup (its registration ends with
+    /// `cordon run`, so nothing would freeze them any more) and removes the cgroup.
+    func removeCgroup() {
+        guard let cgroup, cgroup.exists else { return }
+        if cgroup.events()?.populated == true {
+            try? cgroup.kill()
+            _ = cgroup.waitForEvents(timeout: .seconds(5)) { !$0.populated }
+        }
+        do {
+            try cgroup.remove()
+        } catch {
+            Output.note("cordon: could not remove the program's cgroup \(cgroup.directory): \(error)")
         }
     }
 

@@ -98,6 +98,8 @@ struct InterfaceDescriptionsTests {
         #expect(agent.typeFields("State") == states)
         #expect(app.typeFields("State") == states)
         #expect(agent.typeFields("Compliance") == Compliance.allCases.map(\.rawValue))
+        #expect(agent.typeFields("FreezeMethod") == FreezeMethod.allCases.map(\.rawValue))
+        #expect(agent.typeFields("ProcessState") == ProcessState.allCases.map(\.rawValue))
         #expect(app.typeFields("Enforcement") == EnforcementAction.allCases.map(\.rawValue))
         let document = DocumentInfo(path: "/p", contentType: "t", sender: "s")
         #expect(Set(try #require(app.typeFields("Document"))) == (try jsonKeys(document)))
@@ -119,7 +121,7 @@ struct InterfaceDescriptionsTests {
         #expect(Set(try #require(agent.typeFields("AuditProblem"))) == (try jsonKeys(problem)))
         let info = AppInfo(
             appId: "a", pid: 1, executable: "/x", managed: true, subscribed: true, compliance: .pending, pendingSeq: 1,
-            lastAckSeq: 1)
+            lastAckSeq: 1, freezeMethod: .cgroup, processState: .frozen, cgroup: "/c", resumesUndone: 1)
         #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
         let event = CordonEvent(
             seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v",

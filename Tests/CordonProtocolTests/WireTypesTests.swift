@@ -81,9 +81,14 @@ struct WireTypesTests {
         let idle = AppInfo(
             appId: "com.example.viewer", pid: 13, executable: "/usr/bin/viewer", managed: false, subscribed: false,
             compliance: .unmanaged, pendingSeq: nil, lastAckSeq: nil)
-        let data = try JSONEncoder().encode(ListAppsReply(apps: [pending, idle]))
-        #expect(try JSONDecoder().decode(ListAppsReply.self, from: data).apps == [pending, idle])
+        let frozen = AppInfo(
+            appId: "com.example.deaf", pid: 14, executable: "/usr/bin/deaf", managed: true, subscribed: true,
+            compliance: .frozen, pendingSeq: 5, lastAckSeq: nil, freezeMethod: .cgroup, processState: .frozen,
+            cgroup: "/cordon-com.example.deaf-13", resumesUndone: 1)
+        let data = try JSONEncoder().encode(ListAppsReply(apps: [pending, idle, frozen]))
+        #expect(try JSONDecoder().decode(ListAppsReply.self, from: data).apps == [pending, idle, frozen])
         #expect(!(try jsonKeys(idle)).contains("pendingSeq"))
+        #expect(!(try jsonKeys(idle)).contains("freezeMethod"))
     }
 
     @Test func serviceInfoRoundTrips() throws {

@@ -15,9 +15,16 @@ import Testing
         return daemon
     }
 
-    /// `cordon run` as a long-lived process (signals unblocked, as from a shell).
-    static func start(_ daemon: DaemonProcess, _ arguments: [String]) throws -> Process {
+    /// Where these tests have `cordon run` freeze with signals (FreezeTests cover cgroups).
+    static let signalsOnly = [Cgroup.parentEnvironmentKey: "none"]
+
+    /// `cordon run` as a long-lived process (signals unblocked, as from a shell); without a cgroup
+    /// unless `environment` gives it a parent.
+    static func start(
+        _ daemon: DaemonProcess, _ arguments: [String], environment: [String: String] = signalsOnly
+    ) throws -> Process {
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let unblock =
             "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
@@ -49,10 +56,13 @@ import Testing
         defer { daemon.cleanUp() }
         let result = try await runCommand(
             Binaries.cordon,
-            ["--socket", daemon.socketPath, "run", "--app", "com.example.exit", "--", "sh", "-c", "exit 7"])
+            ["--socket", daemon.socketPath, "run", "--app", "com.example.exit", "--", "sh", "-c", "exit 7"],
+            environment: Self.signalsOnly)
         #expect(result.status == 7, "\(result.stderr)")
         let missing = try await runCommand(
-            Binaries.cordon, ["--socket", daemon.socketPath, "run", "--app", "com.example.x", "--", "/no/such/program"])
+            Binaries.cordon,
+            ["--socket", daemon.socketPath, "run", "--app", "com.example.x", "--", "/no/such/program"],
+            environment: Self.signalsOnly)
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot start /no/such/program"))
         try await daemon.stop()

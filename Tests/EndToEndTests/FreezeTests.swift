@@ -1,0 +1,154 @@
+import CordonKit
+import CordonProtocol
+import CordonSystem
+import Foundation
+import Testing
+
+/// Freezing that holds: a program under `cordon run` in a cgroup of its own forks a `setsid`
+/// child that keeps writing to a file, and then, as an ordinary process of the same user could,
+/// tries to run on while it should be frozen.
+@Suite(.enabled(if: TestCgroupParent.available, TestCgroupParent.unavailableReason))
+struct FreezeTests {
+    /// The pieces of one run: the daemon, the cgroup parent, `cordon run`, the program, its child,
+    /// the file the child writes and a control writer's file.
+    struct Run {
+        let daemon: DaemonProcess
+        let parent: TestCgroupParent
+        let supervisor: Process
+        let control: Process
+        let pid: Int32
+        let child: Int32
+        let cgroup: Cgroup
+        let output: String
+        let controlOutput: String
+
+        func cleanUp() {
+            for process in [supervisor, control] where process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                kill(process.processIdentifier, SIGCONT)
+                process.waitUntilExit()
+            }
+            parent.remove()
+            daemon.cleanUp()
+        }
+    }
+
+    static let appId = "com.example.escape"
+
+    /// A daemon that freezes apps 200 ms after a revocation, unlocked, and the escaping program
+    /// under `cordon run` in a cgroup below a parent of the test's own, its child writing.
+    static func started() async throws -> Run {
+        let daemon = try await EnforcementTests.daemon("freeze")
+        let parent = try TestCgroupParent()
+        let script = daemon.root.appending("escape.py")
+        try Writer.escaping.write(toFile: script, atomically: true, encoding: .utf8)
+        let output = daemon.root.appending("written")
+        let childFile = daemon.root.appending("child")
+        let controlOutput = daemon.root.appending("control")
+        let control = try Writer.control(controlOutput)
+        let supervisor = try RunCommandTests.start(
+            daemon, ["--app", appId, "--", "python3", script, output, childFile], environment: parent.environment)
+        let client = try await daemon.client()
+        let pid = try await RunCommandTests.programPID(client, appId: appId)
+        try await eventually("the program wrote its child's pid") { FileManager.default.fileExists(atPath: childFile) }
+        let child = try #require(Int32(try String(contentsOfFile: childFile, encoding: .utf8)))
+        try await eventually("the child writes") { fileSize(output) > 0 }
+        await client.close()
+        return Run(
+            daemon: daemon, parent: parent, supervisor: supervisor, control: control, pid: pid, child: child,
+            cgroup: parent.appCgroup(appId, supervisor: supervisor.processIdentifier), output: output,
+            controlOutput: controlOutput)
+    }
+
+    @Test func theAgentFreezesTheWholeCgroupAndKeepsItFrozen() async throws {
+        let run = try await Self.started()
+        defer { run.cleanUp() }
+        let client = try await run.daemon.client()
+        // The kernel reports the program and its setsid child in the cgroup cordon run made.
+        #expect(Cgroup.of(pid: run.pid) == run.cgroup)
+        #expect(Cgroup.of(pid: run.child) == run.cgroup, "the setsid child stays in the cgroup")
+        #expect(try await client.apps().first?.cgroup == run.cgroup.path)
+
+        // The supervisor is stopped (the program, same user, could do it): nobody acknowledges.
+        kill(run.supervisor.processIdentifier, SIGSTOP)
+        try await client.logout()
+        try await eventually("the cgroup is frozen (cgroup.events: frozen 1)") { run.cgroup.events()?.frozen == true }
+        try await Writer.expectStill(run.output, control: run.controlOutput, "the setsid child is frozen too")
+        let frozen = try #require(try await client.apps().first)
+        #expect(frozen.compliance == .frozen)
+        #expect(frozen.freezeMethod == .cgroup)
+        #expect(frozen.processState == .frozen)
+
+        // Attack 1: SIGCONT to the program and its child from another process. It is delivered
+        // (kill exits 0) and changes nothing: a frozen cgroup is not thawed by signals.
+        let resume = try await runCommand(URL(fileURLWithPath: "/bin/kill"), ["-CONT", "\(run.pid)", "\(run.child)"])
+        #expect(resume.status == 0)
+        try await Writer.expectStill(run.output, control: run.controlOutput, "SIGCONT resumed the frozen app")
+        #expect(run.cgroup.events()?.frozen == true)
+        #expect(try await client.apps().first?.resumesUndone == 0)
+
+        // Attack 2: the user may write the cgroup's files: cgroup.freeze 0. The write succeeds;
+        // the agent finds it on its next check and freezes the cgroup again.
+        try "0\n".write(toFile: run.cgroup.directory + "/cgroup.freeze", atomically: false, encoding: .utf8)
+        try await eventually("the agent froze the cgroup again") {
+            try await EnforcementTests.enforcement(client, appId: Self.appId).contains { $0.action == "ack.refreeze" }
+        }
+        try await eventually("frozen 1 again") { run.cgroup.events()?.frozen == true }
+        try await Writer.expectStill(run.output, control: run.controlOutput, "thawing the cgroup by hand held")
+        let refrozen = try #require(try await client.apps().first)
+        #expect(refrozen.resumesUndone == 1)
+        let table = try await runCommand(Binaries.cordon, ["--socket", run.daemon.socketPath, "apps"])
+        #expect(table.stdout.contains("frozen (cgroup, 1 resume undone)"), "\(table.stdout)")
+
+        // The key returns: the agent thaws the cgroup, and the child writes again.
+        try await client.unlock(passcode: "2468")
+        try await eventually("the cgroup is thawed") { run.cgroup.events()?.frozen == false }
+        let size = fileSize(run.output)
+        try await eventually("the child writes again") { fileSize(run.output) > size }
+        try await EnforcementTests.waitForEnforcements(client, appId: Self.appId, count: 3)
+        let audit = try await EnforcementTests.enforcement(client, appId: Self.appId)
+        #expect(audit.map(\.action) == ["ack.freeze", "ack.refreeze", "ack.thaw"])
+        #expect(audit.first?.reason.hasSuffix("frozen through cgroup \(run.cgroup.path)") == true)
+        #expect(audit[1].reason.contains("cgroup.freeze of \(run.cgroup.path) was set to 0 by another process"))
+
+        // The supervisor dies: the agent terminates the program, kills what is left in its
+        // cgroup (the setsid child, which never got SIGTERM) and removes the cgroup.
+        kill(run.supervisor.processIdentifier, SIGKILL)
+        run.supervisor.waitUntilExit()
+        try await eventually("the agent removed the cgroup") { !run.cgroup.exists }
+        #expect([nil, "Z"].contains(ProcessInfoReader.state(of: run.child)))
+        try await run.daemon.stop()
+    }
+
+    @Test func cordonRunsOwnFreezeHoldsAndItsCgroupGoesWithTheProgram() async throws {
+        let run = try await Self.started()
+        defer { run.cleanUp() }
+        let client = try await run.daemon.client()
+        try await client.logout()
+        // cordon run froze the cgroup itself, then acknowledged: the agent enforced nothing.
+        try await eventually("cordon run froze the cgroup and acknowledged") {
+            let app = try await client.apps().first
+            return app?.compliance == .compliant && app?.processState == .frozen
+        }
+        #expect(run.cgroup.events()?.frozen == true)
+        try await Writer.expectStill(run.output, control: run.controlOutput, "the setsid child is frozen too")
+        let resume = try await runCommand(URL(fileURLWithPath: "/bin/kill"), ["-CONT", "\(run.pid)", "\(run.child)"])
+        #expect(resume.status == 0)
+        try await Writer.expectStill(run.output, control: run.controlOutput, "SIGCONT resumed the frozen app")
+
+        try await client.unlock(passcode: "2468")
+        let size = fileSize(run.output)
+        try await eventually("the child writes again") { fileSize(run.output) > size }
+
+        // SIGTERM goes to the program's group (not to the setsid child); once the program is gone,
+        // cordon run kills what it left in its cgroup and removes it.
+        kill(run.supervisor.processIdentifier, SIGTERM)
+        run.supervisor.waitUntilExit()
+        #expect(run.supervisor.terminationStatus == 128 + SIGTERM)
+        #expect(!run.cgroup.exists)
+        #expect([nil, "Z"].contains(ProcessInfoReader.state(of: run.child)))
+        let records = try await EnforcementTests.enforcement(client, appId: Self.appId)
+        #expect(records.isEmpty, "\(records)")
+        try await run.daemon.stop()
+    }
+}
