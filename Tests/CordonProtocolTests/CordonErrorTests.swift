@@ -64,11 +64,14 @@ struct CordonErrorTests {
         case .pasteboardEmpty: 25
         case .contentTooLarge: 26
         case .invalidProcess: 27
+        case .tooManyConnections: 28
+        case .tooManyProcessConnections: 29
+        case .connectionIdle: 30
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...27))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...30))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -76,7 +79,8 @@ struct CordonErrorTests {
         #expect(Set(names).count == names.count)
         let agent: Set<String> = [
             "NotInitialized", "AlreadyInitialized", "WrongPasscode", "RetryLater", "PasscodeRequired",
-            "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked",
+            "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked", "TooManyConnections",
+            "TooManyProcessConnections", "ConnectionIdle",
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")
@@ -176,8 +180,16 @@ struct VarlinkErrorTests {
             VarlinkError.messageTooLarge(limit: 65536)
                 == VarlinkError(name: "io.cordon.Agent.MessageTooLarge", parameters: ["limit": .int(65536)]))
         #expect(
-            VarlinkError.tooManyConnections(limit: 4096)
+            CordonError.tooManyConnections(limit: 4096).varlinkError
                 == VarlinkError(name: "io.cordon.Agent.TooManyConnections", parameters: ["limit": .int(4096)]))
+        #expect(
+            CordonError.tooManyProcessConnections(pid: 42, limit: 64).varlinkError
+                == VarlinkError(
+                    name: "io.cordon.Agent.TooManyProcessConnections", parameters: ["pid": .int(42), "limit": .int(64)]
+                ))
+        #expect(
+            CordonError.connectionIdle(seconds: 900).varlinkError
+                == VarlinkError(name: "io.cordon.Agent.ConnectionIdle", parameters: ["seconds": .double(900)]))
     }
 
     @Test func defaultParametersAreEmpty() {
@@ -188,6 +200,7 @@ struct VarlinkErrorTests {
         #expect(
             ConnectionLimits.standard
                 == ConnectionLimits(
-                    maxMessageBytes: 65536, maxPendingCalls: 64, maxQueuedEvents: 256, maxConnectionsPerUID: 4096))
+                    maxMessageBytes: 65536, maxPendingCalls: 64, maxQueuedEvents: 256, maxConnectionsPerUID: 4096,
+                    maxPendingBytes: 262_144, maxConnectionsPerProcess: 64, idleConnectionTimeout: .seconds(900)))
     }
 }

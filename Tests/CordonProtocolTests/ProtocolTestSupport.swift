@@ -46,6 +46,9 @@ let everyCordonError: [CordonError] = [
     .pasteboardEmpty,
     .contentTooLarge(limit: 1_048_576),
     .invalidProcess(pid: 4242, reason: "not a child of the caller"),
+    .tooManyConnections(limit: 4096),
+    .tooManyProcessConnections(pid: 4242, limit: 64),
+    .connectionIdle(seconds: 900),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.
