@@ -68,6 +68,12 @@ public enum CordonError: Error, Sendable, Equatable {
     case registeredOnBehalf(appId: String)
     /// A live process is already registered as this managed app.
     case appIdInUse(appId: String, pid: Int)
+    /// The user holds as many connections as the agent allows; this one is closed.
+    case tooManyConnections(limit: Int)
+    /// The connecting process holds as many connections as one process may; this one is closed.
+    case tooManyProcessConnections(pid: Int, limit: Int)
+    /// The connection was idle for `seconds` without registering an app; the agent closed it.
+    case connectionIdle(seconds: Double)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -82,6 +88,9 @@ public enum CordonError: Error, Sendable, Equatable {
         case .busy: return "io.cordon.Agent.Busy"
         case .revoked: return "io.cordon.Agent.Revoked"
         case .internalError: return "io.cordon.Agent.InternalError"
+        case .tooManyConnections: return "io.cordon.Agent.TooManyConnections"
+        case .tooManyProcessConnections: return "io.cordon.Agent.TooManyProcessConnections"
+        case .connectionIdle: return "io.cordon.Agent.ConnectionIdle"
         case .notRegistered: return "io.cordon.App.NotRegistered"
         case .alreadyRegistered: return "io.cordon.App.AlreadyRegistered"
         case .invalidAppId: return "io.cordon.App.InvalidAppId"
@@ -119,7 +128,9 @@ public enum CordonError: Error, Sendable, Equatable {
         case .denied(let action, let reason, let rules):
             return ["action": .string(action), "reason": .string(reason), "rules": .array(rules.map { .string($0) })]
         case .targetNotRunning(let appId): return ["appId": .string(appId)]
-        case .contentTooLarge(let limit): return ["limit": .int(limit)]
+        case .contentTooLarge(let limit), .tooManyConnections(let limit): return ["limit": .int(limit)]
+        case .tooManyProcessConnections(let pid, let limit): return ["pid": .int(pid), "limit": .int(limit)]
+        case .connectionIdle(let seconds): return ["seconds": .double(seconds)]
         case .invalidProcess(let pid, let reason): return ["pid": .int(pid), "reason": .string(reason)]
         case .alreadyRegistered(let appId), .notManaged(let appId), .registeredOnBehalf(let appId):
             return ["appId": .string(appId)]
@@ -161,6 +172,10 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Agent.Busy": self = .busy
         case "io.cordon.Agent.Revoked": self = .revoked(reason: string("reason"))
         case "io.cordon.Agent.InternalError": self = .internalError(reason: string("reason"))
+        case "io.cordon.Agent.TooManyConnections": self = .tooManyConnections(limit: p["limit"]?.intValue ?? 0)
+        case "io.cordon.Agent.TooManyProcessConnections":
+            self = .tooManyProcessConnections(pid: p["pid"]?.intValue ?? 0, limit: p["limit"]?.intValue ?? 0)
+        case "io.cordon.Agent.ConnectionIdle": self = .connectionIdle(seconds: p["seconds"]?.doubleValue ?? 0)
         case "io.cordon.App.NotRegistered": self = .notRegistered
         case "io.cordon.App.AlreadyRegistered": self = .alreadyRegistered(appId: string("appId"))
         case "io.cordon.App.InvalidAppId": self = .invalidAppId(appId: string("appId"), reason: string("reason"))

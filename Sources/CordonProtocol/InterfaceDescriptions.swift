@@ -177,8 +177,14 @@ public enum InterfaceDescriptions {
         # The message exceeds the size limit; the connection is closed.
         error MessageTooLarge (limit: int)
 
-        # Too many connections from this user.
+        # Too many connections from this user; the connection is closed.
         error TooManyConnections (limit: int)
+
+        # Too many connections from this process; the connection is closed.
+        error TooManyProcessConnections (pid: int, limit: int)
+
+        # The connection was idle too long without registering an app; it is closed.
+        error ConnectionIdle (seconds: float)
 
         """
 

@@ -29,26 +29,3 @@ public enum Method: String, Sendable, CaseIterable {
     case queryAudit = "io.cordon.Audit.Query"
     case followAudit = "io.cordon.Audit.Follow"
 }
-
-/// Limits every connection is held to.
-public struct ConnectionLimits: Sendable, Equatable {
-    /// The largest message accepted, in bytes (excluding the NUL).
-    public var maxMessageBytes: Int
-    /// The most unanswered calls (messages) buffered per connection; past half of it reading pauses.
-    public var maxPendingCalls: Int
-    /// The most events queued for a subscriber that does not read before it is disconnected.
-    public var maxQueuedEvents: Int
-    /// The most connections one uid may hold.
-    public var maxConnectionsPerUID: Int
-
-    public init(maxMessageBytes: Int, maxPendingCalls: Int, maxQueuedEvents: Int, maxConnectionsPerUID: Int) {
-        self.maxMessageBytes = maxMessageBytes
-        self.maxPendingCalls = maxPendingCalls
-        self.maxQueuedEvents = maxQueuedEvents
-        self.maxConnectionsPerUID = maxConnectionsPerUID
-    }
-
-    /// The defaults: 64 KiB messages, 64 pipelined calls, 256 queued events, 4096 connections.
-    public static let standard = ConnectionLimits(
-        maxMessageBytes: 64 * 1024, maxPendingCalls: 64, maxQueuedEvents: 256, maxConnectionsPerUID: 4096)
-}

@@ -45,9 +45,4 @@ public struct VarlinkError: Error, Sendable, Equatable {
     public static func messageTooLarge(limit: Int) -> VarlinkError {
         VarlinkError(name: "io.cordon.Agent.MessageTooLarge", parameters: ["limit": .int(limit)])
     }
-
-    /// `io.cordon.Agent.TooManyConnections`: the per-uid connection limit is reached.
-    public static func tooManyConnections(limit: Int) -> VarlinkError {
-        VarlinkError(name: "io.cordon.Agent.TooManyConnections", parameters: ["limit": .int(limit)])
-    }
 }

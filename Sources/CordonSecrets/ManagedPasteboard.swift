@@ -6,8 +6,12 @@ import Foundation
 /// (AES-256-GCM) under a per-session key in locked memory.
 ///
 /// The plaintext exists only while `copy` seals it and while `paste` hands it out; clearing
-/// drops the sealed bytes, and `rotateKey()` (on every revocation) zeroes the session key too,
+/// zeroes the sealed bytes, and `rotateKey()` (on every revocation) zeroes the session key too,
 /// so nothing copied before a revocation can be opened after it.
+///
+/// The sealed bytes live in `SecureBytes`, an object: zeroing reaches the one buffer that holds
+/// them however many copies of this value exist (zeroing a `Data` held in a value would zero a
+/// copy-on-write copy and leave the original untouched).
 public struct ManagedPasteboard: Sendable {
     /// The largest clipping accepted, in bytes of UTF-8 (a varlink message is at most 64 KiB).
     public static let maxBytes = 48 * 1024
@@ -31,7 +35,8 @@ public struct ManagedPasteboard: Sendable {
     }
 
     private struct Sealed: Sendable {
-        var box: Data
+        /// The AES-GCM combined box (nonce, ciphertext, tag).
+        let box: SecureBytes
         var mimeType: String
         var source: Source
         /// The content's length in characters, for the policy's limit before opening it.
@@ -73,7 +78,9 @@ public struct ManagedPasteboard: Sendable {
                 try AES.GCM.seal(plain, using: SymmetricKey(data: bytes))
             }
             guard let combined = box.combined else { throw CordonError.internalError(reason: "sealing failed") }
-            sealed = Sealed(box: combined, mimeType: mimeType, source: source, characters: kept.count)
+            clear()
+            sealed = Sealed(
+                box: SecureBytes(copying: combined), mimeType: mimeType, source: source, characters: kept.count)
         } catch {
             throw .internalError(reason: "the pasteboard could not seal the content")
         }
@@ -84,7 +91,7 @@ public struct ManagedPasteboard: Sendable {
     public func paste(truncateTo: Int?) throws(CordonError) -> Clipping? {
         guard let sealed else { return nil }
         do {
-            let box = try AES.GCM.SealedBox(combined: sealed.box)
+            let box = try sealed.box.withUnsafeBytes { try AES.GCM.SealedBox(combined: $0) }
             var plain = try key.withUnsafeBytes { bytes in try AES.GCM.open(box, using: SymmetricKey(data: bytes)) }
             defer { plain.resetBytes(in: 0..<plain.count) }
             var content = String(decoding: plain, as: UTF8.self)
@@ -95,11 +102,14 @@ public struct ManagedPasteboard: Sendable {
         }
     }
 
-    /// Empties the pasteboard.
+    /// Empties the pasteboard, zeroing the sealed bytes where they are stored.
     public mutating func clear() {
-        if var box = sealed?.box { box.resetBytes(in: 0..<box.count) }
+        sealed?.box.zero()
         sealed = nil
     }
+
+    /// The storage of the sealed bytes, for tests that check it is zeroed.
+    var sealedStorage: SecureBytes? { sealed?.box }
 
     /// Empties the pasteboard and replaces the session key, zeroing the old one.
     public mutating func rotateKey() {

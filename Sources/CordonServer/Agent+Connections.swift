@@ -19,12 +19,35 @@ extension Agent {
         let limit = configuration.limits.maxConnectionsPerUID
         guard connections.count < limit else {
             logger.warning("connection refused: limit reached", metadata: ["limit": "\(limit)"])
-            return .failure(.tooManyConnections(limit: limit))
+            return .failure(CordonError.tooManyConnections(limit: limit).varlinkError)
+        }
+        let perProcess = configuration.limits.maxConnectionsPerProcess
+        guard connections(heldBy: identity.pid) < perProcess else {
+            logger.warning(
+                "connection refused: the process holds too many",
+                metadata: ["pid": "\(identity.pid)", "exe": "\(identity.executable)", "limit": "\(perProcess)"])
+            return .failure(
+                CordonError.tooManyProcessConnections(pid: Int(identity.pid), limit: perProcess).varlinkError)
         }
         let connection = AgentConnection(id: nextConnectionID, identity: identity, pidfd: pidfd, context: context)
         nextConnectionID += 1
         connections[connection.id] = connection
         return .success(connection)
+    }
+
+    /// How many connections process `pid` holds: those its pid opened while the process that
+    /// opened them still lives (checked through their pidfds, so connections left behind by a
+    /// process that exited do not count against another that was given its pid).
+    func connections(heldBy pid: Int32) -> Int {
+        connections.values.reduce(0) { count, connection in
+            guard connection.identity.pid == pid else { return count }
+            return connection.pidfd?.isAlive ?? true ? count + 1 : count
+        }
+    }
+
+    /// Whether connection `id` registered an app: then the idle timeout does not apply to it.
+    func isRegistered(_ id: ConnectionID) -> Bool {
+        registry.registrations[id] != nil
     }
 
     /// Forgets everything a closed connection held.

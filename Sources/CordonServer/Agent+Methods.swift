@@ -251,8 +251,9 @@ extension Agent {
         }
         let key = custody.appKey(master: master, appId: registration.appId)
         defer { key.zero() }
-        let encoded = key.withUnsafeBytes { Data($0).base64EncodedString() }
-        return encoder.reply(GetKeyReply(key: encoded))
+        // Base64 straight from locked memory into a frame zeroed once written: no Data,
+        // String or encoder copy of the key is left in the heap.
+        return SecretReply.key(key)
     }
 
     func status(now: Double) -> AgentStatus {

@@ -7,9 +7,9 @@ import NIOCore
 /// Serves one connection: identifies the peer, then answers its calls in order.
 ///
 /// What to do next is `ConnectionStateMachine`'s to decide (back-pressure, pipelining,
-/// streaming, closing); this performs it on the channel. Like the agent it serves, it lives on
-/// the one event loop and is not `Sendable`: callbacks continue on the loop through
-/// `assumeIsolated()`.
+/// streaming, closing, idleness); this performs it on the channel, with the loop's clock (an
+/// `EmbeddedEventLoop`'s in tests). Like the agent it serves, it lives on the one event loop
+/// and is not `Sendable`: callbacks continue on the loop through `assumeIsolated()`.
 final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -19,11 +19,14 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     private let identify: PeerIdentification
     private var connection: AgentConnection?
     private var state: ConnectionStateMachine<ByteBuffer>
+    /// Fires when the connection may have been idle for the timeout.
+    private var idleTimer: Scheduled<Void>?
 
     init(agent: Host, identify: @escaping PeerIdentification = PeerCredentialReader.identify) {
         self.agent = agent
         self.identify = identify
-        state = ConnectionStateMachine(maxPendingCalls: agent.limits.maxPendingCalls)
+        state = ConnectionStateMachine(
+            maxPendingCalls: agent.limits.maxPendingCalls, maxPendingBytes: agent.limits.maxPendingBytes)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -34,7 +37,9 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
                 switch agent.connectionOpened(context: context, identity: identity, pidfd: handle) {
                 case .success(let connection):
                     self.connection = connection
-                    state.admitted()
+                    state.admitted(now: Self.now(context))
+                    // A zero timeout turns the idle check off.
+                    if idleTimeout > 0 { scheduleIdleCheck(in: idleTimeout, context: context) }
                     processBacklog(context: context)
                 case .failure(let error):
                     fail(context: context, with: error)
@@ -46,13 +51,20 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
         if let connection { agent.connectionClosed(connection.id) }
         connection = nil
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch state.received(unwrapInboundIn(data)) {
+        var frame = unwrapInboundIn(data)
+        // A call that waits holds only its own bytes, not the read buffer it was cut from.
+        if !state.servesAtOnce(isWritable: context.channel.isWritable) && frame.storageCapacity > frame.readableBytes {
+            frame = context.channel.allocator.buffer(buffer: frame)
+        }
+        switch state.received(frame, bytes: frame.readableBytes, now: Self.now(context)) {
         case .process: processBacklog(context: context)
         case .drop: break
         // Only reachable if one read delivered more messages than the backlog holds.
@@ -115,11 +127,11 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
             future.assumeIsolated().whenComplete { [self] result in
                 switch result {
                 case .success(let reply):
-                    if state.deferredCompleted(oneway: oneway), context.channel.isActive {
+                    if state.deferredCompleted(oneway: oneway, now: Self.now(context)), context.channel.isActive {
                         context.write(wrapOutboundOut(reply), promise: nil)
                     }
                 case .failure:
-                    _ = state.deferredCompleted(oneway: true)
+                    _ = state.deferredCompleted(oneway: true, now: Self.now(context))
                     context.close(promise: nil)
                 }
                 processBacklog(context: context)
@@ -129,6 +141,41 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
         case .close(let reply):
             state.started(.close)
             fail(context: context, frame: reply)
+        }
+    }
+
+    // MARK: - Idleness
+
+    private var idleTimeout: UInt64 {
+        let (seconds, attoseconds) = agent.limits.idleConnectionTimeout.components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000
+    }
+
+    private static func now(_ context: ChannelHandlerContext) -> UInt64 {
+        context.eventLoop.now.uptimeNanoseconds
+    }
+
+    private func scheduleIdleCheck(in nanoseconds: UInt64, context: ChannelHandlerContext) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(nanoseconds))) {
+            [self] in
+            checkIdle(context: context)
+        }
+    }
+
+    /// A connection that never registers an app cannot hold its place forever doing nothing.
+    private func checkIdle(context: ChannelHandlerContext) {
+        idleTimer = nil
+        guard let connection else { return }
+        let timeout = idleTimeout
+        let verdict = state.idleCheck(
+            now: Self.now(context), timeout: timeout, registered: agent.isRegistered(connection.id))
+        switch verdict {
+        case .close:
+            fail(context: context, with: CordonError.connectionIdle(seconds: Double(timeout) / 1e9).varlinkError)
+        case .checkAfter(let nanoseconds):
+            scheduleIdleCheck(in: nanoseconds, context: context)
+        case .stop:
+            break
         }
     }
 

@@ -26,10 +26,20 @@ public final class AgentServer: Sendable {
     public init(configuration: AgentConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        try FileManager.default.createDirectory(
-            atPath: configuration.paths.dataDirectory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        let database = try CordonDatabase(path: configuration.paths.databasePath)
+        // The user's alone at every start, not only when created: data and config 0700, the
+        // database and its WAL and shared-memory files 0600.
+        let paths = configuration.paths
+        var tightened: [String] = []
+        for directory in [paths.dataDirectory, paths.configDirectory] {
+            if let change = try PrivateDirectory.enforce(directory, uid: configuration.allowedUID) {
+                tightened.append(change.description)
+            }
+        }
+        let database = try CordonDatabase(path: paths.databasePath)
+        tightened += database.permissionsTightened
+        for change in tightened {
+            logger.warning("tightened a permission that let others in", metadata: ["change": "\(change)"])
+        }
         // One loop serves every connection: the agent's state needs no locks.
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         storePool = NIOThreadPool(numberOfThreads: 1)
@@ -68,6 +78,10 @@ public final class AgentServer: Sendable {
         let listening: String
         if let activated = try SocketActivation.takeListeningSocket() {
             // systemd owns this socket (its path, mode and lifetime): serve it, never unlink it.
+            // systemd made the directory (DirectoryMode=0700); tighten it all the same if it is ours.
+            if FileManager.default.fileExists(atPath: paths.runtimeDirectory) {
+                logTightened(try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID))
+            }
             let served = try await bootstrap.withBoundSocket(activated.descriptor).get()
             channel.withLock { $0 = served }
             listening = activated.path ?? "fd \(activated.descriptor)"
@@ -75,7 +89,7 @@ public final class AgentServer: Sendable {
                 "serving the socket passed by systemd (socket activation)",
                 metadata: ["socket": "\(listening)", "fd": "\(activated.descriptor)"])
         } else {
-            try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID)
+            logTightened(try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID))
             try RuntimeDirectory.claimSocketPath(paths.socketPath)
             // The socket is made 0600 right after bind; until then the 0700 directory keeps others out.
             let bound = try await bootstrap.bind(unixDomainSocketPath: paths.socketPath).get()
@@ -85,6 +99,11 @@ public final class AgentServer: Sendable {
             listening = paths.socketPath
         }
         logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
+    }
+
+    private func logTightened(_ change: PermissionChange?) {
+        guard let change else { return }
+        logger.warning("tightened a permission that let others in", metadata: ["change": "\(change)"])
     }
 
     /// A one-line status for the service manager.

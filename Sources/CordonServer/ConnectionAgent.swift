@@ -5,8 +5,8 @@ import Foundation
 import NIOCore
 
 /// What a connection handler needs of the agent: admitting an identified peer, serving its
-/// calls, hearing that its socket has room again, and forgetting it. `Agent` is the one in
-/// production; the handler's tests use a scripted stand-in.
+/// calls, whether it registered an app, hearing that its socket has room again, and forgetting
+/// it. `Agent` is the one in production; the handler's tests use a scripted stand-in.
 protocol ConnectionAgent: AnyObject {
     /// The limits every connection is held to.
     var limits: ConnectionLimits { get }
@@ -14,6 +14,8 @@ protocol ConnectionAgent: AnyObject {
     func connectionOpened(context: ChannelHandlerContext, identity: PeerIdentity, pidfd: Pidfd?) -> Result<
         AgentConnection, VarlinkError
     >
+    /// Whether connection `id` registered an app (its lifetime is the app's; it is never idle).
+    func isRegistered(_ id: ConnectionID) -> Bool
     /// Serves one call from `connection`.
     func dispatch(_ message: VarlinkCallMessage, connection: AgentConnection) -> CallOutcome
     /// The socket of connection `id` has room again.

@@ -1,4 +1,5 @@
 import CordonPolicy
+import CordonSystem
 import CordonTrust
 import Foundation
 
@@ -37,9 +38,16 @@ struct PolicySnapshot: Sendable {
 }
 
 /// Reads and checks policy files. Runs off the event loop (file I/O).
+///
+/// A user's `policy.d` is writable by every program the user runs, so a file there is read as
+/// `BoundedFile` reads: regular files only (a FIFO, a device or a symbolic link to one is
+/// rejected without being read), at most `maxFileBytes`, checked with `fstat` before a byte is
+/// read. Each rejection names its file in the status.
 enum PolicyLoader {
     /// The largest policy file read; larger files are rejected.
     static let maxFileBytes = 1 << 20
+    /// The largest signature file read (an Ed25519 signature in base64 is under 100 bytes).
+    static let maxSignatureBytes = 4096
 
     static func load(_ directories: PolicyDirectories) -> PolicySnapshot {
         let trust = TrustStore.load(directory: directories.trust)
@@ -64,22 +72,23 @@ enum PolicyLoader {
         func rejected(_ problems: [String]) -> LoadedPolicyFile {
             LoadedPolicyFile(source: source, document: nil, problems: problems, signedBy: nil)
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return rejected(["\(path): cannot be read"])
-        }
-        guard data.count <= maxFileBytes else {
-            return rejected(["\(path): larger than \(maxFileBytes) bytes"])
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path, limit: maxFileBytes)
+        } catch {
+            return rejected([error.description])
         }
         var signedBy: String?
         if let trust, trust.requiresSignatures {
-            let signature = try? String(contentsOfFile: path + ".sig", encoding: .utf8)
+            let signature = try? BoundedFile.read(path + ".sig", limit: maxSignatureBytes)
             do {
-                signedBy = try trust.verify(data, signature: signature)
+                signedBy = try trust.verify(
+                    Data(data), signature: signature.map { String(decoding: $0, as: UTF8.self) })
             } catch {
                 return rejected(["\(path): signature: \(error)"])
             }
         }
-        switch PolicyParser.parse(Array(data), source: source) {
+        switch PolicyParser.parse(data, source: source) {
         case .success(let document):
             return LoadedPolicyFile(source: source, document: document, problems: [], signedBy: signedBy)
         case .failure(let failure):

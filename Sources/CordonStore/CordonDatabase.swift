@@ -5,18 +5,30 @@ import GRDB
 /// The agent's SQLite database: the wrapped master key and the failed-attempt counter.
 ///
 /// WAL mode with `synchronous = FULL`: a write that returned is on disk, so the attempt
-/// counter survives a `kill -9` right after it is stored.
+/// counter survives a `kill -9` right after it is stored. The database, its WAL and its
+/// shared-memory file are the user's alone (0600): created so before SQLite opens them (SQLite
+/// gives the WAL and shared-memory files the database's mode) and tightened at every open.
 public final class CordonDatabase: Sendable {
     private let queue: DatabaseQueue
     /// The connection, for this module's extensions.
     var writer: DatabaseQueue { queue }
     /// The database file.
     public let path: String
+    /// The files whose modes this open tightened to 0600, as `PATH: 0644 -> 0600` (the agent
+    /// logs them); empty when all were private already, and for a read-only open.
+    public let permissionsTightened: [String]
 
     /// Opens (creating if needed) the database at `path` and migrates it; `readOnly` opens an
     /// existing database for inspection (tools, tests) while the agent runs.
     public init(path: String, readOnly: Bool = false) throws {
         self.path = path
+        var tightened: [String] = []
+        if !readOnly {
+            // Created 0600 before SQLite would create it 0644 (less the umask).
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { close(descriptor) }
+            tightened += Self.makePrivate(Self.files(of: path))
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.readonly = readOnly
@@ -27,11 +39,30 @@ public final class CordonDatabase: Sendable {
             }
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
-        if readOnly { return }
+        if readOnly {
+            permissionsTightened = []
+            return
+        }
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
         }
         try Self.migrator.migrate(queue)
+        tightened += Self.makePrivate(Self.files(of: path))
+        permissionsTightened = tightened
+    }
+
+    /// The database file, its WAL and its shared-memory file.
+    public static func files(of path: String) -> [String] {
+        [path, path + "-wal", path + "-shm"]
+    }
+
+    /// Sets each existing file in `paths` to mode 0600; returns what it changed.
+    static func makePrivate(_ paths: [String]) -> [String] {
+        paths.compactMap { file in
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_mode & 0o7777 != 0o600, chmod(file, 0o600) == 0 else { return nil }
+            return "\(file): " + String(format: "%04o", info.st_mode & 0o7777) + " -> 0600"
+        }
     }
 
     static var migrator: DatabaseMigrator {
@@ -70,7 +101,9 @@ public final class CordonDatabase: Sendable {
         }
     }
 
-    /// Stores (replacing) the wrapped master key.
+    /// Stores (replacing) the wrapped master key, then truncates the WAL: after a passcode
+    /// change no copy of the previous record (which the old passcode unwraps) stays in the log;
+    /// in the database file `secure_delete` has overwritten it.
     public func saveWrappedKey(_ key: WrappedKey, now: Double) throws {
         try queue.write { db in
             try db.execute(
@@ -83,6 +116,7 @@ public final class CordonDatabase: Sendable {
                     Data(key.sealed), now,
                 ])
         }
+        try checkpoint()
     }
 
     /// Crypto-erase: deletes the wrapped key (overwritten on disk by `secure_delete`) and
@@ -91,6 +125,11 @@ public final class CordonDatabase: Sendable {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM keystore")
         }
+        try checkpoint()
+    }
+
+    /// Copies the WAL into the database and truncates it to nothing.
+    private func checkpoint() throws {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }

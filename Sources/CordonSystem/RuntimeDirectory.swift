@@ -4,19 +4,10 @@ import Foundation
 /// Prepares the runtime directory and socket path without ever stealing a live socket.
 public enum RuntimeDirectory {
     /// Creates `directory` with mode 0700 (or tightens it), refusing one owned by another user.
-    public static func prepare(_ directory: String, uid: UInt32) throws {
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if !manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            try manager.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } else if !isDirectory.boolValue {
-            throw RuntimeDirectoryError.notADirectory(directory)
-        }
-        var info = stat()
-        guard stat(directory, &info) == 0 else { throw SystemError(operation: "stat(\(directory))", errno: errno) }
-        guard info.st_uid == uid else { throw RuntimeDirectoryError.wrongOwner(directory, owner: info.st_uid) }
-        guard chmod(directory, 0o700) == 0 else { throw SystemError(operation: "chmod(\(directory))", errno: errno) }
+    /// Returns what it tightened (see `PrivateDirectory`).
+    @discardableResult
+    public static func prepare(_ directory: String, uid: UInt32) throws -> PermissionChange? {
+        try PrivateDirectory.enforce(directory, uid: uid)
     }
 
     /// Makes `path` free for a new socket: removes a stale socket, refuses a live one.

@@ -21,6 +21,8 @@ enum DaemonLauncher {
             "--runtime-dir", directory + "/run", "--data-dir", directory + "/data", "--config-dir",
             directory + "/config", "--admin-policy-dir", directory + "/admin", "--trust-dir", directory + "/trust",
             "--log-level", "warning", "--idle-timeout", "0",
+            // The benchmark's one process plays every client (up to 2,000 apps, two connections each).
+            "--max-connections-per-process", "4096",
         ]
         process.standardError = FileHandle.nullDevice
         try process.run()

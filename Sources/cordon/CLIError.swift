@@ -174,6 +174,18 @@ extension CLIError {
             self.init(
                 "\(appId) is already registered by process \(pid)",
                 hint: "close the running instance first (see `cordon apps`)")
+        case .tooManyConnections(let limit):
+            self.init(
+                "cordond refused the connection: this user already holds \(limit) connections",
+                hint: "close programs that keep connections to cordond open (see `cordon apps`), then try again")
+        case .tooManyProcessConnections(let pid, let limit):
+            self.init(
+                "cordond refused the connection: process \(pid) already holds \(limit) connections",
+                hint: "a program should share a few connections; close some, then try again")
+        case .connectionIdle(let seconds):
+            self.init(
+                "cordond closed the connection: it was idle for \(Format.seconds(seconds)) without registering an app",
+                hint: "run the command again")
         }
     }
 }

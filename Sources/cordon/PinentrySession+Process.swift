@@ -1,8 +1,10 @@
+import CordonSystem
 import Foundation
 
 /// The child process: spawning, bounded reads and writes, and reaping.
 extension PinentrySession {
-    /// Starts the program with its stdin and stdout on pipes and its stderr on /dev/null.
+    /// Starts the program with its stdin and stdout on pipes and its stderr on /dev/null, and
+    /// no other descriptor (not the connection to cordond).
     func spawn() throws {
         var toChild: [Int32] = [-1, -1]
         var fromChild: [Int32] = [-1, -1]
@@ -27,6 +29,11 @@ extension PinentrySession {
         posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        do {
+            try SpawnDescriptors.closeAllButStandard(&actions)
+        } catch {
+            throw Self.failure("cannot start pinentry \(program.path): \(error)")
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

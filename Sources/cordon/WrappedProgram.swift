@@ -19,8 +19,20 @@ final class WrappedProgram: @unchecked Sendable {
     private var terminalGiven = false
 
     /// Starts `arguments` (looked up on `PATH`) with `environment` in a new process group, with
-    /// default signal dispositions and an empty signal mask; born in `cgroup`, created here, when given.
+    /// default signal dispositions and an empty signal mask, and only stdin, stdout and stderr
+    /// of cordon's descriptors (never a connection to cordond); born in `cgroup`, created here,
+    /// when given.
     init(arguments: [String], environment: [String: String], cgroup: Cgroup? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        do {
+            try SpawnDescriptors.closeAllButStandard(&actions)
+        } catch {
+            throw CLIError(
+                "cannot start \(arguments[0]): \(error)", hint: "this is a fault of the system: try again",
+                code: .failure)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -42,7 +54,7 @@ final class WrappedProgram: @unchecked Sendable {
         var envpNull: [UnsafeMutablePointer<CChar>?] = envp + [nil]
         var child: pid_t = 0
         // glibc's posix_spawn returns once the child has called exec (or failed to).
-        let spawn = { posix_spawnp(&child, arguments[0], nil, &attributes, &argvNull, &envpNull) }
+        let spawn = { posix_spawnp(&child, arguments[0], &actions, &attributes, &argvNull, &envpNull) }
         let result: Int32
         if let cgroup {
             do {

@@ -65,6 +65,10 @@ struct Cordond: AsyncParsableCommand {
             "Admin settings naming the pinentry RequestUnlock's prompt runs; trusted only when owned by root (default: /etc/cordon/settings.json; also CORDON_ADMIN_SETTINGS)."
     )
     var adminSettings: String?
+    @Option(help: "Connections one process may hold (default: 64).")
+    var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
+    @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
+    var connectionIdleTimeout: Double = Double(ConnectionLimits.standard.idleConnectionTimeout.components.seconds)
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
@@ -73,6 +77,12 @@ struct Cordond: AsyncParsableCommand {
     func validate() throws {
         if let onMaxAttempts, !["wipe", "lockout"].contains(onMaxAttempts) {
             throw ValidationError("--on-max-attempts must be wipe or lockout, not \(onMaxAttempts)")
+        }
+        guard maxConnectionsPerProcess > 0 else {
+            throw ValidationError("--max-connections-per-process must be at least 1, not \(maxConnectionsPerProcess)")
+        }
+        guard connectionIdleTimeout >= 0, connectionIdleTimeout.isFinite else {
+            throw ValidationError("--connection-idle-timeout must be 0 or more seconds, not \(connectionIdleTimeout)")
         }
         guard LogTarget(rawValue: logTarget) != nil else {
             throw ValidationError("--log-target must be auto, journal or stderr, not \(logTarget)")
@@ -120,8 +130,11 @@ struct Cordond: AsyncParsableCommand {
             admin: pick(adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "/etc/cordon/policy.d"),
             user: paths.configDirectory + "/policy.d",
             trust: pick(trustDir, "CORDON_TRUST_DIR", "/etc/cordon/trust"))
+        var limits = ConnectionLimits.standard
+        limits.maxConnectionsPerProcess = maxConnectionsPerProcess
+        limits.idleConnectionTimeout = .milliseconds(Int64(connectionIdleTimeout * 1000))
         let configuration = AgentConfiguration(
-            paths: paths, lifecycle: lifecycle,
+            paths: paths, lifecycle: lifecycle, limits: limits,
             insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1",
             kdfTargetSeconds: Double(kdfTargetMs) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
             auditAllows: auditAllows,

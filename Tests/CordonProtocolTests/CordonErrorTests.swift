@@ -67,11 +67,14 @@ struct CordonErrorTests {
         case .processChanged: 28
         case .registeredOnBehalf: 29
         case .appIdInUse: 30
+        case .tooManyConnections: 31
+        case .tooManyProcessConnections: 32
+        case .connectionIdle: 33
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...30))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...33))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -79,7 +82,8 @@ struct CordonErrorTests {
         #expect(Set(names).count == names.count)
         let agent: Set<String> = [
             "NotInitialized", "AlreadyInitialized", "WrongPasscode", "RetryLater", "PasscodeRequired",
-            "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked",
+            "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked", "TooManyConnections",
+            "TooManyProcessConnections", "ConnectionIdle",
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")
@@ -179,8 +183,16 @@ struct VarlinkErrorTests {
             VarlinkError.messageTooLarge(limit: 65536)
                 == VarlinkError(name: "io.cordon.Agent.MessageTooLarge", parameters: ["limit": .int(65536)]))
         #expect(
-            VarlinkError.tooManyConnections(limit: 4096)
+            CordonError.tooManyConnections(limit: 4096).varlinkError
                 == VarlinkError(name: "io.cordon.Agent.TooManyConnections", parameters: ["limit": .int(4096)]))
+        #expect(
+            CordonError.tooManyProcessConnections(pid: 42, limit: 64).varlinkError
+                == VarlinkError(
+                    name: "io.cordon.Agent.TooManyProcessConnections", parameters: ["pid": .int(42), "limit": .int(64)]
+                ))
+        #expect(
+            CordonError.connectionIdle(seconds: 900).varlinkError
+                == VarlinkError(name: "io.cordon.Agent.ConnectionIdle", parameters: ["seconds": .double(900)]))
     }
 
     @Test func defaultParametersAreEmpty() {
@@ -191,6 +203,7 @@ struct VarlinkErrorTests {
         #expect(
             ConnectionLimits.standard
                 == ConnectionLimits(
-                    maxMessageBytes: 65536, maxPendingCalls: 64, maxQueuedEvents: 256, maxConnectionsPerUID: 4096))
+                    maxMessageBytes: 65536, maxPendingCalls: 64, maxQueuedEvents: 256, maxConnectionsPerUID: 4096,
+                    maxPendingBytes: 262_144, maxConnectionsPerProcess: 64, idleConnectionTimeout: .seconds(900)))
     }
 }

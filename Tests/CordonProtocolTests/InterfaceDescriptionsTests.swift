@@ -78,7 +78,7 @@ struct InterfaceDescriptionsTests {
 
     @Test func connectionErrorsAreDeclared() throws {
         let errors: [VarlinkError] = [
-            .invalidMessage(reason: "r"), .messageTooLarge(limit: 1), .tooManyConnections(limit: 1),
+            .invalidMessage(reason: "r"), .messageTooLarge(limit: 1),
             .interfaceNotFound("i"), .methodNotFound("m"), .methodNotImplemented("m"), .invalidParameter("p"),
             .permissionDenied, .expectedMore,
         ]

@@ -48,6 +48,9 @@ let everyCordonError: [CordonError] = [
     .invalidProcess(pid: 4242, reason: "not a child of the caller"),
     .processChanged(appId: "com.example.notes", reason: "the process now runs another executable (it exec'd)"),
     .registeredOnBehalf(appId: "com.example.notes"), .appIdInUse(appId: "com.example.notes", pid: 4242),
+    .tooManyConnections(limit: 4096),
+    .tooManyProcessConnections(pid: 4242, limit: 64),
+    .connectionIdle(seconds: 900),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -1,6 +1,7 @@
 import CordonProtocol
-import CordonSecrets
 import Testing
+
+@testable import CordonSecrets
 
 @Suite("ManagedPasteboard: sealed content, truncation, clearing")
 struct ManagedPasteboardTests {
@@ -45,5 +46,39 @@ struct ManagedPasteboardTests {
         #expect(pasteboard.isEmpty)
         _ = try pasteboard.copy("three", mimeType: "text/plain", source: source, truncateTo: nil)
         #expect(try pasteboard.paste(truncateTo: nil)?.content == "three")
+    }
+
+    /// Whether every byte of `storage` is zero.
+    func allZero(_ storage: SecureBytes) -> Bool { storage.withUnsafeBytes { $0.allSatisfy { $0 == 0 } } }
+
+    @Test func clearingZeroesTheStoredSealedBytesNotACopy() throws {
+        var pasteboard = ManagedPasteboard()
+        _ = try pasteboard.copy("secret clipping", mimeType: "text/plain", source: source, truncateTo: nil)
+        let storage = try #require(pasteboard.sealedStorage)
+        #expect(!allZero(storage))
+        // Another copy of the value shares the storage, as a copy-on-write `Data` would have.
+        let snapshot = pasteboard
+        pasteboard.clear()
+        #expect(storage.isZeroed)
+        #expect(allZero(storage), "the bytes themselves are zero, not those of a copy")
+        #expect(snapshot.sealedStorage === storage)
+    }
+
+    @Test func replacingAClippingZeroesThePreviousOne() throws {
+        var pasteboard = ManagedPasteboard()
+        _ = try pasteboard.copy("first", mimeType: "text/plain", source: source, truncateTo: nil)
+        let first = try #require(pasteboard.sealedStorage)
+        _ = try pasteboard.copy("second", mimeType: "text/plain", source: source, truncateTo: nil)
+        #expect(allZero(first))
+        #expect(try pasteboard.paste(truncateTo: nil)?.content == "second")
+    }
+
+    @Test func rotatingTheKeyZeroesTheSealedBytes() throws {
+        var pasteboard = ManagedPasteboard()
+        _ = try pasteboard.copy("before revocation", mimeType: "text/plain", source: source, truncateTo: nil)
+        let storage = try #require(pasteboard.sealedStorage)
+        pasteboard.rotateKey()
+        #expect(allZero(storage))
+        #expect(pasteboard.sealedStorage == nil)
     }
 }

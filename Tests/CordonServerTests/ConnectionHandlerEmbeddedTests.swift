@@ -9,7 +9,8 @@ import Testing
 @testable import CordonServer
 
 /// `AgentConnectionHandler` on an `EmbeddedChannel` with a scripted agent: framing, ordering,
-/// back-pressure, streaming and closing, step by step with no socket and no timing.
+/// back-pressure, streaming, closing and idleness, step by step with no socket, on the embedded
+/// loop's clock (advanced by hand, never waited for).
 @Suite struct ConnectionHandlerEmbeddedTests {
     /// An agent whose answers the test scripts, recording what the handler asks of it.
     final class ScriptedAgent: ConnectionAgent {
@@ -20,6 +21,8 @@ import Testing
         private(set) var dispatched: [String] = []
         private(set) var closed: [ConnectionID] = []
         private(set) var writableCalls = 0
+        /// Whether the connection registered an app.
+        var registered = false
 
         init(limits: ConnectionLimits) { self.limits = limits }
 
@@ -35,6 +38,8 @@ import Testing
         }
 
         func connectionWritable(_ id: ConnectionID) { writableCalls += 1 }
+
+        func isRegistered(_ id: ConnectionID) -> Bool { registered }
 
         func connectionClosed(_ id: ConnectionID) { closed.append(id) }
     }
@@ -54,11 +59,15 @@ import Testing
         let agent: ScriptedAgent
         let reads = ReadCounter()
 
-        init(maxPendingCalls: Int = 8, maxMessageBytes: Int = 256) throws {
+        init(
+            maxPendingCalls: Int = 8, maxMessageBytes: Int = 256, maxPendingBytes: Int = 1 << 20,
+            idleTimeout: Duration = .seconds(60)
+        ) throws {
             agent = ScriptedAgent(
                 limits: ConnectionLimits(
                     maxMessageBytes: maxMessageBytes, maxPendingCalls: maxPendingCalls, maxQueuedEvents: 4,
-                    maxConnectionsPerUID: 4))
+                    maxConnectionsPerUID: 4, maxPendingBytes: maxPendingBytes, maxConnectionsPerProcess: 4,
+                    idleConnectionTimeout: idleTimeout))
             let identity = PeerIdentity(pid: 4242, uid: 1000, gid: 1000, executable: "/usr/bin/test-app")
             let handler = AgentConnectionHandler(agent: agent) { context in
                 context.eventLoop.makeSucceededFuture((identity, nil))
@@ -77,6 +86,22 @@ import Testing
                 buffer.writeInteger(UInt8(0))
             }
             try channel.writeInbound(buffer)
+        }
+
+        /// A call padded to `bytes` bytes (without its NUL).
+        func send(padded bytes: Int) throws {
+            let prefix = #"{"method":"\#(ConnectionHandlerEmbeddedTests.status)","parameters":{"pad":""#
+            let suffix = #""}}"#
+            let padding = String(repeating: "x", count: bytes - prefix.utf8.count - suffix.utf8.count)
+            var buffer = channel.allocator.buffer(capacity: bytes + 1)
+            buffer.writeString(prefix + padding + suffix)
+            buffer.writeInteger(UInt8(0))
+            try channel.writeInbound(buffer)
+        }
+
+        /// Moves the embedded loop's clock on (running what falls due).
+        func advance(_ amount: TimeAmount) {
+            channel.embeddedEventLoop.advanceTime(by: amount)
         }
 
         func replies() throws -> [String] {
@@ -181,5 +206,80 @@ import Testing
         try fixture.channel.writeInbound(buffer)
         let replies = try fixture.replies()
         #expect(replies.first?.contains("io.cordon.Agent.InvalidMessage") == true, "\(replies)")
+    }
+
+    @Test func theByteBudgetStopsReadingWhateverTheCallCount() throws {
+        let fixture = try Fixture(maxPendingCalls: 64, maxMessageBytes: 4096, maxPendingBytes: 2048)
+        let promise = fixture.channel.eventLoop.makePromise(of: ByteBuffer.self)
+        fixture.agent.answer = { _, _ in .deferred(promise.futureResult) }
+        try fixture.send([Self.status])  // in flight
+        try fixture.send(padded: 1000)
+        let before = fixture.reads.reads
+        fixture.channel.read()
+        #expect(fixture.reads.reads == before + 1, "1,000 of 2,048 bytes waiting: keep reading")
+        try fixture.send(padded: 1100)
+        fixture.channel.read()
+        #expect(fixture.reads.reads == before + 1, "2,100 bytes waiting, 2 calls of 64: the read is held")
+        fixture.agent.answer = { _, connection in .reply(ReplyEncoder(allocator: connection.channel.allocator).empty())
+        }
+        promise.succeed(ReplyEncoder(allocator: fixture.channel.allocator).empty())
+        #expect(fixture.reads.reads == before + 2, "drained: the held read goes through")
+        #expect(fixture.agent.dispatched.count == 3)
+    }
+
+    @Test func callsSentOnAStreamingConnectionAreDropped() throws {
+        let fixture = try Fixture(maxPendingCalls: 4, maxMessageBytes: 4096, maxPendingBytes: 2048)
+        fixture.agent.answer = { _, _ in .streaming }
+        try fixture.send(["io.cordon.App.Subscribe"])
+        for _ in 0..<100 { try fixture.send(padded: 4000) }
+        let before = fixture.reads.reads
+        fixture.channel.read()
+        #expect(fixture.reads.reads == before + 1, "still reading: nothing was buffered")
+        #expect(try fixture.replies().isEmpty, "no error either: the stream goes on")
+        #expect(fixture.channel.isActive)
+    }
+
+    @Test func anIdleConnectionGetsConnectionIdleOnceTheTimeoutPasses() throws {
+        let fixture = try Fixture(idleTimeout: .seconds(10))
+        fixture.advance(.seconds(9))
+        try fixture.send([Self.status])  // activity: the clock starts again
+        #expect(try fixture.replies().count == 1)
+        fixture.advance(.seconds(9))
+        #expect(try fixture.replies().isEmpty, "9 s since the last call")
+        fixture.advance(.seconds(1))
+        let replies = try fixture.replies()
+        #expect(replies.count == 1)
+        #expect(replies.first?.contains(#""error":"io.cordon.Agent.ConnectionIdle""#) == true, "\(replies)")
+        #expect(replies.first?.contains(#""seconds":10"#) == true, "\(replies)")
+        try fixture.send([Self.status])
+        #expect(fixture.agent.dispatched == [Self.status], "a closing connection serves nothing more")
+    }
+
+    @Test func aCallInFlightIsNotIdleness() throws {
+        let fixture = try Fixture(idleTimeout: .seconds(10))
+        let promise = fixture.channel.eventLoop.makePromise(of: ByteBuffer.self)
+        fixture.agent.answer = { _, _ in .deferred(promise.futureResult) }
+        try fixture.send([Self.status])
+        fixture.advance(.seconds(60))
+        #expect(try fixture.replies().isEmpty, "waiting for its reply (RequestUnlock may wait minutes)")
+        promise.succeed(ReplyEncoder(allocator: fixture.channel.allocator).empty())
+        #expect(try fixture.replies().count == 1)
+        fixture.advance(.seconds(10))
+        #expect(try fixture.replies().first?.contains("io.cordon.Agent.ConnectionIdle") == true)
+    }
+
+    @Test func registeredAndStreamingConnectionsAreNeverClosedForIdleness() throws {
+        let registered = try Fixture(idleTimeout: .seconds(10))
+        registered.agent.registered = true
+        registered.advance(.hours(2))
+        #expect(try registered.replies().isEmpty)
+        #expect(registered.channel.isActive)
+
+        let streaming = try Fixture(idleTimeout: .seconds(10))
+        streaming.agent.answer = { _, _ in .streaming }
+        try streaming.send(["io.cordon.App.Subscribe"])
+        streaming.advance(.hours(2))
+        #expect(try streaming.replies().isEmpty)
+        #expect(streaming.channel.isActive)
     }
 }

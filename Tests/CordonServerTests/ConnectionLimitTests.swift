@@ -1,5 +1,6 @@
 import CordonKit
 import CordonProtocol
+import Foundation
 import Testing
 
 @Suite("Connection limits and concurrency", .timeLimit(.minutes(3)))
@@ -37,6 +38,7 @@ struct ConnectionLimitTests {
     @Test func clientSeesTooManyConnections() async throws {
         var limits = ConnectionLimits.standard
         limits.maxConnectionsPerUID = 1
+        limits.maxConnectionsPerProcess = 1
         try await withTestAgent(limits: limits) { agent in
             let client = try await agent.client()
             #expect(try await client.status().state == .uninitialized)
@@ -54,7 +56,7 @@ struct ConnectionLimitTests {
                 outcome = String(describing: error)
             }
             #expect(outcome != "admitted")
-            #expect(outcome.contains("io.cordon.Agent.TooManyConnections"), "\(outcome)")
+            #expect(outcome == String(describing: CordonError.tooManyConnections(limit: 1)), "\(outcome)")
             // The admitted client is not disturbed.
             #expect(try await client.status().state == .uninitialized)
             await client.close()
@@ -62,7 +64,10 @@ struct ConnectionLimitTests {
     }
 
     @Test func hundredConcurrentClients() async throws {
-        try await withTestAgent { agent in
+        // This one test process plays all hundred clients.
+        var limits = ConnectionLimits.standard
+        limits.maxConnectionsPerProcess = 128
+        try await withTestAgent(limits: limits) { agent in
             let socketPath = agent.socketPath
             let results = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<100 {
@@ -97,5 +102,107 @@ struct ConnectionLimitTests {
             let total: Int = results.reduce(0, +)
             #expect(total == 496)  // 99 clients × 5 status calls, plus the app
         }
+    }
+
+    /// One process may not take every connection the user has: past its own cap it is refused
+    /// with `TooManyProcessConnections` (its pid and the cap), while another process of the
+    /// same user still gets in.
+    @Test func oneProcessCannotTakeEveryConnection() async throws {
+        var limits = ConnectionLimits.standard
+        limits.maxConnectionsPerProcess = 3
+        try await withTestAgent(limits: limits) { agent in
+            var held: [RawSocket] = []
+            for _ in 0..<3 {
+                let raw = try agent.raw()
+                #expect(try raw.call(Self.getStatus).error == nil)
+                held.append(raw)
+            }
+            let fourth = try agent.raw()
+            let refusal = try fourth.readReply()
+            #expect(refusal.error == "io.cordon.Agent.TooManyProcessConnections", "\(refusal.text)")
+            #expect(refusal["pid"]?.intValue == Int(getpid()))
+            #expect(refusal["limit"]?.intValue == 3)
+            #expect(try fourth.readsEOF())
+
+            // Another process of the same user: admitted.
+            let other = try Self.callFromAnotherProcess(Self.getStatus, socket: agent.socketPath)
+            #expect(other.contains(#""state":"uninitialized""#), "\(other)")
+            // Closing one of ours makes room for this process again.
+            held.removeLast()
+            try await eventually("a free slot for this process") {
+                guard let raw = try? agent.raw(), let reply = try? raw.call(Self.getStatus) else { return false }
+                return reply.error == nil
+            }
+        }
+    }
+
+    /// Idle connections that never register cannot lock the next app out: once the idle
+    /// timeout passes each gets `ConnectionIdle` and is closed, and the app gets in. A
+    /// registered app's connection and a subscriber, idle just as long, stay.
+    @Test func idleConnectionsThatNeverRegisterAreClosed() async throws {
+        var limits = ConnectionLimits.standard
+        limits.maxConnectionsPerUID = 6
+        limits.maxConnectionsPerProcess = 6
+        limits.idleConnectionTimeout = .seconds(1)
+        try await withTestAgent(limits: limits) { agent in
+            // On a loaded machine the app's connections may sit out the short timeout before they
+            // register and subscribe: then it tries again (a test artefact of a 1-second timeout).
+            var registered: CordonApp?
+            try await eventually("the app registers") {
+                do { registered = try await agent.app("com.example.stays") } catch CordonError.connectionIdle {}
+                return registered != nil
+            }
+            let app = try #require(registered)
+            // The attack: the four slots left are taken by connections that make one call and
+            // then sit there (while they do, another app is refused, as in
+            // `connectionsBeyondTheLimitAreRefused`).
+            var idle: [RawSocket] = []
+            for _ in 0..<4 {
+                let raw = try agent.raw()
+                #expect(try raw.call(Self.getStatus).error == nil)
+                idle.append(raw)
+            }
+            for raw in idle {
+                let reply = try raw.readReply()  // blocks until the agent closes it: no sleeping here
+                #expect(reply.error == "io.cordon.Agent.ConnectionIdle", "\(reply.text)")
+                #expect(reply["seconds"]?.doubleValue == 1)
+                #expect(try raw.readsEOF())
+            }
+            idle.removeAll()
+            var next: CordonApp?
+            try await eventually("the next app gets in") {
+                next = try? await agent.app("com.example.next")
+                return next != nil
+            }
+            #expect(next?.managed == true)
+            try await app.reportActivity()  // the registered app's connection stayed
+            await next?.close()
+            await app.close()
+        }
+    }
+
+    /// Sends `call` from a separate process (python3) and returns the reply it read.
+    static func callFromAnotherProcess(_ call: String, socket: String) throws -> String {
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sys.argv[1])
+            s.sendall(sys.argv[2].encode() + b"\\0")
+            data = b""
+            while not data.endswith(b"\\0"):
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            print(data.rstrip(b"\\0").decode())
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, socket, call]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 }

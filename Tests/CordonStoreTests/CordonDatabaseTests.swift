@@ -67,6 +67,56 @@ import Testing
         }
     }
 
+    @Test func aReplacedKeyLeavesNoCopyOfTheOldRecordInTheFileOrTheLog() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try CordonDatabase(path: path)
+        let old: [UInt8] = Array("OLD-WRAPPED-KEY-0123456789".utf8)
+        let oldSalt: [UInt8] = Array("OLD-SALT-abcdefgh".utf8)
+        try database.saveWrappedKey(WrappedKey(kdf: KDFParameters.insecureFast(salt: oldSalt), sealed: old), now: 1)
+        // A passcode change re-wraps: same row, new salt and sealed bytes.
+        let new = WrappedKey(kdf: KDFParameters.insecureFast(salt: Array(0..<16)), sealed: Array("NEW-KEY".utf8))
+        try database.saveWrappedKey(new, now: 2)
+        #expect(try database.loadWrappedKey() == new)
+        for file in CordonDatabase.files(of: path) {
+            guard let contents = FileManager.default.contents(atPath: file) else { continue }
+            #expect(contents.range(of: Data(old)) == nil, "\(file) still holds the old wrapped key")
+            #expect(contents.range(of: Data(oldSalt)) == nil, "\(file) still holds the old salt")
+        }
+        let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(wal == 0, "the WAL is truncated")
+    }
+
+    @Test func theDatabaseAndItsLogAreCreatedPrivate() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let database = try CordonDatabase(path: path)
+        try database.saveAttempts(count: 1, lastFailureAt: nil)
+        for file in CordonDatabase.files(of: path) {
+            #expect(try mode(file) == 0o600, "\(file)")
+        }
+        #expect(database.permissionsTightened.isEmpty, "created private, nothing to tighten")
+    }
+
+    @Test func looseFilesAreTightenedAtEveryOpen() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Left open: SQLite removes the WAL and shared-memory files when the last connection closes.
+        let first = try CordonDatabase(path: path)
+        try first.saveAttempts(count: 1, lastFailureAt: nil)
+        for file in CordonDatabase.files(of: path) { #expect(chmod(file, 0o644) == 0) }
+        let reopened = try CordonDatabase(path: path)
+        for file in CordonDatabase.files(of: path) {
+            #expect(try mode(file) == 0o600, "\(file)")
+        }
+        #expect(reopened.permissionsTightened == CordonDatabase.files(of: path).map { "\($0): 0644 -> 0600" })
+        #expect(try CordonDatabase(path: path).permissionsTightened.isEmpty)
+        withExtendedLifetime(first) {}
+    }
+
+    func mode(_ file: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+    }
+
     @Test func readOnlyOpenSeesCommittedWrites() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let writer = try CordonDatabase(path: path)

@@ -23,6 +23,22 @@ import Testing
         #expect(try mode(directory) == 0o700)
     }
 
+    @Test func privateDirectoriesAreTightenedAndTheChangeReported() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/data"
+        #expect(try PrivateDirectory.enforce(directory, uid: getuid()) == nil, "created 0700: nothing tightened")
+        #expect(try mode(directory) == 0o700)
+        chmod(directory, 0o755)
+        let change = try PrivateDirectory.enforce(directory, uid: getuid())
+        #expect(change == PermissionChange(path: directory, from: 0o755, to: 0o700))
+        #expect(change?.description == "\(directory): 0755 -> 0700")
+        #expect(try mode(directory) == 0o700)
+        #expect(try PrivateDirectory.enforce(directory, uid: getuid()) == nil)
+        let file = root + "/file"
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
+        #expect(throws: RuntimeDirectoryError.notADirectory(file)) { try PrivateDirectory.enforce(file, uid: getuid()) }
+    }
+
     @Test func refusesAnotherOwnersDirectory() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

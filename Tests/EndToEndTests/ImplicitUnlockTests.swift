@@ -77,6 +77,40 @@ import Testing
         try await daemon.stop()
     }
 
+    /// The prompt program the agent runs gets none of the agent's sockets (its listening
+    /// socket, the requesting app's connection): it lists its descriptors, then cancels.
+    @Test func thePromptProgramGetsNoSocketOfTheAgent() async throws {
+        let pinentry = try FakePinentry(pins: [])
+        defer { pinentry.remove() }
+        let prompt = pinentry.directory.appending("prompt")
+        let listing = pinentry.directory.appending("prompt-descriptors")
+        try "#!/bin/sh\nls -l /proc/$$/fd > \(listing) 2>&1\nexit 8\n".write(
+            toFile: prompt, atomically: true, encoding: .utf8)
+        chmod(prompt, 0o755)
+        let (daemon, _, app) = try await Self.start(
+            pinentry, arguments: ["--reauth-grace", "0", "--prompt-program", prompt])
+        defer { daemon.cleanUp() }
+        await #expect(throws: CordonError.unlockCancelled) { try await app.requestUnlock() }
+        let inherited = Set(Self.socketInodes(in: (try? String(contentsOfFile: listing, encoding: .utf8)) ?? ""))
+        let agents = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd")) ?? []
+        let agentSockets = Set(
+            Self.socketInodes(
+                in: agents.compactMap {
+                    try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon.pid)/fd/\($0)")
+                }.joined(separator: "\n")))
+        #expect(agentSockets.count >= 2, "the listening socket and the app's connection")
+        #expect(inherited.isDisjoint(with: agentSockets), "the prompt holds the agent's sockets \(inherited)")
+        await app.close()
+        try await daemon.stop()
+    }
+
+    /// The inode numbers of `socket:[N]` in `text`.
+    static func socketInodes(in text: String) -> [String] {
+        text.components(separatedBy: "socket:[").dropFirst().compactMap {
+            $0.split(separator: "]").first.map(String.init)
+        }
+    }
+
     @Test func withoutPinentryTheAppIsToldAtOnce() async throws {
         let (daemon, _, app) = try await Self.start(nil)
         defer { daemon.cleanUp() }

@@ -64,6 +64,26 @@ import Testing
         try await daemon.stop()
     }
 
+    /// The pinentry is another program (`$PINENTRY`, settings.json): it gets its pipes and
+    /// nothing else of cordon, not the connection to cordond that `cordon unlock` holds.
+    @Test func pinentryGetsNoDescriptorOfCordon() async throws {
+        let daemon = try await DaemonProcess.started()
+        let pinentry = try FakePinentry()
+        defer {
+            daemon.cleanUp()
+            pinentry.remove()
+        }
+        try await initialize(daemon, pinentry)
+        try pinentry.setPins([Self.passcode])
+        let unlocked = try await cordon(daemon, ["unlock"], pinentry: pinentry)
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        let descriptors = pinentry.descriptors
+        #expect(descriptors.count >= 3, "the listing was written: \(descriptors)")
+        #expect(!descriptors.contains { $0.contains("socket:") }, "a socket reached pinentry: \(descriptors)")
+        #expect(!descriptors.contains { $0.contains("anon_inode:") }, "cordon's event loop reached it: \(descriptors)")
+        try await daemon.stop()
+    }
+
     @Test func wrongThenRight() async throws {
         let daemon = try await DaemonProcess.started()
         let pinentry = try FakePinentry()

@@ -51,6 +51,25 @@ import Testing
 
     static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
 
+    /// The wrapped program gets stdin, stdout and stderr, and no other descriptor of cordon's
+    /// (no socket, no event loop).
+    @Test func theProgramGetsOnlyTheStandardDescriptors() async throws {
+        let daemon = try await Self.daemon()
+        defer { daemon.cleanUp() }
+        let result = try await runCommand(
+            Binaries.cordon,
+            ["--socket", daemon.socketPath, "run", "--app", "com.example.fds", "--", "ls", "-l", "/proc/self/fd"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").filter { $0.contains(" -> ") }
+        let numbers = lines.compactMap { line in
+            line.split(separator: " ").reversed().dropFirst(2).first.flatMap { Int($0) }
+        }
+        // 3 is the directory `ls` opened to list itself.
+        #expect(Set(numbers) == [0, 1, 2, 3], "\(lines)")
+        #expect(!lines.contains { $0.contains("socket:") || $0.contains("anon_inode:") }, "\(lines)")
+        try await daemon.stop()
+    }
+
     @Test func returnsTheProgramsExitCode() async throws {
         let daemon = try await Self.daemon()
         defer { daemon.cleanUp() }

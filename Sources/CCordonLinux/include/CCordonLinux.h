@@ -1,5 +1,6 @@
 #pragma once
 #include <sys/types.h>
+#include <spawn.h>
 #include <stdint.h>
 
 /// Marks the process non-dumpable (no core dumps, no ptrace by same-uid peers). Returns 0 or -errno.
@@ -27,3 +28,7 @@ void cordon_secure_zero(void *addr, size_t len);
 int cordon_probe_unix_socket(const char *path);
 /// Creates a close-on-exec pipe. Returns 0 or -errno.
 int cordon_pipe_cloexec(int fds[2]);
+/// Adds to `actions` the closing of every descriptor from `lowest` up, in the child, after the
+/// actions before it (posix_spawn_file_actions_addclosefrom_np, glibc 2.34+). Returns 0 or
+/// -errno (-ENOSYS where the C library lacks it).
+int cordon_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);

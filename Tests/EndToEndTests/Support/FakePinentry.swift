@@ -3,7 +3,7 @@ import Foundation
 /// A stand-in pinentry: a shell script speaking Assuan that logs every command it receives and
 /// answers each GETPIN with the next line of its pins file (percent-encoded, as pinentry does).
 /// The pin `CANCEL` answers as the Cancel button does; `HANG` never answers. It also records the
-/// environment it was started with.
+/// environment it was started with and its descriptors (`descriptors`).
 final class FakePinentry: Sendable {
     let directory: TemporaryDirectory
     var script: String { directory.appending("pinentry") }
@@ -18,6 +18,7 @@ final class FakePinentry: Sendable {
         #!/bin/sh
         dir=$(dirname "$0")
         env -0 > "$dir/environment"
+        ls -l /proc/$$/fd > "$dir/descriptors" 2>&1
         echo "OK Pleased to meet you"
         count=0
         while IFS= read -r line; do
@@ -53,6 +54,12 @@ final class FakePinentry: Sendable {
     func setPins(_ pins: [String]) throws {
         try pins.map { $0 + "\n" }.joined().write(toFile: pinsPath, atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    /// What `ls -l /proc/PID/fd` showed in the pinentry's own process, one line a descriptor.
+    var descriptors: [String] {
+        let text = (try? String(contentsOfFile: directory.appending("descriptors"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.contains(" -> ") }.map(String.init)
     }
 
     /// The commands received so far.
