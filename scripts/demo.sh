@@ -23,7 +23,7 @@ echo '{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}' > "$demo/a
 
 say "Starting cordond on $demo (socket $CORDON_SOCKET)"
 "$bin/cordond" --runtime-dir "$demo/run" --data-dir "$demo/data" --config-dir "$demo/config" \
-    --admin-policy-dir "$demo/admin" --trust-dir "$demo/trust" --ack-deadline-ms 2000 >"$demo/cordond.log" 2>&1 &
+    --admin-policy-dir "$demo/admin" --trust-dir "$demo/trust" --ack-deadline-ms 2000 --test-mode >"$demo/cordond.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 1 200); do [ -S "$CORDON_SOCKET" ] && break; sleep 0.05; done
 "$bin/cordon" status

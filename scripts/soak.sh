@@ -52,7 +52,7 @@ EOF
 
 export CORDON_SYSTEM_BUS_ADDRESS="unix:path=$work/no-bus" CORDON_SESSION_BUS_ADDRESS="unix:path=$work/no-bus"
 "$BIN/cordond" --runtime-dir "$work/run" --data-dir "$work/data" --config-dir "$work/config" \
-    --admin-policy-dir "$work/admin" --trust-dir "$work/trust" --idle-timeout 0 --insecure-fast-kdf \
+    --admin-policy-dir "$work/admin" --trust-dir "$work/trust" --idle-timeout 0 --insecure-fast-kdf --test-mode \
     --log-level notice --log-target stderr 2> "$OUT/cordond.log" &
 daemon_pid=$!
 export CORDON_SOCKET="$work/run/agent.sock"

@@ -53,9 +53,17 @@ public final class CordonApp: Sendable {
     {
         let path = socketPath ?? CordonSocket.defaultPath
         let control = try await VarlinkClientConnection.connect(path: path)
-        let registration = try await control.call(
-            .register, RegisterParameters(appId: appId, pid: process.map(Int.init)), returning: RegisterReply.self)
-        let subscription = try await EventStream.open(socketPath: path, token: registration.token)
+        let registration: RegisterReply
+        let subscription: EventStream
+        do {
+            registration = try await control.call(
+                .register, RegisterParameters(appId: appId, pid: process.map(Int.init)), returning: RegisterReply.self)
+            subscription = try await EventStream.open(socketPath: path, token: registration.token)
+        } catch {
+            // A half-made app must not keep its registration (one live registration per app id).
+            await control.close()
+            throw error
+        }
         let source = subscription.events
         let events = AsyncStream<CordonEvent> { continuation in
             let task = Task {

@@ -26,12 +26,16 @@ public struct AuditEntry: Sendable, Codable, Equatable, Identifiable {
     public var reason: String
     /// The deciding rules, as `FILE#POINTER` (for a policy change, the files in force).
     public var rules: [String]
+    /// Set when the agent that wrote it ran in test mode (admin inputs from flags; nothing it
+    /// recorded is what an administrator decided). Absent otherwise.
+    public var testMode: Bool?
 
     /// A record (`id` 0 until it is stored).
     public init(
         id: Int = 0, time: Double, category: AuditCategory, appId: String? = nil, action: String? = nil,
-        outcome: String, reason: String, rules: [String] = []
+        outcome: String, reason: String, rules: [String] = [], testMode: Bool? = nil
     ) {
+        self.testMode = testMode
         self.id = id
         self.time = time
         self.category = category

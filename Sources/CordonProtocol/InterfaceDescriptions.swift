@@ -91,7 +91,8 @@ public enum InterfaceDescriptions {
           version: string,
           insecureKDF: bool,
           lockTriggers: ?[]string,
-          auditProblem: ?AuditProblem
+          auditProblem: ?AuditProblem,
+          testMode: ?bool
         )
 
         # Audit records that could not be stored (they are in the agent's log only).
@@ -438,7 +439,8 @@ public enum InterfaceDescriptions {
           action: ?string,
           outcome: string,
           reason: string,
-          rules: []string
+          rules: []string,
+          testMode: ?bool
         )
 
         # Records, oldest first (at most limit, the newest ones).

@@ -70,12 +70,16 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var lockTriggers: [String]?
     /// Set while audit records cannot be stored (a full disk, say); absent when they are.
     public var auditProblem: AuditProblem?
+    /// Set when the agent runs in test mode: its admin inputs (policy and trust directories,
+    /// lifecycle values, the fast KDF) came from flags or environment. Absent otherwise.
+    public var testMode: Bool?
 
     public init(
         state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
-        insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil
+        insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil, testMode: Bool? = nil
     ) {
+        self.testMode = testMode
         self.lockTriggers = lockTriggers
         self.auditProblem = auditProblem
         self.state = state

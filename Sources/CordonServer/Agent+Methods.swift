@@ -264,6 +264,7 @@ extension Agent {
             idleTimeoutSeconds: lifecycle.idleTimeoutSeconds, reauthGraceSeconds: lifecycle.reauthGraceSeconds,
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
-            lockTriggers: activeLockTriggers, auditProblem: auditLog.problem)
+            lockTriggers: activeLockTriggers, auditProblem: auditLog.problem,
+            testMode: configuration.testMode ? true : nil)
     }
 }

@@ -29,6 +29,10 @@ public struct AgentConfiguration: Sendable {
     /// Whether the built-in default trusts unbound apps (`apps.unknown: trusted`), for code that
     /// embeds the agent and its tests; cordond never sets it (an admin file says so instead).
     public var trustUnboundApps = false
+    /// Test mode: cordond took admin inputs (policy and trust directories, lifecycle values, the
+    /// fast KDF) from flags or environment. Logged at start, shown in `status` and `doctor`, and
+    /// marked on every audit record (docs/THREAT-MODEL.md, "Admin policy").
+    public var testMode = false
     /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
     /// trusted only when root's (see `PromptPinentry`).
     public var adminSettingsPath: String

@@ -43,6 +43,11 @@ extension CordonDatabase {
                 table.column("rules", .text).notNull()
             }
         }
+        migrator.registerMigration("v3-audit-test-mode") { db in
+            try db.alter(table: "audit") { table in
+                table.add(column: "testMode", .boolean).notNull().defaults(to: false)
+            }
+        }
     }
 
     /// Appends records and returns them with their ids. Rules are stored newline-separated.
@@ -52,12 +57,12 @@ extension CordonDatabase {
             try records.map { record in
                 try db.execute(
                     sql: """
-                        INSERT INTO audit (time, category, appId, action, outcome, reason, rules)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO audit (time, category, appId, action, outcome, reason, rules, testMode)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         record.time, record.category.rawValue, record.appId, record.action, record.outcome,
-                        record.reason, record.rules.joined(separator: "\n"),
+                        record.reason, record.rules.joined(separator: "\n"), record.testMode ?? false,
                     ])
                 var stored = record
                 stored.id = Int(db.lastInsertedRowID)
@@ -117,9 +122,10 @@ extension CordonDatabase {
     /// A stored row as an entry (rules are stored newline-separated).
     static func auditEntry(_ row: Row) -> AuditEntry {
         let rules: String = row["rules"]
+        let testMode: Bool = row["testMode"] ?? false
         return AuditEntry(
             id: row["id"], time: row["time"], category: AuditCategory(rawValue: row["category"]), appId: row["appId"],
             action: row["action"], outcome: row["outcome"], reason: row["reason"],
-            rules: rules.isEmpty ? [] : rules.split(separator: "\n").map(String.init))
+            rules: rules.isEmpty ? [] : rules.split(separator: "\n").map(String.init), testMode: testMode ? true : nil)
     }
 }

@@ -12,6 +12,7 @@ final class BenchAgent {
     init(directory: String) throws {
         // DaemonLauncher's child inherits this: the same as `--insecure-fast-kdf`.
         setenv("CORDON_INSECURE_FAST_KDF", "1", 1)
+        setenv("CORDON_TEST_MODE", "1", 1)
         let started = try DaemonLauncher.start(in: directory)
         process = started.process
         socket = started.socket

@@ -94,6 +94,18 @@ struct DoctorCheck: Equatable {
         return DoctorCheck(outcome: .ok, text: "libsystemd.so.0 is present")
     }
 
+    /// Warns when the agent runs in test mode (docs/THREAT-MODEL.md, "Admin policy").
+    static func testMode(_ status: AgentStatus) -> DoctorCheck {
+        guard status.testMode == true else {
+            return DoctorCheck(outcome: .ok, text: "admin inputs come from root's configuration only")
+        }
+        return DoctorCheck(
+            outcome: .warn,
+            text: "cordond runs in TEST MODE: admin inputs (policy and trust directories, lifecycle values) come from "
+                + "flags and environment the user controls",
+            hint: "for tests only; restart cordond without --test-mode and CORDON_TEST_MODE")
+    }
+
     /// Warns when the agent uses the insecure test KDF.
     static func kdf(_ status: AgentStatus) -> DoctorCheck {
         guard status.insecureKDF else {

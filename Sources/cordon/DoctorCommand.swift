@@ -25,6 +25,7 @@ struct DoctorCommand: AsyncParsableCommand {
         checks.append(DoctorCheck.agent(answer))
         checks.append(DoctorCheck.libsystemd())
         if case .success(let status) = answer {
+            checks.append(DoctorCheck.testMode(status))
             checks.append(DoctorCheck.kdf(status))
             if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
             checks.append(DoctorCheck.audit(status))

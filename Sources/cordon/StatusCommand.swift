@@ -45,6 +45,11 @@ struct StatusCommand: AsyncParsableCommand {
         rows += lockTriggerRows(status)
         rows.append(["audit log:", auditDescription(status.auditProblem)])
         var lines = Format.table(rows)
+        if status.testMode == true {
+            lines.append(
+                "WARNING: cordond runs in TEST MODE: its admin inputs come from flags and environment, not an "
+                    + "administered policy")
+        }
         if status.insecureKDF {
             lines.append(
                 "WARNING: cordond runs with the INSECURE fast KDF (tests only): passcodes are trivial to brute-force")

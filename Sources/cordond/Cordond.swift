@@ -33,10 +33,15 @@ struct Cordond: AsyncParsableCommand {
     var maxAttempts: Int?
     @Option(help: "Milliseconds an app has to acknowledge a revocation (default: the built-in policy's).")
     var ackDeadlineMs: Int?
-    @Option(help: "Failed attempts allowed before the back-off delay starts.")
-    var backoffFreeAttempts: Int = 3
-    @Option(help: "First back-off delay in seconds (doubles per failure, capped at 300).")
-    var backoffBaseSeconds: Double = 1
+    @Option(help: "Failed attempts allowed before the back-off delay starts (default: 3; test mode only).")
+    var backoffFreeAttempts: Int?
+    @Option(help: "First back-off delay in seconds, doubling per failure up to 300 (default: 1; test mode only).")
+    var backoffBaseSeconds: Double?
+    @Flag(
+        help:
+            "Test mode: accept admin inputs (the value flags, and admin paths not owned by root) from flags and environment; logged, and shown in status, doctor and every audit record. Also CORDON_TEST_MODE=1."
+    )
+    var testMode = false
     @Option(help: "Admin policy directory (default: /etc/cordon/policy.d; also CORDON_ADMIN_POLICY_DIR).")
     var adminPolicyDir: String?
     @Option(help: "Trusted policy signing keys (default: /etc/cordon/trust; also CORDON_TRUST_DIR).")
@@ -45,8 +50,11 @@ struct Cordond: AsyncParsableCommand {
     var auditAllows = false
     @Option(help: "What max attempts does by default: wipe or lockout (default: the built-in policy's).")
     var onMaxAttempts: String?
-    @Option(help: "Milliseconds one passcode derivation should take when scrypt is tuned on init.")
-    var kdfTargetMs: Int = 250
+    @Option(
+        help:
+            "Milliseconds one passcode derivation should take when scrypt is tuned on init (default: 250; test mode only)."
+    )
+    var kdfTargetMs: Int?
     @Flag(help: "Discard the key on every lock (every lock becomes a revocation).")
     var discardKeyOnLock = false
     @Flag(help: "INSECURE, tests only: near-free passcode KDF. Also CORDON_INSECURE_FAST_KDF=1.")
@@ -73,6 +81,39 @@ struct Cordond: AsyncParsableCommand {
     var logLevel: String = "info"
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
     var logTarget: String = "auto"
+
+    /// The admin inputs this invocation names (docs/THREAT-MODEL.md, "Admin policy").
+    func adminInputs(_ environment: [String: String]) -> AdminInputs {
+        var values: [String] = []
+        for (given, name) in [
+            (idleTimeout != nil, "--idle-timeout"), (reauthGrace != nil, "--reauth-grace"),
+            (maxAttempts != nil, "--max-attempts"), (ackDeadlineMs != nil, "--ack-deadline-ms"),
+            (onMaxAttempts != nil, "--on-max-attempts"), (discardKeyOnLock, "--discard-key-on-lock"),
+            (backoffFreeAttempts != nil, "--backoff-free-attempts"),
+            (backoffBaseSeconds != nil, "--backoff-base-seconds"), (kdfTargetMs != nil, "--kdf-target-ms"),
+            (insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1", "--insecure-fast-kdf"),
+        ] where given {
+            values.append(name)
+        }
+        var paths: [AdminInputs.PathInput] = []
+        for (flag, variable, name) in [
+            (adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir"),
+            (trustDir, "CORDON_TRUST_DIR", "--trust-dir"),
+        ] {
+            if let path = flag ?? environment[variable].flatMap({ $0.isEmpty ? nil : $0 }) {
+                paths.append(AdminInputs.PathInput(name: flag != nil ? name : variable, path: path))
+            }
+        }
+        if let path = adminSettings ?? environment["CORDON_ADMIN_SETTINGS"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            let name = adminSettings != nil ? "--admin-settings" : "CORDON_ADMIN_SETTINGS"
+            paths.append(AdminInputs.PathInput(name: name, path: path, kind: .file))
+        }
+        if let path = promptProgram ?? environment["CORDON_PROMPT_PROGRAM"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            let name = promptProgram != nil ? "--prompt-program" : "CORDON_PROMPT_PROGRAM"
+            paths.append(AdminInputs.PathInput(name: name, path: path, kind: .program))
+        }
+        return AdminInputs(values: values, paths: paths)
+    }
 
     func validate() throws {
         if let onMaxAttempts, !["wipe", "lockout"].contains(onMaxAttempts) {
@@ -112,6 +153,20 @@ struct Cordond: AsyncParsableCommand {
         let uid = getuid()
         let paths = CordonPaths.resolve(
             environment: environment, uid: uid, runtime: runtimeDir, data: dataDir, config: configDir)
+        let inTestMode = testMode || environment["CORDON_TEST_MODE"] == "1"
+        if let problem = adminInputs(environment).problem(), !inTestMode {
+            logger.critical("refusing to start: \(problem)")
+            FileHandle.standardError.write(
+                Data(
+                    ("cordond: refusing to start: \(problem)\n"
+                        + "  hint: put these settings in an admin policy, or pass --test-mode where nothing is at stake\n")
+                        .utf8))
+            throw ExitCode(2)
+        }
+        if inTestMode {
+            logger.warning(
+                "TEST MODE: admin inputs come from flags and environment; status, doctor and every audit record say so")
+        }
         // Each flag left out keeps the built-in policy's value (declared once, in PolicyKeys).
         var lifecycle = LifecycleConfiguration.builtin
         if let idleTimeout { lifecycle.idleTimeoutSeconds = idleTimeout }
@@ -120,7 +175,7 @@ struct Cordond: AsyncParsableCommand {
         if let ackDeadlineMs { lifecycle.ackDeadlineMs = ackDeadlineMs }
         if let onMaxAttempts { lifecycle.onMaxAttempts = onMaxAttempts == "lockout" ? .lockout : .wipe }
         if discardKeyOnLock { lifecycle.discardKeyOnLock = true }
-        lifecycle.backoff = Backoff(freeAttempts: backoffFreeAttempts, baseSeconds: backoffBaseSeconds)
+        lifecycle.backoff = Backoff(freeAttempts: backoffFreeAttempts ?? 3, baseSeconds: backoffBaseSeconds ?? 1)
         func pick(_ flag: String?, _ variable: String, _ fallback: String) -> String {
             if let flag, !flag.isEmpty { return flag }
             if let value = environment[variable], !value.isEmpty { return value }
@@ -133,10 +188,10 @@ struct Cordond: AsyncParsableCommand {
         var limits = ConnectionLimits.standard
         limits.maxConnectionsPerProcess = maxConnectionsPerProcess
         limits.idleConnectionTimeout = .milliseconds(Int64(connectionIdleTimeout * 1000))
-        let configuration = AgentConfiguration(
+        var configuration = AgentConfiguration(
             paths: paths, lifecycle: lifecycle, limits: limits,
             insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1",
-            kdfTargetSeconds: Double(kdfTargetMs) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
+            kdfTargetSeconds: Double(kdfTargetMs ?? 250) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
             auditAllows: auditAllows,
             lockTriggers: LockTriggerAddresses(
                 system: pick(systemBusAddress, "CORDON_SYSTEM_BUS_ADDRESS", ""),
@@ -145,6 +200,7 @@ struct Cordond: AsyncParsableCommand {
             promptProgram: pick(promptProgram, "CORDON_PROMPT_PROGRAM", AgentConfiguration.cordonNextToThisExecutable),
             adminSettingsPath: pick(
                 adminSettings, "CORDON_ADMIN_SETTINGS", AgentConfiguration.defaultAdminSettingsPath))
+        configuration.testMode = inTestMode
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

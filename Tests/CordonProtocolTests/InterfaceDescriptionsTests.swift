@@ -115,7 +115,7 @@ struct InterfaceDescriptionsTests {
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
             reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false,
-            lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"))
+            lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"), testMode: true)
         #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
         let problem = AuditProblem(since: 1, unstored: 2, error: "e")
         #expect(Set(try #require(agent.typeFields("AuditProblem"))) == (try jsonKeys(problem)))

@@ -43,6 +43,7 @@ final class DaemonProcess: @unchecked Sendable {
                 "--runtime-dir", self.root.appending("run"), "--data-dir", self.root.appending("data"),
                 "--config-dir", self.root.appending("config"), "--admin-policy-dir", self.root.appending("admin"),
                 "--trust-dir", self.root.appending("trust"), "--idle-timeout", "0", "--log-level", "trace",
+                "--test-mode",
             ] + (fastKDF ? ["--insecure-fast-kdf"] : []) + arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTIFY_SOCKET")

@@ -1,0 +1,81 @@
+import CordonKit
+import CordonProtocol
+import Foundation
+import Testing
+
+/// docs/THREAT-MODEL.md, "Admin policy": the user controls cordond's flags and environment (its
+/// unit file is theirs), so outside test mode cordond refuses the flags that set what an
+/// administrator decides, and admin paths another user could write. Test mode says so everywhere.
+@Suite struct AttackAdminInputTests {
+    /// Runs cordond with `arguments` on a fresh directory and returns how it exited and what it said.
+    func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        return try await runCommand(
+            Binaries.cordond,
+            [
+                "--runtime-dir", root.appending("run"), "--data-dir", root.appending("data"), "--config-dir",
+                root.appending("config"), "--log-target", "stderr",
+            ] + arguments, environment: environment)
+    }
+
+    @Test(arguments: [
+        ["--max-attempts", "100"], ["--idle-timeout", "0"], ["--reauth-grace", "86400"],
+        ["--on-max-attempts", "lockout"], ["--backoff-base-seconds", "0"], ["--insecure-fast-kdf"],
+        ["--kdf-target-ms", "1"],
+    ])
+    func valueFlagsAreRefusedOutsideTestMode(arguments: [String]) async throws {
+        let result = try await start(arguments)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("refusing to start: \(arguments[0]) set what an administrator decides"))
+        #expect(result.stderr.contains("hint:"))
+    }
+
+    @Test func anAdminDirectoryAnotherUserCanWriteIsRefused() async throws {
+        let planted = try TemporaryDirectory()
+        defer { planted.remove() }
+        let admin = planted.appending("admin")
+        try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.ownerAccountID: 65534], ofItemAtPath: admin)
+        for (flag, variable) in [
+            ("--admin-policy-dir", "CORDON_ADMIN_POLICY_DIR"), ("--trust-dir", "CORDON_TRUST_DIR"),
+        ] {
+            let byFlag = try await start([flag, admin])
+            #expect(byFlag.status == 2)
+            #expect(byFlag.stderr.contains("\(flag) names \(admin), which is not owned by root (uid 65534)"))
+            let byEnvironment = try await start([], environment: [variable: admin])
+            #expect(byEnvironment.status == 2)
+            #expect(byEnvironment.stderr.contains("\(variable) names \(admin)"))
+        }
+        // A prompt program of the user's own is no better.
+        let program = planted.appending("prompt")
+        try "#!/bin/sh\n".write(toFile: program, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: program)
+        let prompt = try await start(["--prompt-program", program])
+        #expect(prompt.status == 2)
+        #expect(prompt.stderr.contains("--prompt-program names \(program), which is writable by group or others"))
+    }
+
+    @Test func testModeIsShownInStatusDoctorAndEveryAuditRecord() async throws {
+        let daemon = try await DaemonProcess.started()
+        defer { daemon.cleanUp() }
+        #expect(daemon.log.contains("TEST MODE"))
+        let client = try await daemon.client()
+        #expect(try await client.status().testMode == true)
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        // A rejected file is audited.
+        try FileManager.default.createDirectory(atPath: daemon.userPolicyDirectory, withIntermediateDirectories: true)
+        try "{}".write(toFile: daemon.userPolicyDirectory + "/bad.json", atomically: true, encoding: .utf8)
+        _ = try await client.reloadPolicy()
+        let records = try await client.audit()
+        #expect(!records.isEmpty)
+        #expect(records.allSatisfy { $0.testMode == true })
+        let status = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "status"])
+        #expect(status.stdout.contains("TEST MODE"))
+        let doctor = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "doctor"])
+        #expect(doctor.stdout.contains("warn") && doctor.stdout.contains("TEST MODE"), "\(doctor.stdout)")
+        await client.close()
+        try await daemon.stop()
+    }
+}
