@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "CordonKit",
             dependencies: [
-                "CordonProtocol", "CordonTransport",
+                "CordonProtocol", "CordonTransport", "CCordonLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import CCordonLinux
 import CordonProtocol
 import Crypto
 import Foundation
@@ -64,6 +65,9 @@ public final class CordonApp: Sendable {
             await control.close()
             throw error
         }
+        // Registered and checked: from now on no process of this user may attach to the app (a
+        // debugger, a memory reader) or get a core dump of its key (docs/THREAT-MODEL.md).
+        if process == nil { _ = cordon_set_nondumpable() }
         let source = subscription.events
         let events = AsyncStream<CordonEvent> { continuation in
             let task = Task {

@@ -1,5 +1,6 @@
 import CordonKit
 import CordonProtocol
+import CordonSystem
 import Foundation
 import Testing
 
@@ -140,6 +141,18 @@ import Testing
             environment: [variable: daemon.root.appending("no-such-library.so")])
         #expect(answer["register"] as? String == "io.cordon.App.Refused")
         #expect((answer["reason"] as? String)?.contains("\(variable) is set") == true, "\(answer)")
+        try await daemon.stop()
+    }
+
+    @Test func aRegisteredSDKAppIsNotDumpable() async throws {
+        let daemon = try await Self.daemon(
+            policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#)
+        defer { daemon.cleanUp() }
+        let app = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
+        // No process of this user can attach to it or dump it from here on; its key still comes.
+        #expect(!ProcessHardening.isDumpable)
+        _ = try await app.key()
+        await app.close()
         try await daemon.stop()
     }
 
