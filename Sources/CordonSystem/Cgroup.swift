@@ -75,6 +75,17 @@ public struct Cgroup: Sendable, Hashable, CustomStringConvertible {
         guard rmdir(directory) == 0 else { throw SystemError(operation: "rmdir(\(directory))", errno: errno) }
     }
 
+    /// Kills every process left in the cgroup and below, waits (at most `timeout`) until it is
+    /// empty, then removes it and every cgroup below it; best effort.
+    public func killAndRemoveTree(timeout: Duration = .seconds(10)) {
+        if events()?.populated == true {
+            try? kill()
+            _ = waitForEvents(timeout: timeout) { !$0.populated }
+        }
+        for child in descendants().reversed() { try? child.remove() }
+        try? remove()
+    }
+
     /// Whether the cgroup's directory exists.
     public var exists: Bool { access(directory, F_OK) == 0 }
 

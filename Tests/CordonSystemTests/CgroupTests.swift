@@ -116,12 +116,5 @@ struct TestCgroupParent {
         try cgroup.create()
     }
 
-    func remove() {
-        if cgroup.events()?.populated == true {
-            try? cgroup.kill()
-            _ = cgroup.waitForEvents(timeout: .seconds(10)) { !$0.populated }
-        }
-        for child in cgroup.descendants().reversed() { try? child.remove() }
-        try? cgroup.remove()
-    }
+    func remove() { cgroup.killAndRemoveTree() }
 }

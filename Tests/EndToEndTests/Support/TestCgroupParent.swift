@@ -25,14 +25,7 @@ struct TestCgroupParent {
     func appCgroup(_ appId: String, supervisor: Int32) -> Cgroup { cgroup.child("cordon-\(appId)-\(supervisor)") }
 
     /// Kills everything left in it and removes it (synchronous, for `defer`).
-    func remove() {
-        if cgroup.events()?.populated == true {
-            try? cgroup.kill()
-            _ = cgroup.waitForEvents(timeout: .seconds(10)) { !$0.populated }
-        }
-        for child in cgroup.descendants().reversed() { try? child.remove() }
-        try? cgroup.remove()
-    }
+    func remove() { cgroup.killAndRemoveTree() }
 }
 
 /// The size of the file at `path` (0 when it does not exist yet).
