@@ -21,6 +21,9 @@ final class PolicyHostComponent: AgentComponent {
     private var policyAppliedAt: Double = 0
     private var policyWatcher: DirectoryWatcher?
     private var reloadScheduled = false
+    /// A reload at the earliest signature expiry of the files in force, so an expired file
+    /// leaves the policy without waiting for a change.
+    private var expiryReload: Scheduled<Void>?
 
     init(host: any ComponentHost) {
         self.host = host
@@ -60,12 +63,14 @@ final class PolicyHostComponent: AgentComponent {
     func shutdown() {
         policyWatcher?.stop()
         policyWatcher = nil
+        expiryReload?.cancel()
+        expiryReload = nil
     }
 
     /// Reads the policy directories now (at start, before serving).
     func loadInitial() {
         if let directories = configuration.policyDirectories {
-            apply(PolicyLoader.load(directories), initial: true)
+            apply(PolicyLoader.load(directories, now: clock(), database: host.database), initial: true)
         } else {
             apply(PolicySnapshot(files: [], trustedKeys: 0, trustProblems: []), initial: true)
         }
@@ -78,7 +83,8 @@ final class PolicyHostComponent: AgentComponent {
     func apply(_ snapshot: PolicySnapshot, initial: Bool = false) -> EventLoopFuture<Void> {
         let now = clock()
         let present = Set(snapshot.files.map(\.source.path))
-        lastGoodPolicies = lastGoodPolicies.filter { present.contains($0.key) }
+        // An expired signature is no last good version: it leaves the policy.
+        lastGoodPolicies = lastGoodPolicies.filter { present.contains($0.key) && ($0.value.expires ?? .infinity) > now }
         var audit: [AuditEntry] = []
         for file in snapshot.files {
             if file.accepted {
@@ -103,6 +109,7 @@ final class PolicyHostComponent: AgentComponent {
             EffectivePolicy.merge(documents, fallback: (configuration.defaultPolicy, BuiltinPolicy.source)))
         let changed = next.versionHash != policy.versionHash
         evaluator = next
+        scheduleExpiryReload(now: now)
         if changed || initial {
             policyAppliedAt = now
             host.policyApplied()
@@ -145,10 +152,26 @@ final class PolicyHostComponent: AgentComponent {
         }
     }
 
+    /// Schedules a reload for when the first signature of a file in force expires.
+    private func scheduleExpiryReload(now: Double) {
+        expiryReload?.cancel()
+        expiryReload = nil
+        guard let first = lastGoodPolicies.values.compactMap(\.expires).min(), !host.isShuttingDown else { return }
+        let delay = TimeAmount.milliseconds(Int64(min(max(0, first - now), 400 * 86400) * 1000) + 1)
+        expiryReload = loop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            expiryReload = nil
+            _ = reload()
+        }
+    }
+
     /// Reads the directories off the loop, then applies on it.
     func reload() -> EventLoopFuture<Void> {
         guard let directories = configuration.policyDirectories else { return loop.makeSucceededVoidFuture() }
-        return host.storePool.runIfActive(eventLoop: loop) { PolicyLoader.load(directories) }.assumeIsolated().flatMap {
+        let now = clock()
+        let database = host.database
+        return host.storePool.runIfActive(eventLoop: loop) {
+            PolicyLoader.load(directories, now: now, database: database)
+        }.assumeIsolated().flatMap {
             [self] snapshot in apply(snapshot)
         }.nonisolated()
     }

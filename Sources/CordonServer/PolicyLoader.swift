@@ -1,4 +1,5 @@
 import CordonPolicy
+import CordonStore
 import CordonSystem
 import CordonTrust
 import Foundation
@@ -26,6 +27,8 @@ struct LoadedPolicyFile: Sendable {
     let document: PolicyDocument?
     let problems: [String]
     let signedBy: String?
+    /// When its signature expires (seconds since 1970); `nil` when unsigned.
+    var expires: Double? = nil
 
     var accepted: Bool { document != nil }
 }
@@ -43,20 +46,26 @@ struct PolicySnapshot: Sendable {
 /// `BoundedFile` reads: regular files only (a FIFO, a device or a symbolic link to one is
 /// rejected without being read), at most `maxFileBytes`, checked with `fstat` before a byte is
 /// read. Each rejection names its file in the status.
+///
+/// Where the trust directory holds keys, an admin file needs a v2 signature (`PolicySignature`)
+/// for its own name, not expired at the agent's `now`, with a serial no lower than the highest
+/// one accepted for that name (kept in the database, so a rollback is refused across restarts).
 enum PolicyLoader {
     /// The largest policy file read; larger files are rejected.
     static let maxFileBytes = 1 << 20
-    /// The largest signature file read (an Ed25519 signature in base64 is under 100 bytes).
+    /// The largest signature file read (a v2 signature is under 300 bytes).
     static let maxSignatureBytes = 4096
 
-    static func load(_ directories: PolicyDirectories) -> PolicySnapshot {
+    /// Reads every policy file at time `now`; `database` holds the highest accepted serials.
+    static func load(_ directories: PolicyDirectories, now: Double, database: CordonDatabase?) -> PolicySnapshot {
         let trust = TrustStore.load(directory: directories.trust)
         var files: [LoadedPolicyFile] = []
+        var ledger = SerialLedger(database: database, now: now)
         for path in jsonFiles(in: directories.admin) {
-            files.append(read(path, origin: .admin, trust: trust))
+            files.append(read(path, origin: .admin, trust: trust, ledger: &ledger))
         }
         for path in jsonFiles(in: directories.user) {
-            files.append(read(path, origin: .user, trust: nil))
+            files.append(read(path, origin: .user, trust: nil, ledger: &ledger))
         }
         return PolicySnapshot(files: files, trustedKeys: trust.keys.count, trustProblems: trust.problems)
     }
@@ -67,7 +76,9 @@ enum PolicyLoader {
         return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { directory + "/" + $0 }
     }
 
-    static func read(_ path: String, origin: PolicySource.Origin, trust: TrustStore?) -> LoadedPolicyFile {
+    static func read(
+        _ path: String, origin: PolicySource.Origin, trust: TrustStore?, ledger: inout SerialLedger
+    ) -> LoadedPolicyFile {
         let source = PolicySource(path: path, origin: origin)
         func rejected(_ problems: [String]) -> LoadedPolicyFile {
             LoadedPolicyFile(source: source, document: nil, problems: problems, signedBy: nil)
@@ -78,21 +89,61 @@ enum PolicyLoader {
         } catch {
             return rejected([error.description])
         }
-        var signedBy: String?
+        var signature: PolicySignature?
         if let trust, trust.requiresSignatures {
-            let signature = try? BoundedFile.read(path + ".sig", limit: maxSignatureBytes)
+            let text = try? BoundedFile.read(path + ".sig", limit: maxSignatureBytes)
             do {
-                signedBy = try trust.verify(
-                    Data(data), signature: signature.map { String(decoding: $0, as: UTF8.self) })
+                let verified = try trust.verify(
+                    Data(data), name: (path as NSString).lastPathComponent, now: ledger.now,
+                    signature: text.map { String(decoding: $0, as: UTF8.self) })
+                try ledger.check(verified)
+                signature = verified
             } catch {
                 return rejected(["\(path): signature: \(error)"])
             }
         }
         switch PolicyParser.parse(data, source: source) {
         case .success(let document):
-            return LoadedPolicyFile(source: source, document: document, problems: [], signedBy: signedBy)
+            if let signature {
+                do {
+                    try ledger.accept(signature)
+                } catch {
+                    return rejected(["\(path): signature: cannot record serial \(signature.serial): \(error)"])
+                }
+            }
+            return LoadedPolicyFile(
+                source: source, document: document, problems: [], signedBy: signature?.keyId,
+                expires: signature?.expires)
         case .failure(let failure):
             return rejected(failure.diagnostics.map(\.description))
         }
+    }
+}
+
+/// The highest accepted serial of each signed file name, read once per load and written as
+/// files are accepted. Without a database (tests of the loader alone) it remembers nothing.
+struct SerialLedger {
+    let database: CordonDatabase?
+    let now: Double
+    private var highest: [String: Int]?
+
+    init(database: CordonDatabase?, now: Double) {
+        self.database = database
+        self.now = now
+    }
+
+    /// Refuses a serial lower than the highest accepted for the signature's name.
+    mutating func check(_ signature: PolicySignature) throws {
+        if highest == nil { highest = try database?.policySerials() ?? [:] }
+        if let stored = highest?[signature.name], signature.serial < stored {
+            throw PolicySignatureError.rollback(serial: signature.serial, highest: stored)
+        }
+    }
+
+    /// Records an accepted signature's serial.
+    mutating func accept(_ signature: PolicySignature) throws {
+        guard (highest?[signature.name] ?? -1) < signature.serial else { return }
+        try database?.recordPolicySerial(name: signature.name, serial: signature.serial, now: now)
+        highest?[signature.name] = signature.serial
     }
 }

@@ -4,16 +4,20 @@ import Foundation
 /// Ed25519 signing of admin policy files: detached signatures in `FILE.sig`, trusted public
 /// keys in `/etc/cordon/trust/*.pub`.
 ///
-/// Formats (one line each, text):
+/// Formats (text; the key files are one line each):
 /// - private key: `cordon-policy-private-key-v1 <base64 32-byte seed>`
 /// - public key: `cordon-policy-public-key-v1 <base64 32 bytes>`
-/// - signature: `cordon-policy-signature-v1 <key id> <base64 64 bytes>`, over the file's exact bytes.
+/// - signature (v2, `PolicySignature`): the file name, serial and expiry it is valid for, the key id
+///   and the signature over a header naming them followed by the file's exact bytes. The v1
+///   signature (`cordon-policy-signature-v1 <key id> <base64>`, over the bytes alone) is no longer
+///   accepted: it could be renamed, rolled back and never expired.
 ///
 /// The key id is the first 8 bytes of SHA-256 of the public key, in hex.
 public enum PolicySigning {
     static let privateTag = "cordon-policy-private-key-v1"
     static let publicTag = "cordon-policy-public-key-v1"
-    static let signatureTag = "cordon-policy-signature-v1"
+    /// The default validity of a signature: one year (365 days).
+    public static let defaultValiditySeconds: Double = 365 * 86400
 
     /// A new key pair as (private key file text, public key file text, key id).
     public static func generateKeyPair() -> (privateKey: String, publicKey: String, keyId: String) {
@@ -25,14 +29,24 @@ public enum PolicySigning {
         )
     }
 
-    /// Signs `document` with the private key file text; returns the `.sig` file text.
-    public static func sign(_ document: Data, privateKey text: String) throws(PolicySignatureError) -> String {
+    /// Signs `document` for the file `name` with `serial` and expiry `expires` (seconds since
+    /// 1970, rounded down to whole seconds) with the private key file text; returns the
+    /// signature (its `text` is the `.sig` file).
+    public static func sign(
+        _ document: Data, name: String, serial: Int, expires: Double, privateKey text: String
+    ) throws(PolicySignatureError) -> PolicySignature {
         let raw = try field(text, tag: privateTag, what: "private key")
         guard let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else {
             throw .malformed("the private key is not a 32-byte Ed25519 seed")
         }
-        guard let signature = try? key.signature(for: document) else { throw .malformed("signing failed") }
-        return "\(signatureTag) \(keyId(of: key.publicKey.rawRepresentation)) \(signature.base64EncodedString())\n"
+        guard PolicySignature.isValidName(name) else { throw .malformed("\"\(name)\" is not a file name") }
+        guard serial >= 0 else { throw .malformed("the serial \(serial) is negative") }
+        let expires = expires.rounded(.down)
+        let message = PolicySignature.message(name: name, serial: serial, expires: expires, document: document)
+        guard let signature = try? key.signature(for: message) else { throw .malformed("signing failed") }
+        return PolicySignature(
+            name: name, serial: serial, expires: expires, keyId: keyId(of: key.publicKey.rawRepresentation),
+            signature: signature)
     }
 
     /// The key id of a public key file's text.
@@ -50,77 +64,5 @@ public enum PolicySigning {
             throw .malformed("expected a \(what) line \"\(tag) <base64>\"")
         }
         return data
-    }
-}
-
-/// Public keys trusted to sign admin policy files.
-public struct TrustStore: Sendable {
-    /// Key id → Ed25519 public key.
-    public private(set) var keys: [String: Curve25519.Signing.PublicKey] = [:]
-    /// Key files that could not be read, with the reason.
-    public private(set) var problems: [String] = []
-
-    /// Whether any key is trusted: then every admin file must be signed.
-    public var requiresSignatures: Bool { !keys.isEmpty }
-
-    public init() {}
-
-    /// Adds the public key in `text` (from `path`, for messages).
-    public mutating func add(publicKey text: String, path: String) {
-        do {
-            let raw = try PolicySigning.field(text, tag: PolicySigning.publicTag, what: "public key")
-            let key = try Curve25519.Signing.PublicKey(rawRepresentation: raw)
-            keys[PolicySigning.keyId(of: raw)] = key
-        } catch {
-            problems.append("\(path): not a Cordon public key (\(error))")
-        }
-    }
-
-    /// Loads every `*.pub` in `directory` (a missing directory trusts nothing).
-    public static func load(directory: String) -> TrustStore {
-        var store = TrustStore()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names.sorted() where name.hasSuffix(".pub") {
-            let path = directory + "/" + name
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                store.problems.append("\(path): unreadable")
-                continue
-            }
-            store.add(publicKey: text, path: path)
-        }
-        return store
-    }
-
-    /// Verifies `signature` (the `.sig` file text) over `document`; returns the signing key id.
-    public func verify(_ document: Data, signature text: String?) throws(PolicySignatureError) -> String {
-        guard let text else { throw .missing }
-        let parts = text.split(whereSeparator: \.isWhitespace)
-        guard parts.count == 3, parts[0] == PolicySigning.signatureTag,
-            let signature = Data(base64Encoded: String(parts[2]))
-        else { throw .malformed("expected \"\(PolicySigning.signatureTag) <key id> <base64>\"") }
-        let keyId = String(parts[1])
-        guard let key = keys[keyId] else { throw .untrustedKey(keyId) }
-        guard key.isValidSignature(signature, for: document) else { throw .invalid(keyId) }
-        return keyId
-    }
-}
-
-/// Why a policy signature was not accepted.
-public enum PolicySignatureError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Keys are trusted but the file has no `.sig`.
-    case missing
-    case malformed(String)
-    /// Signed by a key that is not in the trust directory.
-    case untrustedKey(String)
-    /// The signature does not match the file (tampered, or signed by another key with that id).
-    case invalid(String)
-
-    public var description: String {
-        switch self {
-        case .missing: return "no signature (FILE.sig) although /etc/cordon/trust holds keys"
-        case .malformed(let detail): return "malformed: \(detail)"
-        case .untrustedKey(let id): return "signed by key \(id), which is not trusted"
-        case .invalid(let id): return "the signature by key \(id) does not match the file (tampered?)"
-        }
     }
 }

@@ -97,7 +97,9 @@ struct PolicyPushCommand: AsyncParsableCommand {
         let trust = TrustStore.load(directory: trustDirectory)
         guard trust.requiresSignatures else { return }
         do {
-            _ = try trust.verify(Data(bytes), signature: signature.map { String(decoding: $0, as: UTF8.self) })
+            _ = try trust.verify(
+                Data(bytes), name: (file as NSString).lastPathComponent, now: Date().timeIntervalSince1970,
+                signature: signature.map { String(decoding: $0, as: UTF8.self) })
         } catch {
             let problem = error == .missing ? "there is no \(file).sig" : "\(error)"
             throw CLIError(

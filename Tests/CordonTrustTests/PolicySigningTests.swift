@@ -6,6 +6,20 @@ import Testing
 struct PolicySigningTests {
     let document = Data(#"{"version": 1, "apps": {"org.example.notes": {"pasteboard": "deny"}}}"#.utf8)
 
+    let name = "10-base.json"
+    /// The tests' clock: 2026-01-01T00:00:00Z.
+    let now: Double = 1_767_225_600
+
+    /// The `.sig` text of `document` signed as `name` with serial 7, valid for a day.
+    func sign(_ document: Data, _ privateKey: String) throws -> String {
+        try PolicySigning.sign(document, name: name, serial: 7, expires: now + 86400, privateKey: privateKey).text
+    }
+
+    /// Verifies as installed under `name` at `now`; returns the key id.
+    func verify(_ store: TrustStore, _ document: Data, _ signature: String?) throws -> String {
+        try store.verify(document, name: name, now: now, signature: signature).keyId
+    }
+
     /// A trust store holding exactly the given public key file texts.
     func store(trusting publicKeys: String...) -> TrustStore {
         var store = TrustStore()
@@ -76,17 +90,82 @@ struct PolicySigningTests {
 
     @Test func signatureRoundTrips() throws {
         let pair = PolicySigning.generateKeyPair()
-        let signature = try PolicySigning.sign(document, privateKey: pair.privateKey)
-        let signatureFields = fields(signature)
-        try #require(signatureFields.count == 3)
-        #expect(signatureFields[0] == "cordon-policy-signature-v1")
-        #expect(signatureFields[1] == pair.keyId)
-        #expect(Data(base64Encoded: signatureFields[2])?.count == 64)
+        let signature = try sign(document, pair.privateKey)
+        let lines = signature.split(separator: "\n").map(String.init)
+        try #require(lines.count == 6)
+        #expect(lines[0] == "cordon-policy-signature-v2")
+        #expect(lines[1] == "name=10-base.json")
+        #expect(lines[2] == "serial=7")
+        #expect(lines[3] == "expires=2026-01-02T00:00:00Z")
+        #expect(lines[4] == "key=\(pair.keyId)")
+        #expect(Data(base64Encoded: String(lines[5].dropFirst("signature=".count)))?.count == 64)
         #expect(signature.hasSuffix("\n"))
 
         let store = store(trusting: pair.publicKey)
         #expect(store.requiresSignatures)
-        #expect(try store.verify(document, signature: signature) == pair.keyId)
+        let verified = try store.verify(document, name: name, now: now, signature: signature)
+        #expect(verified.keyId == pair.keyId)
+        #expect(verified.name == name && verified.serial == 7 && verified.expires == now + 86400)
+        #expect(try PolicySignature.parse(signature) == verified, "the text round-trips")
+    }
+
+    @Test func theSignedMessageIsTheDocumentedHeaderAndTheBytes() throws {
+        let pair = PolicySigning.generateKeyPair()
+        let signature = try PolicySigning.sign(
+            document, name: name, serial: 42, expires: 1_798_761_600, privateKey: pair.privateKey)
+        var expected = Data("cordon-policy-v2\nname=10-base.json\nserial=42\nexpires=2027-01-01T00:00:00Z\n".utf8)
+        expected.append(document)
+        #expect(signature.message(for: document) == expected)
+        let verified = try store(trusting: pair.publicKey).verify(
+            document, name: name, now: now, signature: signature.text)
+        #expect(verified == signature)
+    }
+
+    @Test func aSignatureForAnotherNameIsRefusedNamingTheSignedName() throws {
+        let pair = PolicySigning.generateKeyPair()
+        let lenient = try PolicySigning.sign(
+            document, name: "90-lenient.json", serial: 1, expires: now + 60, privateKey: pair.privateKey)
+        let store = store(trusting: pair.publicKey)
+        let error = #expect(throws: PolicySignatureError.wrongName(signed: "90-lenient.json", installed: name)) {
+            try verify(store, document, lenient.text)
+        }
+        #expect(error?.description.contains("90-lenient.json") == true)
+        // Rewriting the name in the .sig breaks the signature: the name is signed.
+        let renamed = lenient.text.replacingOccurrences(of: "name=90-lenient.json", with: "name=\(name)")
+        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try verify(store, document, renamed) }
+    }
+
+    @Test func anExpiredSignatureIsRefusedAndItsExpiryIsSigned() throws {
+        let pair = PolicySigning.generateKeyPair()
+        let signature = try PolicySigning.sign(
+            document, name: name, serial: 1, expires: now, privateKey: pair.privateKey)
+        let store = store(trusting: pair.publicKey)
+        #expect(throws: PolicySignatureError.expired("2026-01-01T00:00:00Z")) {
+            try verify(store, document, signature.text)
+        }
+        #expect(try store.verify(document, name: name, now: now - 1, signature: signature.text).serial == 1)
+        let extended = signature.text.replacingOccurrences(of: "expires=2026", with: "expires=2036")
+        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try verify(store, document, extended) }
+    }
+
+    @Test func aVersionOneSignatureIsRefused() throws {
+        let store = store(trusting: PolicySigning.generateKeyPair().publicKey)
+        let v1 = "cordon-policy-signature-v1 0123456789abcdef \(Data(repeating: 1, count: 64).base64EncodedString())\n"
+        let error = #expect(throws: PolicySignatureError.unsupportedVersion) { try verify(store, document, v1) }
+        #expect(error?.description.contains("cordon policy sign") == true)
+    }
+
+    @Test func datesAndSerialsParseStrictly() {
+        #expect(PolicySignature.parseDate("2027-01-01") == 1_798_761_600)
+        #expect(PolicySignature.parseDate("2027-01-01T00:00:00Z") == 1_798_761_600)
+        for bad in ["2027-01-01T00:00:00", "2027-13-01", "tomorrow", "", "2027-01-01T00:00:00+02:00"] {
+            #expect(PolicySignature.parseDate(bad) == nil, "\(bad)")
+        }
+        #expect(PolicySignature.parseSerial("42") == 42)
+        for bad in ["-1", "+1", "", "1e3", "99999999999999999999", "４２"] {
+            #expect(PolicySignature.parseSerial(bad) == nil, "\(bad)")
+        }
+        #expect(PolicySignature.format(1_798_761_600.9) == "2027-01-01T00:00:00Z")
     }
 
     @Test func verifiesAgainstTheRightKeyAmongSeveral() throws {
@@ -94,12 +173,8 @@ struct PolicySigningTests {
         let second = PolicySigning.generateKeyPair()
         let store = store(trusting: first.publicKey, second.publicKey)
         #expect(store.keys.count == 2)
-        #expect(
-            try store.verify(document, signature: PolicySigning.sign(document, privateKey: first.privateKey))
-                == first.keyId)
-        #expect(
-            try store.verify(document, signature: PolicySigning.sign(document, privateKey: second.privateKey))
-                == second.keyId)
+        #expect(try verify(store, document, sign(document, first.privateKey)) == first.keyId)
+        #expect(try verify(store, document, sign(document, second.privateKey)) == second.keyId)
     }
 
     @Test func signingRejectsAMalformedPrivateKey() {
@@ -107,7 +182,7 @@ struct PolicySigningTests {
         let shortSeed = "cordon-policy-private-key-v1 \(Data(repeating: 7, count: 16).base64EncodedString())\n"
         for text in [pair.publicKey, "", "cordon-policy-private-key-v1 %%%", shortSeed] {
             let error = #expect(throws: PolicySignatureError.self) {
-                _ = try PolicySigning.sign(document, privateKey: text)
+                _ = try sign(document, text)
             }
             #expect(isMalformed(error), "\(String(describing: error))")
         }
@@ -115,22 +190,24 @@ struct PolicySigningTests {
 
     @Test func missingSignatureIsReported() {
         let store = store(trusting: PolicySigning.generateKeyPair().publicKey)
-        #expect(throws: PolicySignatureError.missing) { try store.verify(document, signature: nil) }
+        #expect(throws: PolicySignatureError.missing) { try verify(store, document, nil) }
     }
 
     @Test(arguments: [
         "",
         "garbage",
-        "cordon-policy-signature-v1",
-        "cordon-policy-signature-v1 0123456789abcdef",
-        "cordon-policy-signature-v1 0123456789abcdef !!!not-base64!!!",
-        "cordon-policy-signature-v1 0123456789abcdef AAAA extra",
         "cordon-policy-signature-v2 0123456789abcdef AAAA",
+        "cordon-policy-signature-v2\nname=a.json\nserial=1\nexpires=2027-01-01T00:00:00Z\nkey=00\n",
+        "cordon-policy-signature-v2\nname=a.json\nserial=x\nexpires=2027-01-01T00:00:00Z\nkey=00\nsignature=AAAA\n",
+        "cordon-policy-signature-v2\nname=a.json\nserial=1\nexpires=never\nkey=00\nsignature=AAAA\n",
+        "cordon-policy-signature-v2\nname=../a.json\nserial=1\nexpires=2027-01-01\nkey=00\nsignature=AAAA\n",
+        "cordon-policy-signature-v2\nserial=1\nname=a.json\nexpires=2027-01-01\nkey=00\nsignature=AAAA\n",
+        "cordon-policy-signature-v2\nname=a.json\nserial=1\nexpires=2027-01-01\nkey=00\nsignature=!!!\n",
     ])
     func malformedSignatureTextIsReported(text: String) {
         let store = store(trusting: PolicySigning.generateKeyPair().publicKey)
         let error = #expect(throws: PolicySignatureError.self) {
-            _ = try store.verify(document, signature: text)
+            _ = try verify(store, document, text)
         }
         #expect(isMalformed(error), "\(String(describing: error))")
     }
@@ -138,56 +215,59 @@ struct PolicySigningTests {
     @Test func signatureByAnUntrustedKeyIsReportedWithItsId() throws {
         let trusted = PolicySigning.generateKeyPair()
         let stranger = PolicySigning.generateKeyPair()
-        let signature = try PolicySigning.sign(document, privateKey: stranger.privateKey)
+        let signature = try sign(document, stranger.privateKey)
         let store = store(trusting: trusted.publicKey)
         #expect(throws: PolicySignatureError.untrustedKey(stranger.keyId)) {
-            try store.verify(document, signature: signature)
+            try verify(store, document, signature)
         }
         #expect(throws: PolicySignatureError.untrustedKey(stranger.keyId)) {
-            try TrustStore().verify(document, signature: signature)
+            try verify(TrustStore(), document, signature)
         }
     }
 
     @Test func tamperedDocumentIsInvalid() throws {
         let pair = PolicySigning.generateKeyPair()
-        let signature = try PolicySigning.sign(document, privateKey: pair.privateKey)
+        let signature = try sign(document, pair.privateKey)
         let store = store(trusting: pair.publicKey)
         for index in [document.startIndex, document.startIndex + document.count / 2, document.endIndex - 1] {
             var tampered = document
             tampered[index] ^= 0x01
             #expect(throws: PolicySignatureError.invalid(pair.keyId)) {
-                try store.verify(tampered, signature: signature)
+                try verify(store, tampered, signature)
             }
         }
         var extended = document
         extended.append(0x0A)
-        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try store.verify(extended, signature: signature) }
+        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try verify(store, extended, signature) }
     }
 
     @Test func signatureMovedToAnotherDocumentFails() throws {
         let pair = PolicySigning.generateKeyPair()
         let other = Data(#"{"version": 1}"#.utf8)
-        let signature = try PolicySigning.sign(document, privateKey: pair.privateKey)
-        let otherSignature = try PolicySigning.sign(other, privateKey: pair.privateKey)
+        let signature = try sign(document, pair.privateKey)
+        let otherSignature = try sign(other, pair.privateKey)
         let store = store(trusting: pair.publicKey)
-        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try store.verify(other, signature: signature) }
+        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try verify(store, other, signature) }
         #expect(throws: PolicySignatureError.invalid(pair.keyId)) {
-            try store.verify(document, signature: otherSignature)
+            try verify(store, document, otherSignature)
         }
-        #expect(try store.verify(other, signature: otherSignature) == pair.keyId)
+        #expect(try verify(store, other, otherSignature) == pair.keyId)
     }
 
     @Test func signatureBytesOfTheWrongLengthAreInvalid() throws {
         let pair = PolicySigning.generateKeyPair()
         let store = store(trusting: pair.publicKey)
-        let short = "cordon-policy-signature-v1 \(pair.keyId) \(Data(repeating: 1, count: 10).base64EncodedString())"
-        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try store.verify(document, signature: short) }
+        let short = PolicySignature(
+            name: name, serial: 7, expires: now + 86400, keyId: pair.keyId, signature: Data(repeating: 1, count: 10)
+        ).text
+        #expect(throws: PolicySignatureError.invalid(pair.keyId)) { try verify(store, document, short) }
     }
 
     @Test func errorDescriptionsNameTheKey() {
         #expect(PolicySignatureError.untrustedKey("0123456789abcdef").description.contains("0123456789abcdef"))
         #expect(PolicySignatureError.invalid("fedcba9876543210").description.contains("fedcba9876543210"))
         #expect(PolicySignatureError.malformed("detail").description.contains("detail"))
+        #expect(PolicySignatureError.rollback(serial: 41, highest: 42).description.contains("serial 41"))
         #expect(!PolicySignatureError.missing.description.isEmpty)
     }
 
@@ -234,11 +314,11 @@ struct PolicySigningTests {
         }
         #expect(!store.problems.contains { $0.contains("other.pub.disabled") || $0.contains("README") })
 
-        let signature = try PolicySigning.sign(document, privateKey: good.privateKey)
-        #expect(try store.verify(document, signature: signature) == good.keyId)
-        let ignoredSignature = try PolicySigning.sign(document, privateKey: ignored.privateKey)
+        let signature = try sign(document, good.privateKey)
+        #expect(try verify(store, document, signature) == good.keyId)
+        let ignoredSignature = try sign(document, ignored.privateKey)
         #expect(throws: PolicySignatureError.untrustedKey(ignored.keyId)) {
-            try store.verify(document, signature: ignoredSignature)
+            try verify(store, document, ignoredSignature)
         }
     }
 

@@ -118,6 +118,11 @@ import Testing
         let file = daemon.adminPolicyDirectory + "/10-signed.json"
         let body = Data(Self.managedPasteboard.utf8)
 
+        func signature(_ body: Data, _ key: String) throws -> String {
+            try PolicySigning.sign(
+                body, name: "10-signed.json", serial: 1, expires: Date().timeIntervalSince1970 + 3600, privateKey: key
+            ).text
+        }
         func outcome() async throws -> String {
             let status = try await client.reloadPolicy()
             let source = try #require(status.sources.first { $0.path == file })
@@ -126,9 +131,9 @@ import Testing
 
         try write(Self.managedPasteboard, to: file)
         #expect(try await outcome().contains("no signature"), "missing signature")
-        try write(try PolicySigning.sign(body, privateKey: stranger.privateKey), to: file + ".sig")
+        try write(try signature(body, stranger.privateKey), to: file + ".sig")
         #expect(try await outcome().contains("not trusted"), "wrong key")
-        try write(try PolicySigning.sign(body, privateKey: trusted.privateKey), to: file + ".sig")
+        try write(try signature(body, trusted.privateKey), to: file + ".sig")
         #expect(try await outcome() == "applied:\(trusted.keyId)", "good signature")
         #expect(!(try await paste(client, from: "com.example.other").allowed))
         try write(Self.managedPasteboard.replacingOccurrences(of: "managed", with: "any"), to: file)
