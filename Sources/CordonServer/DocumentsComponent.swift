@@ -1,3 +1,4 @@
+import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
 import CordonSystem
@@ -5,24 +6,53 @@ import Foundation
 import Logging
 import NIOCore
 
-/// Document hand-over between apps (`io.cordon.App.ShareDocument`): the sender's `document.send`
-/// and the target's `document.receive` are decided, then the running target gets an
-/// `OpenDocument` event.
+/// Document hand-over between apps (`io.cordon.App.ShareDocument`): the agent opens the file,
+/// the sender's `document.send` and the target's `document.receive` are decided on what it is,
+/// then the running target gets an `OpenDocument` event and fetches the very file the agent
+/// opened as a descriptor (`io.cordon.App.OpenDocument`).
 final class DocumentsComponent: AgentComponent {
-    let methods: [Method] = [.shareDocument]
+    let methods: [Method] = [.shareDocument, .openDocument]
+
+    /// How many handed-over documents may wait for one target; beyond, the oldest is dropped.
+    static let maxWaitingPerTarget = 16
+
+    /// A document waiting for its target to fetch it: the descriptor the decision was made on.
+    private struct Waiting {
+        let document: OpenedDocument
+        let info: DocumentInfo
+        /// The target's registration connection.
+        let target: ConnectionID
+    }
 
     private unowned let host: any ComponentHost
+    /// Waiting documents by id, and their ids oldest first.
+    private var waiting: [String: Waiting] = [:]
+    private var order: [String] = []
 
     init(host: any ComponentHost) {
         self.host = host
     }
 
     func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        if call.method == .openDocument {
+            let parameters = try call.parameters(OpenDocumentParameters.self)
+            return host.afterAudit(call.encoder) { () throws(CordonError) in
+                try openDocument(parameters, call: call)
+            }
+        }
         let parameters = try call.parameters(ShareDocumentParameters.self)
         return host.afterAudit(call.encoder) { () throws(CordonError) in
             try shareDocument(parameters, connection: call.connection)
             return call.encoder.empty()
         }
+    }
+
+    func connectionClosed(_ id: ConnectionID) {
+        for (key, entry) in waiting where entry.target == id { drop(key) }
+    }
+
+    func shutdown() {
+        for key in Array(waiting.keys) { drop(key) }
     }
 
     /// `io.cordon.App.ShareDocument`: the agent opens the file itself (`OpenedDocument`: the
@@ -39,7 +69,8 @@ final class DocumentsComponent: AgentComponent {
         } catch {
             throw refuse(sender: sender.appId, reason: error.description)
         }
-        defer { document.close() }
+        var handedOver = false
+        defer { if !handedOver { document.close() } }
         let detected = ContentSniffer.contentType(of: document.head)
         if let claimed = parameters.contentType, ContentSniffer.contradicts(claimed: claimed, detected: detected) {
             throw refuse(
@@ -68,10 +99,13 @@ final class DocumentsComponent: AgentComponent {
         guard let target, let subscriberID = target.subscriber, let subscriber = host.subscriber(subscriberID) else {
             throw .targetNotRunning(appId: parameters.target)
         }
+        let info = DocumentInfo(
+            path: document.canonicalPath, contentType: contentType, sender: sender.appId, id: UUID().uuidString)
+        keep(Waiting(document: document, info: info, target: target.connection))
+        handedOver = true
         let event = CordonEvent(
             seq: host.lastSeq, kind: .openDocument, reason: .userRequest, time: host.clock(),
-            state: host.lifecycleState,
-            document: DocumentInfo(path: document.canonicalPath, contentType: contentType, sender: sender.appId))
+            state: host.lifecycleState, document: info)
         let frame = ReplyEncoder(allocator: subscriber.connection.channel.allocator).reply(
             SubscribeReply(event: event), continues: true)
         host.deliver(frame, to: subscriber)
@@ -88,5 +122,60 @@ final class DocumentsComponent: AgentComponent {
                 outcome: "deny", reason: reason, rules: [])
         ])
         return .denied(action: PolicyAction.documentSend.rawValue, reason: reason, rules: [])
+    }
+
+    /// Keeps a handed-over document for its target, dropping the target's oldest beyond the cap.
+    private func keep(_ entry: Waiting) {
+        let mine = order.filter { waiting[$0]?.target == entry.target }
+        if mine.count >= Self.maxWaitingPerTarget, let oldest = mine.first { drop(oldest) }
+        waiting[entry.info.id ?? ""] = entry
+        order.append(entry.info.id ?? "")
+    }
+
+    private func drop(_ id: String) {
+        waiting.removeValue(forKey: id)?.document.close()
+        order.removeAll { $0 == id }
+    }
+
+    /// `io.cordon.App.OpenDocument`: the reply, written here with `sendmsg` and the document's
+    /// descriptor attached (SCM_RIGHTS); returns what `sendmsg` did not take, for the channel to
+    /// write after it. Only the target's own process (its registration, or a token of it) gets it.
+    private func openDocument(_ parameters: OpenDocumentParameters, call: ComponentCall) throws(CordonError)
+        -> ByteBuffer
+    {
+        let registration = try host.verifiedRegistration(token: parameters.token, caller: call.connection, for: .data)
+        guard let entry = waiting[parameters.id], entry.target == registration.connection else {
+            throw .denied(
+                action: PolicyAction.documentReceive.rawValue,
+                reason: "no document \(parameters.id) waits for \(registration.appId)", rules: [])
+        }
+        var frame = call.encoder.reply(OpenDocumentReply(document: entry.info))
+        let sent: Int
+        do {
+            let socket = try socketDescriptor(of: call.connection.channel)
+            sent = try DescriptorPassing.send(
+                Array(frame.readableBytesView), on: socket, attaching: entry.document.descriptor)
+        } catch {
+            throw .denied(
+                action: PolicyAction.documentReceive.rawValue,
+                reason: "the document cannot be handed over: \(error.description)", rules: [])
+        }
+        drop(parameters.id)
+        frame.moveReaderIndex(forwardBy: sent)
+        return frame
+    }
+
+    /// The descriptor of a connection's socket, found by its kernel cookie.
+    private func socketDescriptor(of channel: any Channel) throws(SystemError) -> CInt {
+        guard let provider = channel as? any SocketOptionProvider else {
+            throw SystemError(operation: "read SO_COOKIE", errno: ENOTSOCK)
+        }
+        // On the channel's own loop the future is already complete: the callback runs now.
+        var cookie: UInt64?
+        let future: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(DescriptorPassing.cookieOption))
+        future.assumeIsolated().whenSuccess { cookie = $0 }
+        guard let cookie else { throw SystemError(operation: "read SO_COOKIE", errno: EINVAL) }
+        return try DescriptorPassing.socket(withCookie: cookie)
     }
 }

@@ -122,4 +122,39 @@ import Testing
         await viewer.close()
         try await daemon.stop()
     }
+
+    @Test func theReceiverReadsWhatWasDecidedOnNotWhatTheSenderSwappedIn() async throws {
+        let (daemon, viewer) = try await Self.start(policy: Self.blockPDF)
+        defer { daemon.cleanUp() }
+        var events = viewer.events.makeAsyncIterator()
+        #expect(await events.next()?.kind == .state)
+        let path = daemon.root.appending("notes.txt")
+        try Data("the original notes\n".utf8).write(to: URL(fileURLWithPath: path))
+        // The attacker shares a harmless text file, then swaps a PDF in under the same path.
+        let answer = try await AttackScript.run(
+            """
+            s = connect(sys.argv[1])
+            call(s, "io.cordon.App.Register", {"appId": "com.example.attacker"})
+            reply = call(s, "io.cordon.App.ShareDocument", {"path": sys.argv[2], "target": "com.example.viewer"})
+            with open(sys.argv[2] + ".new", "wb") as f:
+                f.write(b"%PDF-1.7 swapped in")
+            os.rename(sys.argv[2] + ".new", sys.argv[2])
+            other = connect(sys.argv[1])
+            stolen = call(other, "io.cordon.App.OpenDocument", {"id": sys.argv[3] if len(sys.argv) > 3 else "x"})
+            print(json.dumps({"error": error(reply), "stolen": error(stolen)}))
+            """, [daemon.socketPath, path], in: daemon.root)
+        #expect(answer["error"] is NSNull, "\(answer)")
+        // Another process cannot fetch it (it is not the target).
+        #expect(answer["stolen"] as? String == "io.cordon.App.NotRegistered")
+        let event = try #require(await events.next())
+        let document = try #require(event.document)
+        #expect(document.contentType == "text/plain")
+        let handle = try await viewer.openDocument(document)
+        #expect(try handle.readToEnd() == Data("the original notes\n".utf8))
+        try handle.close()
+        // Each document is handed over once.
+        await #expect(throws: CordonError.self) { _ = try await viewer.openDocument(document) }
+        await viewer.close()
+        try await daemon.stop()
+    }
 }
