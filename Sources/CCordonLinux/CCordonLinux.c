@@ -116,3 +116,57 @@ int cordon_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
     return -ENOSYS;
 #endif
 }
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
+
+int cordon_socket_with_cookie(uint64_t cookie) {
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir == NULL) return -errno;
+    int found = -ENOENT;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        int fd = atoi(entry->d_name);
+        if (fd == dirfd(dir)) continue;
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+        uint64_t value = 0;
+        socklen_t size = sizeof(value);
+        if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &value, &size) == 0 && value == cookie) {
+            found = fd;
+            break;
+        }
+    }
+    closedir(dir);
+    return found;
+}
+
+long cordon_send_with_descriptor(int sock, const void *buf, size_t len, int fd) {
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    union {
+        char bytes[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.bytes;
+    msg.msg_controllen = sizeof(control.bytes);
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+    ssize_t sent;
+    do {
+        sent = sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent < 0 ? -errno : (long)sent;
+}

@@ -24,7 +24,8 @@ extension CordonApp {
     /// target receives an `openDocument` event. Throws `CordonError.denied` with the deciding rules,
     /// or `.targetNotRunning` when the target is not registered and subscribed.
     public func share(file path: String, with appId: String, contentType: String? = nil) async throws {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        // Sent as given (made absolute): the agent resolves it, as the kernel would.
+        let absolute = URL(fileURLWithPath: path).path
         _ = try await control.call(
             .shareDocument, ShareDocumentParameters(path: absolute, contentType: contentType, target: appId),
             returning: NoParameters.self)
@@ -33,8 +34,11 @@ extension CordonApp {
     /// Saves `data` at `path` if the policy's `document.save` allows it (`saveCopies`,
     /// `saveLocations`, `blockedTypes`), atomically and readable by the user only; throws
     /// `CordonError.denied` with the deciding rules otherwise, and writes nothing.
+    ///
+    /// The agent decides on the canonical destination (the directory's real path, symlinks
+    /// resolved, plus the file name), and that is where the file is written.
     public func save(_ data: Data, to path: String, contentType: String? = nil) async throws {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        let absolute = Self.canonicalDestination(URL(fileURLWithPath: path).path)
         let decision = try await check(.documentSave, target: absolute, contentType: contentType)
         guard decision.allowed else {
             throw CordonError.denied(action: decision.action.rawValue, reason: decision.reason, rules: decision.rules)
@@ -51,5 +55,16 @@ extension CordonApp {
             try? FileManager.default.removeItem(at: temporary)
             throw POSIXError(code)
         }
+    }
+
+    /// `path` with its directory resolved by `realpath` (unchanged when that fails: the agent
+    /// then refuses it, naming it).
+    static func canonicalDestination(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        guard let resolved = realpath(directory, nil) else { return path }
+        defer { free(resolved) }
+        let base = String(cString: resolved)
+        return (base == "/" ? "" : base) + "/" + url.lastPathComponent
     }
 }

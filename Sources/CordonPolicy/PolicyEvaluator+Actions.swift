@@ -72,7 +72,7 @@ extension PolicyEvaluator {
 
 extension PolicyEvaluator {
     /// `document.send` or `document.receive` under the acting app's `flow` (scope + allow-list)
-    /// and `blockedTypes`.
+    /// and `blockedTypes` (the content type, and the extension of the document's path when given).
     func share(_ request: DecisionRequest, _ flow: CompiledFlow, _ blocked: BlockedTypeMatcher) -> PolicyDecision {
         let action = request.action
         switch flow.scope {
@@ -90,6 +90,13 @@ extension PolicyEvaluator {
         }
         if let contentType = request.contentType, let entry = blocked.match(contentType: contentType) {
             return .deny(action, entry.reason, entry.rules)
+        }
+        if let location = request.location, let entry = blocked.match(fileName: location) {
+            return .deny(action, entry.reason, entry.rules)
+        }
+        // `.pdf` blocks PDF content under any name.
+        for name in request.contentType.map(ContentSniffer.fileNames) ?? [] {
+            if let entry = blocked.match(fileName: name) { return .deny(action, entry.reason, entry.rules) }
         }
         return .allow(action, flow.allowReason, flow.allowRules)
     }

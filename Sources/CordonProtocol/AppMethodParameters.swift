@@ -35,6 +35,23 @@ public struct ShareDocumentParameters: Sendable, Codable {
     }
 }
 
+/// `OpenDocument` parameters: the document an `OpenDocument` event announced, by its `id`;
+/// `token` names the registration when called on another connection than the app's own.
+public struct OpenDocumentParameters: Sendable, Codable {
+    public var id: String
+    public var token: String?
+    public init(id: String, token: String? = nil) {
+        self.id = id
+        self.token = token
+    }
+}
+
+/// `OpenDocument` reply; the message carries the file's open descriptor (SCM_RIGHTS).
+public struct OpenDocumentReply: Sendable, Codable {
+    public var document: DocumentInfo
+    public init(document: DocumentInfo) { self.document = document }
+}
+
 /// `io.cordon.Pasteboard.Copy` parameters.
 public struct PasteboardCopyParameters: Sendable, Codable {
     public var content: String

@@ -212,7 +212,8 @@ public enum InterfaceDescriptions {
         type Enforcement (freeze, terminate, disconnect, report, thaw)
 
         # A document handed to this app by another (OpenDocument).
-        type Document (path: string, contentType: ?string, sender: string)
+        # id: fetch the file with OpenDocument(id), an open descriptor (path is informative only).
+        type Document (path: string, contentType: ?string, sender: string, id: ?string)
 
         type Reason (
           userRequest,
@@ -277,6 +278,11 @@ public enum InterfaceDescriptions {
         # Hands the file at path to the running app target (document.send for this app,
         # document.receive for the target); the target gets an OpenDocument event.
         method ShareDocument(path: string, contentType: ?string, target: string) -> ()
+
+        # The document an OpenDocument event announced, as an open read-only descriptor: the
+        # reply message is sent with one descriptor attached (SCM_RIGHTS). Call it on a
+        # connection of its own; token names the registration when that is another connection.
+        method OpenDocument(id: string, token: ?string) -> (document: Document)
 
         # Asks the policy: pasteboard.copy, pasteboard.paste, document.send, document.receive or
         # document.save; target is the other app's id (or the path for a save); context may hold

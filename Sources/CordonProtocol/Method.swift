@@ -17,6 +17,7 @@ public enum Method: String, Sendable, CaseIterable {
     case reportActivity = "io.cordon.App.ReportActivity"
     case requestUnlock = "io.cordon.App.RequestUnlock"
     case shareDocument = "io.cordon.App.ShareDocument"
+    case openDocument = "io.cordon.App.OpenDocument"
     case copy = "io.cordon.Pasteboard.Copy"
     case paste = "io.cordon.Pasteboard.Paste"
     case clear = "io.cordon.Pasteboard.Clear"

@@ -182,10 +182,13 @@ public struct DocumentInfo: Sendable, Codable, Equatable {
     public var contentType: String?
     /// The app id of the sender.
     public var sender: String
+    /// What `io.cordon.App.OpenDocument` takes to hand over the file as an open descriptor.
+    public var id: String?
 
-    public init(path: String, contentType: String?, sender: String) {
+    public init(path: String, contentType: String?, sender: String, id: String? = nil) {
         self.path = path
         self.contentType = contentType
         self.sender = sender
+        self.id = id
     }
 }

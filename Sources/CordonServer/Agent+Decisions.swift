@@ -8,12 +8,13 @@ extension Agent {
         return AppFacts(id: registration?.appId ?? "", managed: registration?.managed ?? false)
     }
 
-    /// Decides one action and audits it as `check` does (every deny; allows when configured).
-    func decide(_ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?)
-        -> PolicyDecision
-    {
+    /// Decides one action and audits it as `check` does (every deny; allows when configured);
+    /// `location` is a canonical path (a shared document's, whose extension `blockedTypes` checks).
+    func decide(
+        _ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?, location: String?
+    ) -> PolicyDecision {
         let request = DecisionRequest(
-            action: action, app: app, peer: peer, location: nil, contentType: contentType, length: length)
+            action: action, app: app, peer: peer, location: location, contentType: contentType, length: length)
         let decision = policy.decide(request)
         auditDecision(decision, appId: app.id.isEmpty ? nil : app.id)
         return decision

@@ -124,7 +124,8 @@ extension Agent {
             // An audited decision is answered once its record is stored.
             guard let stored else { return .reply(reply) }
             return .deferred(stored.map { reply })
-        case .subscribe, .requestUnlock, .shareDocument, .copy, .paste, .clear, .queryAudit, .followAudit,
+        case .subscribe, .requestUnlock, .shareDocument, .openDocument, .copy, .paste, .clear, .queryAudit,
+            .followAudit,
             .getEffectivePolicy,
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus:
             // Served by their components (`Agent+Components.swift`); never reaches here.

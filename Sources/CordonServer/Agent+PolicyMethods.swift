@@ -8,14 +8,28 @@ import NIOCore
 
 extension Agent {
     /// `io.cordon.App.Check`: the policy's decision for the app on `connection`; denies are audited.
+    /// A `document.save` target is canonicalised first; one whose directory does not resolve is denied.
     func check(_ parameters: CheckParameters, connection: AgentConnection) throws(CordonError) -> (
         CordonDecision, EventLoopFuture<Void>?
     ) {
         let registration = registry.registrations[connection.id]
         let app = AppFacts(id: registration?.appId ?? "", managed: registration?.managed ?? false)
-        let request = try decisionRequest(
+        var request = try decisionRequest(
             action: parameters.action, app: app, target: parameters.target, context: parameters.context)
-        let decision = policy.decide(request)
+        let decision: PolicyDecision
+        if request.action == .documentSave, let location = request.location {
+            // `document.save` is decided on the canonical destination: the directory's real path
+            // (`..`, `.` and symlinks resolved) plus the file name, so that neither `..` nor a
+            // symlinked directory leads out of `saveLocations`.
+            do {
+                request.location = try OpenedDocument.canonicalDestination(location)
+                decision = policy.decide(request)
+            } catch {
+                decision = PolicyDecision(allowed: false, action: .documentSave, reason: error.description, rules: [])
+            }
+        } else {
+            decision = policy.decide(request)
+        }
         let stored = auditDecision(decision, appId: registration?.appId)
         return (Self.wire(decision), stored)
     }

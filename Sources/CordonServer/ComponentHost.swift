@@ -50,9 +50,11 @@ protocol ComponentHost: AnyObject {
     /// The registration of `connection`, verified again for `use` (`Agent+Identity.swift`).
     func verifiedRegistration(_ connection: AgentConnection, for use: RegistrationUse) throws(CordonError)
         -> AppRegistration
-    /// Decides one action and audits it (every deny; allows when configured).
-    func decide(_ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?)
-        -> PolicyDecision
+    /// Decides one action and audits it (every deny; allows when configured); `location` is the
+    /// canonical path of a shared document.
+    func decide(
+        _ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?, location: String?
+    ) -> PolicyDecision
     /// The typed error for a denied decision.
     func denial(_ decision: PolicyDecision) -> CordonError
     /// A decision request for the action named `name`; the peer is managed when the policy binds it.
@@ -78,6 +80,13 @@ protocol ComponentHost: AnyObject {
 }
 
 extension ComponentHost {
+    /// Decides one action that concerns no file, and audits it.
+    func decide(_ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?)
+        -> PolicyDecision
+    {
+        decide(action, app: app, peer: peer, length: length, contentType: contentType, location: nil)
+    }
+
     /// Feeds the lifecycle machine an input no call waits on.
     func run(_ input: LifecycleInput) { run(input, request: nil) }
 

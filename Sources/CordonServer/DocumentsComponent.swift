@@ -1,22 +1,45 @@
+import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
+import CordonSystem
 import Foundation
 import Logging
 import NIOCore
 
-/// Document hand-over between apps (`io.cordon.App.ShareDocument`): the sender's `document.send`
-/// and the target's `document.receive` are decided, then the running target gets an
-/// `OpenDocument` event.
+/// Document hand-over between apps (`io.cordon.App.ShareDocument`): the agent opens the file,
+/// the sender's `document.send` and the target's `document.receive` are decided on what it is,
+/// then the running target gets an `OpenDocument` event and fetches the very file the agent
+/// opened as a descriptor (`io.cordon.App.OpenDocument`).
 final class DocumentsComponent: AgentComponent {
-    let methods: [Method] = [.shareDocument]
+    let methods: [Method] = [.shareDocument, .openDocument]
+
+    /// How many handed-over documents may wait for one target; beyond, the oldest is dropped.
+    static let maxWaitingPerTarget = 16
+
+    /// A document waiting for its target to fetch it: the descriptor the decision was made on.
+    private struct Waiting {
+        let document: OpenedDocument
+        let info: DocumentInfo
+        /// The target's registration connection.
+        let target: ConnectionID
+    }
 
     private unowned let host: any ComponentHost
+    /// Waiting documents by id, and their ids oldest first.
+    private var waiting: [String: Waiting] = [:]
+    private var order: [String] = []
 
     init(host: any ComponentHost) {
         self.host = host
     }
 
     func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        if call.method == .openDocument {
+            let parameters = try call.parameters(OpenDocumentParameters.self)
+            return host.afterAudit(call.encoder) { () throws(CordonError) in
+                try openDocument(parameters, call: call)
+            }
+        }
         let parameters = try call.parameters(ShareDocumentParameters.self)
         return host.afterAudit(call.encoder) { () throws(CordonError) in
             try shareDocument(parameters, connection: call.connection)
@@ -24,19 +47,38 @@ final class DocumentsComponent: AgentComponent {
         }
     }
 
-    /// `io.cordon.App.ShareDocument`: `document.send` for the caller, `document.receive` for the
-    /// target (with the caller as its source), then an `OpenDocument` event to the running target.
+    func connectionClosed(_ id: ConnectionID) {
+        for (key, entry) in waiting where entry.target == id { drop(key) }
+    }
+
+    func shutdown() {
+        for key in Array(waiting.keys) { drop(key) }
+    }
+
+    /// `io.cordon.App.ShareDocument`: the agent opens the file itself (`OpenedDocument`: the
+    /// canonical path, `O_NOFOLLOW`, a regular file) and detects its type from the content; a
+    /// claimed type the content contradicts is refused. Then `document.send` for the caller and
+    /// `document.receive` for the target (with the caller as its source) are decided on the
+    /// canonical path's extension and the content type, and the running target gets an
+    /// `OpenDocument` event.
     private func shareDocument(_ parameters: ShareDocumentParameters, connection: AgentConnection) throws(CordonError) {
         let sender = try host.verifiedRegistration(connection, for: .data)
-        guard parameters.path.hasPrefix("/") else {
-            throw .denied(action: PolicyAction.documentSend.rawValue, reason: "the path must be absolute", rules: [])
+        let document: OpenedDocument
+        do {
+            document = try OpenedDocument.open(parameters.path)
+        } catch {
+            throw refuse(sender: sender.appId, reason: error.description)
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: parameters.path, isDirectory: &isDirectory), !isDirectory.boolValue
-        else {
-            throw .denied(
-                action: PolicyAction.documentSend.rawValue, reason: "\(parameters.path) is not a file", rules: [])
+        var handedOver = false
+        defer { if !handedOver { document.close() } }
+        let detected = ContentSniffer.contentType(of: document.head)
+        if let claimed = parameters.contentType, ContentSniffer.contradicts(claimed: claimed, detected: detected) {
+            throw refuse(
+                sender: sender.appId,
+                reason: "the content of \(document.canonicalPath) is \(detected), not the claimed \(claimed)")
         }
+        // A generic claim (none, or application/octet-stream) is decided as what the content is.
+        let contentType = ContentSniffer.isGeneric(parameters.contentType) ? detected : parameters.contentType
         let senderFacts = AppFacts(id: sender.appId, managed: sender.managed)
         // A managed target is reached only through a managed registration: an impostor registered
         // under its id (unmanaged) never receives its documents.
@@ -47,25 +89,93 @@ final class DocumentsComponent: AgentComponent {
         let targetFacts = AppFacts(
             id: parameters.target, managed: target?.managed ?? host.isManagedByPolicy(parameters.target))
         let send = host.decide(
-            .documentSend, app: senderFacts, peer: targetFacts, length: nil, contentType: parameters.contentType)
+            .documentSend, app: senderFacts, peer: targetFacts, length: nil, contentType: contentType,
+            location: document.canonicalPath)
         guard send.allowed else { throw host.denial(send) }
         let receive = host.decide(
-            .documentReceive, app: targetFacts, peer: senderFacts, length: nil, contentType: parameters.contentType)
+            .documentReceive, app: targetFacts, peer: senderFacts, length: nil, contentType: contentType,
+            location: document.canonicalPath)
         guard receive.allowed else { throw host.denial(receive) }
         guard let target, let subscriberID = target.subscriber, let subscriber = host.subscriber(subscriberID) else {
             throw .targetNotRunning(appId: parameters.target)
         }
+        let info = DocumentInfo(
+            path: document.canonicalPath, contentType: contentType, sender: sender.appId, id: UUID().uuidString)
+        keep(Waiting(document: document, info: info, target: target.connection))
+        handedOver = true
         let event = CordonEvent(
             seq: host.lastSeq, kind: .openDocument, reason: .userRequest, time: host.clock(),
-            state: host.lifecycleState,
-            document: DocumentInfo(path: parameters.path, contentType: parameters.contentType, sender: sender.appId))
+            state: host.lifecycleState, document: info)
         let frame = ReplyEncoder(allocator: subscriber.connection.channel.allocator).reply(
             SubscribeReply(event: event), continues: true)
         host.deliver(frame, to: subscriber)
         host.logger.info(
             "document handed over",
-            metadata: [
-                "from": "\(sender.appId)", "to": "\(target.appId)", "contentType": "\(parameters.contentType ?? "-")",
-            ])
+            metadata: ["from": "\(sender.appId)", "to": "\(target.appId)", "contentType": "\(contentType ?? "-")"])
+    }
+
+    /// A `document.send` refused before the policy is asked (the file, or its type), audited.
+    private func refuse(sender: String, reason: String) -> CordonError {
+        host.writeAudit([
+            AuditEntry(
+                time: host.clock(), category: .decision, appId: sender, action: PolicyAction.documentSend.rawValue,
+                outcome: "deny", reason: reason, rules: [])
+        ])
+        return .denied(action: PolicyAction.documentSend.rawValue, reason: reason, rules: [])
+    }
+
+    /// Keeps a handed-over document for its target, dropping the target's oldest beyond the cap.
+    private func keep(_ entry: Waiting) {
+        let mine = order.filter { waiting[$0]?.target == entry.target }
+        if mine.count >= Self.maxWaitingPerTarget, let oldest = mine.first { drop(oldest) }
+        waiting[entry.info.id ?? ""] = entry
+        order.append(entry.info.id ?? "")
+    }
+
+    private func drop(_ id: String) {
+        waiting.removeValue(forKey: id)?.document.close()
+        order.removeAll { $0 == id }
+    }
+
+    /// `io.cordon.App.OpenDocument`: the reply, written here with `sendmsg` and the document's
+    /// descriptor attached (SCM_RIGHTS); returns what `sendmsg` did not take, for the channel to
+    /// write after it. Only the target's own process (its registration, or a token of it) gets it.
+    private func openDocument(_ parameters: OpenDocumentParameters, call: ComponentCall) throws(CordonError)
+        -> ByteBuffer
+    {
+        let registration = try host.verifiedRegistration(token: parameters.token, caller: call.connection, for: .data)
+        guard let entry = waiting[parameters.id], entry.target == registration.connection else {
+            throw .denied(
+                action: PolicyAction.documentReceive.rawValue,
+                reason: "no document \(parameters.id) waits for \(registration.appId)", rules: [])
+        }
+        var frame = call.encoder.reply(OpenDocumentReply(document: entry.info))
+        let sent: Int
+        do {
+            let socket = try socketDescriptor(of: call.connection.channel)
+            sent = try DescriptorPassing.send(
+                Array(frame.readableBytesView), on: socket, attaching: entry.document.descriptor)
+        } catch {
+            throw .denied(
+                action: PolicyAction.documentReceive.rawValue,
+                reason: "the document cannot be handed over: \(error.description)", rules: [])
+        }
+        drop(parameters.id)
+        frame.moveReaderIndex(forwardBy: sent)
+        return frame
+    }
+
+    /// The descriptor of a connection's socket, found by its kernel cookie.
+    private func socketDescriptor(of channel: any Channel) throws(SystemError) -> CInt {
+        guard let provider = channel as? any SocketOptionProvider else {
+            throw SystemError(operation: "read SO_COOKIE", errno: ENOTSOCK)
+        }
+        // On the channel's own loop the future is already complete: the callback runs now.
+        var cookie: UInt64?
+        let future: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(DescriptorPassing.cookieOption))
+        future.assumeIsolated().whenSuccess { cookie = $0 }
+        guard let cookie else { throw SystemError(operation: "read SO_COOKIE", errno: EINVAL) }
+        return try DescriptorPassing.socket(withCookie: cookie)
     }
 }

@@ -208,6 +208,7 @@ enum VarlinkParameterFuzzCheck {
             return roundTrip(RequestUnlockParameters.self, method, data, fields: ["appId", "timeoutSeconds", "token"])
         case .shareDocument:
             return roundTrip(ShareDocumentParameters.self, method, data, fields: ["path", "contentType", "target"])
+        case .openDocument: return roundTrip(OpenDocumentParameters.self, method, data, fields: ["id", "token"])
         case .copy: return roundTrip(PasteboardCopyParameters.self, method, data, fields: ["content", "mimeType"])
         case .paste, .clear: return roundTrip(NoParameters.self, method, data, fields: [])
         case .check: return roundTrip(CheckParameters.self, method, data, fields: ["action", "target", "context"])

@@ -101,7 +101,7 @@ struct InterfaceDescriptionsTests {
         #expect(agent.typeFields("FreezeMethod") == FreezeMethod.allCases.map(\.rawValue))
         #expect(agent.typeFields("ProcessState") == ProcessState.allCases.map(\.rawValue))
         #expect(app.typeFields("Enforcement") == EnforcementAction.allCases.map(\.rawValue))
-        let document = DocumentInfo(path: "/p", contentType: "t", sender: "s")
+        let document = DocumentInfo(path: "/p", contentType: "t", sender: "s", id: "d")
         #expect(Set(try #require(app.typeFields("Document"))) == (try jsonKeys(document)))
         #expect(app.typeFields("Kind") == EventKind.allCases.map(\.rawValue))
         #expect(app.typeFields("Reason") == EventReason.allCases.map(\.rawValue))
@@ -162,6 +162,11 @@ struct InterfaceDescriptionsTests {
                 RequestUnlockReply(state: .unlocked, prompted: true)
             )
         case .shareDocument: return (ShareDocumentParameters(path: "/p", contentType: "t", target: "a"), none)
+        case .openDocument:
+            return (
+                OpenDocumentParameters(id: "d", token: "t"),
+                OpenDocumentReply(document: DocumentInfo(path: "/p", contentType: "t", sender: "a", id: "d"))
+            )
         case .copy:
             return (
                 PasteboardCopyParameters(content: "c", mimeType: "m"),

@@ -32,7 +32,14 @@ import Testing
         try await sender.share(file: path, with: "com.example.viewer", contentType: "application/pdf")
         let event = try #require(await events.next())
         #expect(event.kind == .openDocument)
-        #expect(event.document == DocumentInfo(path: path, contentType: "application/pdf", sender: "com.example.notes"))
+        let document = try #require(event.document)
+        #expect(document.path == path)
+        #expect(document.contentType == "application/pdf")
+        #expect(document.sender == "com.example.notes")
+        // The receiver reads it through the descriptor the agent opened, not by its path.
+        let handle = try await receiver.openDocument(document)
+        #expect(try handle.readToEnd() == Data("%PDF-1.7".utf8))
+        try handle.close()
 
         await #expect(throws: CordonError.targetNotRunning(appId: "com.example.absent")) {
             try await sender.share(file: path, with: "com.example.absent")

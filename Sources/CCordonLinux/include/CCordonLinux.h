@@ -32,3 +32,9 @@ int cordon_pipe_cloexec(int fds[2]);
 /// actions before it (posix_spawn_file_actions_addclosefrom_np, glibc 2.34+). Returns 0 or
 /// -errno (-ENOSYS where the C library lacks it).
 int cordon_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+/// Finds this process's socket descriptor whose SO_COOKIE is `cookie` (scanning /proc/self/fd).
+/// Returns the descriptor (not a new one: do not close it) or -errno (-ENOENT when none).
+int cordon_socket_with_cookie(uint64_t cookie);
+/// Sends `len` bytes of `buf` on the stream socket `sock` with the descriptor `fd` attached
+/// (SCM_RIGHTS), without blocking or SIGPIPE. Returns the bytes sent or -errno.
+long cordon_send_with_descriptor(int sock, const void *buf, size_t len, int fd);
