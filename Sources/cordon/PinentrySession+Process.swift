@@ -47,7 +47,15 @@ extension PinentrySession {
         defer { for argument in arguments { free(argument) } }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments + [nil]
         var child: pid_t = 0
-        let result = posix_spawn(&child, program.path, &actions, &attributes, &argv, environ)
+        var result = posix_spawn(&child, program.path, &actions, &attributes, &argv, environ)
+        // ETXTBSY is transient: the program was just written, and a process forked meanwhile still
+        // holds the writer's descriptor until it execs. Try again briefly before giving up.
+        var tries = 1
+        while result == ETXTBSY && tries < 50 {
+            usleep(10_000)
+            tries += 1
+            result = posix_spawn(&child, program.path, &actions, &attributes, &argv, environ)
+        }
         guard result == 0 else {
             throw Self.failure("cannot start pinentry \(program.path): \(String(cString: strerror(result)))")
         }
