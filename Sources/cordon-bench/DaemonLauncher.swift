@@ -10,6 +10,9 @@ enum DaemonLauncher {
 
     static func start(in directory: String, adminPolicies: [String] = []) throws -> (process: Process, socket: String) {
         try FileManager.default.createDirectory(atPath: directory + "/admin", withIntermediateDirectories: true)
+        // The benchmark's apps are unbound: trust them, as a policy must say plainly (docs/THREAT-MODEL.md).
+        try #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
+            .write(toFile: directory + "/admin/00-bench-trust-unbound.json", atomically: true, encoding: .utf8)
         for file in adminPolicies {
             try FileManager.default.copyItem(
                 atPath: file, toPath: directory + "/admin/" + (file as NSString).lastPathComponent)
@@ -21,6 +24,8 @@ enum DaemonLauncher {
             "--runtime-dir", directory + "/run", "--data-dir", directory + "/data", "--config-dir",
             directory + "/config", "--admin-policy-dir", directory + "/admin", "--trust-dir", directory + "/trust",
             "--log-level", "warning", "--idle-timeout", "0",
+            // Admin inputs from flags and temporary directories: test mode, which status shows.
+            "--test-mode",
             // The benchmark's one process plays every client (up to 2,000 apps, two connections each).
             "--max-connections-per-process", "4096",
         ]
