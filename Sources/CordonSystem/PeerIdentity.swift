@@ -111,8 +111,6 @@ public enum ProcessInfoReader {
         return nil
     }
 
-    /// Whether code is injected into `pid` at start (``injection(of:preloadFile:)``).
-    public static func hasPreload(_ pid: Int32) -> Bool { injection(of: pid) != nil }
 
     /// The parent pid and process group of `pid` from `/proc/PID/stat`, or nil.
     public static func parentAndGroup(of pid: Int32) -> (ppid: Int32, pgrp: Int32)? {
