@@ -111,7 +111,6 @@ public enum ProcessInfoReader {
         return nil
     }
 
-
     /// The parent pid and process group of `pid` from `/proc/PID/stat`, or nil.
     public static func parentAndGroup(of pid: Int32) -> (ppid: Int32, pgrp: Int32)? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
