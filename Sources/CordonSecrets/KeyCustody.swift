@@ -60,6 +60,19 @@ public struct KeyCustody: Sendable {
         return derived.withUnsafeBytes { SecureBytes(copying: $0) }
     }
 
+    /// A key for one purpose (storage records, token seeds, ...): HKDF-SHA256 of the master key with
+    /// `cordon.purpose.v1:` and the purpose's fields (each length-prefixed, as `RecordSealer` encodes a
+    /// slot) as info, so no two purposes and no purpose and app key share a key.
+    public func purposeKey(master: SecureBytes, purpose: [String]) -> SecureBytes {
+        var info = Array("cordon.purpose.v1:".utf8)
+        info += RecordSealer.associatedData(purpose)
+        let derived = master.withUnsafeBytes { bytes in
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: bytes), info: info, outputByteCount: 32)
+        }
+        return derived.withUnsafeBytes { SecureBytes(copying: $0) }
+    }
+
     private func deriveWrappingKey(passcode: String, kdf: KDFParameters) throws -> SymmetricKey {
         var secret = Array(passcode.utf8)
         defer { for index in secret.indices { secret[index] = 0 } }
