@@ -170,3 +170,28 @@ long cordon_send_with_descriptor(int sock, const void *buf, size_t len, int fd) 
     } while (sent < 0 && errno == EINTR);
     return sent < 0 ? -errno : (long)sent;
 }
+
+#include <linux/nsfs.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+
+int cordon_user_namespace_owner(pid_t pid, uid_t *owner, unsigned long long *inode) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat info;
+    if (fstat(fd, &info) != 0) {
+        int saved = errno;
+        close(fd);
+        return -saved;
+    }
+    *inode = (unsigned long long)info.st_ino;
+    uid_t uid = 0;
+    int result = ioctl(fd, NS_GET_OWNER_UID, &uid);
+    int saved = errno;
+    close(fd);
+    if (result != 0) return -saved;
+    *owner = uid;
+    return 0;
+}

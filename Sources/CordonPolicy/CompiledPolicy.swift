@@ -58,12 +58,33 @@ public struct CompiledPolicy: Sendable {
 struct CompiledBinding: Sendable {
     let executables: Set<String>
     let sha256: Set<String>?
+    let flatpak: Set<String>?
     let rules: [RuleReference]
 
     init(_ setting: ResolvedSetting<ManagedAppRequirement>) {
         executables = setting.value.executables
         sha256 = setting.value.sha256
+        flatpak = setting.value.flatpak
         rules = setting.rules
+    }
+
+    /// Why the client `facts` describe does not match, or nil when it does: a Flatpak binding
+    /// needs the verified sandbox of that app; a host binding, a client outside any user
+    /// namespace its user made; both, a bound executable and (when listed) digest.
+    func mismatch(_ facts: RegistrationFacts) -> String? {
+        if let flatpak {
+            switch facts.sandbox {
+            case .flatpak(let appId) where flatpak.contains(appId): break
+            case .flatpak(let appId):
+                return "it is the Flatpak app \"\(appId)\", not \(PolicyFormat.list(flatpak))"
+            case .unverified(let why): return "its Flatpak sandbox does not verify: \(why)"
+            case nil: return "it does not run in a Flatpak sandbox and the binding names one"
+            }
+        } else if facts.inUserMadeNamespace {
+            return "it runs in a user namespace its user made, where any file may be mounted over the system's; "
+                + "a binding by executable path cannot vouch for it (bind it by \"flatpak\" if it is sandboxed)"
+        }
+        return mismatch(executable: facts.executable, digest: facts.sha256)
     }
 
     /// Why a client with `executable` and `digest` does not match, or nil when it does.

@@ -42,7 +42,8 @@ public struct EffectivePolicy: Sendable, Hashable {
             for (index, binding) in bindings.enumerated() {
                 let requirement = ManagedAppRequirement(
                     executables: Set(binding.executables),
-                    sha256: binding.sha256.isEmpty ? nil : Set(binding.sha256.map { $0.lowercased() }))
+                    sha256: binding.sha256.isEmpty ? nil : Set(binding.sha256.map { $0.lowercased() }),
+                    flatpak: binding.flatpak.map { [$0] })
                 let setting = ResolvedSetting(requirement, at: top(PolicyKeys.Apps.managed.pointer + "/\(index)"))
                 managedApps[binding.id] =
                     managedApps[binding.id].map { $0.combining(setting) { $0.intersecting($1) } } ?? setting

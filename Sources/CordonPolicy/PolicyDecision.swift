@@ -76,9 +76,15 @@ public struct RegistrationFacts: Sendable, Hashable {
     public var preloadInjected: Bool
     /// How code is injected, when it is (`LD_AUDIT is set`), for the reason.
     public var injection: String?
+    /// Whether the client runs in a user namespace its own user made (where it may have mounted
+    /// anything over its files): a binding by executable path does not match it.
+    public var inUserMadeNamespace: Bool
+    /// The client's Flatpak sandbox, when it claims one: verified (the app id) or why not.
+    public var sandbox: SandboxFact?
     public init(
         appId: String, executable: String, sha256: String? = nil, debuggerAttached: Bool = false,
-        preloadInjected: Bool = false, injection: String? = nil
+        preloadInjected: Bool = false, injection: String? = nil, inUserMadeNamespace: Bool = false,
+        sandbox: SandboxFact? = nil
     ) {
         self.appId = appId
         self.executable = executable
@@ -86,7 +92,18 @@ public struct RegistrationFacts: Sendable, Hashable {
         self.debuggerAttached = debuggerAttached
         self.preloadInjected = preloadInjected || injection != nil
         self.injection = injection
+        self.inUserMadeNamespace = inUserMadeNamespace
+        self.sandbox = sandbox
     }
+}
+
+/// What the agent found of a registering client's Flatpak sandbox (docs/THREAT-MODEL.md,
+/// "Sandboxed apps").
+public enum SandboxFact: Sendable, Hashable {
+    /// The client is verifiably this Flatpak app of a system installation.
+    case flatpak(appId: String)
+    /// The client claims a Flatpak sandbox that does not verify: why.
+    case unverified(String)
 }
 
 /// The answer to a registration.

@@ -117,9 +117,13 @@ public struct ManagedApp: Sendable, Hashable {
     public var executables: [String]
     /// Lower-case hex SHA-256 digests; when present, the executable's digest must be one of them.
     public var sha256: [String]
-    public init(id: String, executables: [String], sha256: [String] = []) {
+    /// When set, the app runs in a Flatpak sandbox: the Flatpak app id it must verifiably be (its
+    /// code from a system installation), and `executables` are paths as the sandbox sees them.
+    public var flatpak: String?
+    public init(id: String, executables: [String], sha256: [String] = [], flatpak: String? = nil) {
         self.id = id
         self.executables = executables
         self.sha256 = sha256
+        self.flatpak = flatpak
     }
 }

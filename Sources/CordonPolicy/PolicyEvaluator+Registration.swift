@@ -20,7 +20,7 @@ extension PolicyEvaluator {
         var verdict = RegistrationVerdict()
         let app = PolicyFormat.quoted(facts.appId)
         if let binding = compiled.bindings[facts.appId] {
-            if let why = binding.mismatch(executable: facts.executable, digest: facts.sha256) {
+            if let why = binding.mismatch(facts) {
                 let detail = "the client does not match apps.managed for \(app): \(why)"
                 verdict.fire(settings.executableMismatch, detail: detail, extraRules: binding.rules)
             } else {

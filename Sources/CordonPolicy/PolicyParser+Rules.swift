@@ -5,7 +5,7 @@ extension PolicyParser {
         /// The keys of a document: `schema`, the sections ``PolicyKeys`` declares, `overrides`.
         static var topLevelKeys: [String] { ["schema"] + PolicyKeys.sections.map(\.section.name) + ["overrides"] }
         /// The keys of an `apps.managed` entry.
-        static let managedAppKeys = ["id", "executables", "sha256"]
+        static let managedAppKeys = ["id", "executables", "sha256", "flatpak"]
         /// The keys of an override: `apps`, then every section with a setting that is not global.
         static var overrideKeys: [String] { ["apps"] + PolicyKeys.overridableSections.map(\.name) }
 

@@ -60,8 +60,9 @@ extension PolicyParser.Validator {
                 string(digest, expected: StringPattern.sha256.expected, where: StringPattern.sha256.accepts)
             }
         }
-        guard let id, let executables else { return nil }
-        return ManagedApp(id: id, executables: executables, sha256: digests ?? [])
+        let flatpak = members["flatpak"].flatMap { appId($0) }
+        guard let id, let executables, members["flatpak"] == nil || flatpak != nil else { return nil }
+        return ManagedApp(id: id, executables: executables, sha256: digests ?? [], flatpak: flatpak)
     }
 
     /// `overrides`: per-app sections; `apps` is required and non-empty.

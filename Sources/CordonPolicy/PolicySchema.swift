@@ -99,7 +99,7 @@ public enum PolicySchema {
     /// One `apps.managed` entry.
     private static var managedAppSchema: SchemaJSON {
         closedObject(
-            "A managed app: its id, the executables allowed to register as it, and optionally their SHA-256 digests.",
+            "A managed app: its id, the executables allowed to register as it, optionally their SHA-256 digests, and the Flatpak app it runs as.",
             [
                 (
                     "id",
@@ -132,6 +132,16 @@ public enum PolicySchema {
                             StringPattern.sha256.schema(
                                 description: "A SHA-256 digest: 64 lower-case hexadecimal digits.")
                         ),
+                    ])
+                ),
+                (
+                    "flatpak",
+                    .object([
+                        (
+                            "description",
+                            "When present, the app runs in a Flatpak sandbox: the Flatpak app id it must verifiably be (its executable deployed by a system installation, every file it runs code from root's), and executables are paths as the sandbox sees them (/app/bin/...)."
+                        ),
+                        ("$ref", "#/$defs/appId"),
                     ])
                 ),
             ], required: ["id", "executables"])

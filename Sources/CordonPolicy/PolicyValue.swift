@@ -86,17 +86,22 @@ public struct ManagedAppRequirement: PolicyValue {
     public var executables: Set<String>
     /// When set, the executable's lower-case hex SHA-256 must be one of these; nil: no digest check.
     public var sha256: Set<String>?
+    /// The Flatpak app ids the sandbox must verifiably be; nil: not sandboxed (a host app); an
+    /// empty set (two bindings naming different ids) allows none.
+    public var flatpak: Set<String>?
 
-    /// A requirement with these executables and digests.
-    public init(executables: Set<String>, sha256: Set<String>?) {
+    /// A requirement with these executables, digests and Flatpak app ids.
+    public init(executables: Set<String>, sha256: Set<String>?, flatpak: Set<String>? = nil) {
         self.executables = executables
         self.sha256 = sha256
+        self.flatpak = flatpak
     }
 
-    /// `{"executables": […], "sha256": […]}` (digests omitted when unchecked).
+    /// `{"executables": […], "sha256": […], "flatpak": …}` (digests and Flatpak omitted when unset).
     public var policyDescription: String {
         var text = "{\"executables\": \(PolicyFormat.list(executables))"
         if let sha256 { text += ", \"sha256\": \(PolicyFormat.list(sha256))" }
+        if let flatpak { text += ", \"flatpak\": \(PolicyFormat.list(flatpak))" }
         return text + "}"
     }
 
@@ -108,7 +113,13 @@ public struct ManagedAppRequirement: PolicyValue {
         case (.some(let lhs), .none): digests = lhs
         case (.none, let rhs): digests = rhs
         }
-        return Self(executables: executables.intersection(other.executables), sha256: digests)
+        let sandboxes: Set<String>?
+        switch (flatpak, other.flatpak) {
+        case (.some(let lhs), .some(let rhs)): sandboxes = lhs.intersection(rhs)
+        case (.some(let lhs), .none): sandboxes = lhs
+        case (.none, let rhs): sandboxes = rhs
+        }
+        return Self(executables: executables.intersection(other.executables), sha256: digests, flatpak: sandboxes)
     }
 }
 

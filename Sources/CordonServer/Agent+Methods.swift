@@ -164,8 +164,12 @@ extension Agent {
         // What the pool's thread needs is read here, on the loop: the work below captures no agent state.
         let needsDigest = policy.policy.managedApps[appId]?.value.sha256 != nil
         let identity = process.identity
+        let user = configuration.allowedUID
+        let installations = configuration.flatpakInstallations
         let facts = storePool.runIfActive(eventLoop: loop) {
-            Self.registrationFacts(appId: appId, identity: identity, needsDigest: needsDigest)
+            Self.registrationFacts(
+                appId: appId, identity: identity, needsDigest: needsDigest, user: user,
+                flatpakInstallations: installations)
         }
         return .deferred(
             facts.assumeIsolated().flatMap { [self] facts in

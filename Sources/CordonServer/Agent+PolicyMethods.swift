@@ -76,16 +76,30 @@ extension Agent {
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when
     /// the app's binding asks for one).
-    static func registrationFacts(appId: String, identity: PeerIdentity, needsDigest: Bool) -> RegistrationFacts {
+    /// The facts about a registering client, read from `/proc` (and its executable's digest when
+    /// the app's binding asks for one): its namespace and, when it claims one, its Flatpak sandbox
+    /// checked against `flatpakInstallations` (docs/THREAT-MODEL.md, "Sandboxed apps").
+    static func registrationFacts(
+        appId: String, identity: PeerIdentity, needsDigest: Bool, user: UInt32, flatpakInstallations: [String]
+    ) -> RegistrationFacts {
         let pid = identity.pid
         var digest: String?
         if needsDigest {
             digest = Self.sha256(ofFileAt: "/proc/\(pid)/exe")
         }
+        let sandbox: SandboxFact? =
+            switch FlatpakSandbox.verify(pid: pid, installations: flatpakInstallations) {
+            case .verified(let appId): .flatpak(appId: appId)
+            case .unverified(let why): .unverified(why)
+            case nil: nil
+            }
         return RegistrationFacts(
             appId: appId, executable: identity.executable, sha256: digest,
             debuggerAttached: (ProcessInfoReader.tracerPID(of: pid) ?? 0) != 0,
-            injection: ProcessInfoReader.injection(of: pid))
+            injection: ProcessInfoReader.injection(of: pid),
+            // Unreadable counts as made: the check must not pass by failing.
+            inUserMadeNamespace: ProcessInfoReader.inUserNamespaceMade(by: user, pid: pid) ?? true,
+            sandbox: sandbox)
     }
 
     /// Lower-case hex SHA-256 of a file, read in chunks; nil when unreadable.

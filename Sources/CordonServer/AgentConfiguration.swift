@@ -33,6 +33,9 @@ public struct AgentConfiguration: Sendable {
     /// fast KDF) from flags or environment. Logged at start, shown in `status` and `doctor`, and
     /// marked on every audit record (docs/THREAT-MODEL.md, "Admin policy").
     public var testMode = false
+    /// The Flatpak installations an administrator owns: a sandboxed app's code must come from one
+    /// of them for a `flatpak` binding to match (docs/THREAT-MODEL.md, "Sandboxed apps").
+    public var flatpakInstallations = [FlatpakSandbox.systemInstallation]
     /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
     /// trusted only when root's (see `PromptPinentry`).
     public var adminSettingsPath: String

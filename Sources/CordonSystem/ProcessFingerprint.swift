@@ -64,7 +64,9 @@ extension ProcessInfoReader {
 
     /// How code is injected into `pid` at start, or nil when nothing is: a non-empty `LD_PRELOAD`,
     /// `LD_AUDIT` or `LD_LIBRARY_PATH` in its environment, or a non-empty `preloadFile`
-    /// (`/etc/ld.so.preload`, which the dynamic linker loads into every program).
+    /// (`/etc/ld.so.preload`, which the dynamic linker loads into every program) as the process
+    /// sees it: read through `/proc/PID/root`, so a file mounted over it in a namespace of the
+    /// process's own counts (docs/THREAT-MODEL.md, "App identity").
     public static func injection(of pid: Int32, preloadFile: String = "/etc/ld.so.preload") -> String? {
         if let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") {
             for entry in environ.split(separator: 0) {
@@ -74,9 +76,17 @@ extension ProcessInfoReader {
                 }
             }
         }
-        if let contents = FileManager.default.contents(atPath: preloadFile),
-            contents.contains(where: { !($0 == 0x20 || $0 == 0x0a || $0 == 0x09) })
-        {
+        let path = "/proc/\(pid)/root" + preloadFile
+        let contents: [UInt8]
+        do {
+            contents = try BoundedFile.read(path, limit: 1 << 16)
+        } catch {
+            // Absent (the usual case) or unreadable to the agent, which runs as the process's own
+            // user, so unreadable to its dynamic linker too; a huge or special file is suspect.
+            if case .unreadable = error { return nil }
+            return "\(preloadFile) is not a small regular file"
+        }
+        if contents.contains(where: { !($0 == 0x20 || $0 == 0x0a || $0 == 0x09) }) {
             return "\(preloadFile) preloads libraries into every program"
         }
         return nil

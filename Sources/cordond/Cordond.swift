@@ -73,6 +73,11 @@ struct Cordond: AsyncParsableCommand {
             "Admin settings naming the pinentry RequestUnlock's prompt runs; trusted only when owned by root (default: /etc/cordon/settings.json; also CORDON_ADMIN_SETTINGS)."
     )
     var adminSettings: String?
+    @Option(
+        help:
+            "A Flatpak installation whose apps a \"flatpak\" binding may match; repeatable (default: /var/lib/flatpak; others must be root's outside test mode)."
+    )
+    var flatpakInstallation: [String] = []
     @Option(help: "Connections one process may hold (default: 64).")
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
@@ -111,6 +116,9 @@ struct Cordond: AsyncParsableCommand {
         if let path = promptProgram ?? environment["CORDON_PROMPT_PROGRAM"].flatMap({ $0.isEmpty ? nil : $0 }) {
             let name = promptProgram != nil ? "--prompt-program" : "CORDON_PROMPT_PROGRAM"
             paths.append(AdminInputs.PathInput(name: name, path: path, kind: .program))
+        }
+        for path in flatpakInstallation {
+            paths.append(AdminInputs.PathInput(name: "--flatpak-installation", path: path))
         }
         return AdminInputs(values: values, paths: paths)
     }
@@ -201,6 +209,7 @@ struct Cordond: AsyncParsableCommand {
             adminSettingsPath: pick(
                 adminSettings, "CORDON_ADMIN_SETTINGS", AgentConfiguration.defaultAdminSettingsPath))
         configuration.testMode = inTestMode
+        if !flatpakInstallation.isEmpty { configuration.flatpakInstallations = flatpakInstallation }
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

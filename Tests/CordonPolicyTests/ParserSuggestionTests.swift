@@ -55,7 +55,7 @@ struct ParserSuggestionTests {
         #expect(
             Support.messages(
                 Support.document(#""apps": {"managed": [{"id": "a.b", "executables": ["/x"], "path": "/x"}]}"#)) == [
-                    #"unknown key "path" in "apps.managed[0]"; expected one of "id", "executables", "sha256""#
+                    #"unknown key "path" in "apps.managed[0]"; expected one of "id", "executables", "sha256", "flatpak""#
                 ])
     }
 

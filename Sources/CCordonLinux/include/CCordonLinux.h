@@ -38,3 +38,7 @@ int cordon_socket_with_cookie(uint64_t cookie);
 /// Sends `len` bytes of `buf` on the stream socket `sock` with the descriptor `fd` attached
 /// (SCM_RIGHTS), without blocking or SIGPIPE. Returns the bytes sent or -errno.
 long cordon_send_with_descriptor(int sock, const void *buf, size_t len, int fd);
+/// The uid (in the caller's user namespace) of whoever created the user namespace of the process
+/// `pid` (NS_GET_OWNER_UID on /proc/PID/ns/user), and that namespace's inode in `*inode`.
+/// Returns 0 or -errno.
+int cordon_user_namespace_owner(pid_t pid, uid_t *owner, unsigned long long *inode);

@@ -26,15 +26,19 @@ enum AttackScript {
         """
 
     /// Runs `body` (Python, after the prelude) with `arguments` (`sys.argv[1:]`) and returns what it
-    /// printed as JSON.
+    /// printed as JSON. `command` runs the script instead of `$PYTHON`: a Python interpreter,
+    /// possibly behind `setpriv`, `unshare` or `bwrap` (its last element is the interpreter).
     static func run(
-        _ body: String, _ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:]
+        _ body: String, _ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:],
+        command: [String]? = nil
     ) async throws -> [String: Any] {
         let script = directory.appending("attack-\(UUID().uuidString.prefix(6)).py")
         try (prelude + "\n" + body).write(toFile: script, atomically: true, encoding: .utf8)
         let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"
+        let program = command ?? ["/usr/bin/env", python]
         let result = try await runCommand(
-            URL(fileURLWithPath: "/usr/bin/env"), [python, script] + arguments, environment: environment)
+            URL(fileURLWithPath: program[0]), Array(program.dropFirst()) + [script] + arguments,
+            environment: environment)
         try #require(result.status == 0, "the attack script failed: \(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         return try #require(object, "the attack script printed no JSON object: \(result.stdout)")
