@@ -1,5 +1,6 @@
 import CordonProtocol
 import Foundation
+import Glibc
 
 extension CordonApp {
     /// Implicit unlock (as VaultMobileSDK's implicit login): call it when an action needs the
@@ -35,36 +36,78 @@ extension CordonApp {
     /// `saveLocations`, `blockedTypes`), atomically and readable by the user only; throws
     /// `CordonError.denied` with the deciding rules otherwise, and writes nothing.
     ///
-    /// The agent decides on the canonical destination (the directory's real path, symlinks
-    /// resolved, plus the file name), and that is where the file is written.
+    /// The destination directory is opened first and the agent decides on its real path (read
+    /// back from the open descriptor) plus the file name; the file is then written *relative to
+    /// that descriptor* (`openat`, `renameat`), so a symlink or directory swapped in at the path
+    /// after the decision is never followed, and a directory moved away meanwhile is refused
+    /// (docs/THREAT-MODEL.md, "Documents").
     public func save(_ data: Data, to path: String, contentType: String? = nil) async throws {
-        let absolute = Self.canonicalDestination(URL(fileURLWithPath: path).path)
-        let decision = try await check(.documentSave, target: absolute, contentType: contentType)
+        try await save(data, to: path, contentType: contentType, afterDecision: nil)
+    }
+
+    /// `save`, with `afterDecision` run between the decision and the write (tests race there).
+    func save(
+        _ data: Data, to path: String, contentType: String?, afterDecision: (@Sendable () async throws -> Void)?
+    ) async throws {
+        let url = URL(fileURLWithPath: path)
+        let name = url.lastPathComponent
+        let directory = url.deletingLastPathComponent().path
+        guard !name.isEmpty, name != ".", name != "..", name != "/" else {
+            throw CordonError.denied(
+                action: PolicyAction.documentSave.rawValue, reason: "\(path) does not name a file", rules: [])
+        }
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            // Decided as given: the agent refuses a directory that does not resolve, naming it.
+            let decision = try await check(.documentSave, target: url.path, contentType: contentType)
+            throw CordonError.denied(action: decision.action.rawValue, reason: decision.reason, rules: decision.rules)
+        }
+        defer { Glibc.close(descriptor) }
+        let decided = Self.path(of: descriptor) ?? directory
+        let target = (decided == "/" ? "" : decided) + "/" + name
+        let decision = try await check(.documentSave, target: target, contentType: contentType)
         guard decision.allowed else {
             throw CordonError.denied(action: decision.action.rawValue, reason: decision.reason, rules: decision.rules)
         }
-        let directory = URL(fileURLWithPath: absolute).deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(".\(UUID().uuidString).cordon-save")
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: absolute]) }
-        // rename(2) replaces the file atomically: a reader sees the old or the new, never half.
-        guard rename(temporary.path, absolute) == 0 else {
-            let code = POSIXErrorCode(rawValue: errno) ?? .EIO
-            try? FileManager.default.removeItem(at: temporary)
-            throw POSIXError(code)
+        if let afterDecision { try await afterDecision() }
+        guard Self.path(of: descriptor) == decided else {
+            throw CordonError.denied(
+                action: PolicyAction.documentSave.rawValue,
+                reason: "\(decided) was moved after the decision; nothing was written", rules: [])
+        }
+        try Self.write(data, named: name, in: descriptor, describing: target)
+    }
+
+    /// Writes `data` as `name` in the directory `descriptor`: a new `0600` file (never through a
+    /// link), synced, then renamed over `name` — a reader sees the old file or the new, never half.
+    static func write(_ data: Data, named name: String, in descriptor: Int32, describing target: String) throws {
+        let temporary = ".\(UUID().uuidString).cordon-save"
+        let file = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(file, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else {
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == 0 && fsync(file) != 0 { failure = errno }
+        Glibc.close(file)
+        if failure == 0 && renameat(descriptor, temporary, descriptor, name) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlinkat(descriptor, temporary, 0)
+            throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO, userInfo: [NSFilePathErrorKey: target])
         }
     }
 
-    /// `path` with its directory resolved by `realpath` (unchanged when that fails: the agent
-    /// then refuses it, naming it).
-    static func canonicalDestination(_ path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        guard let resolved = realpath(directory, nil) else { return path }
-        defer { free(resolved) }
-        let base = String(cString: resolved)
-        return (base == "/" ? "" : base) + "/" + url.lastPathComponent
+    /// The real path of the directory open as `descriptor`, or nil.
+    static func path(of descriptor: Int32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
     }
 }
