@@ -86,9 +86,10 @@ extension CordonApp {
         guard file >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var failure: Int32 = 0
         data.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(file, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = Glibc.write(file, base + offset, buffer.count - offset)
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else {
                     failure = errno

@@ -14,7 +14,10 @@ extension Agent {
             return event.time + Double(ms) / 1000
         }
         // Frozen apps resume only after their key event is queued to them.
-        defer { enforcement.thaw(thawed) }
+        defer {
+            enforcement.thaw(thawed)
+            if event.kind == .encryptionKeyAvailable { enforcement.releaseSupervisorHolds() }
+        }
         for component in components { component.observe(event) }
         logger.info(
             "event",

@@ -101,10 +101,18 @@ extension Agent {
             return register(parameters.appId, pid: parameters.pid, connection: connection, encoder: encoder)
         case .acknowledge:
             let parameters = try codec.decodeParameters(AcknowledgeParameters.self, from: message)
+            let revocationPending = registry.registrations[connection.id]?.pendingSeq != nil
             do {
                 try registry.acknowledge(connection: connection.id, seq: parameters.seq, latestSeq: machine.seq)
             } catch {
                 throw error.varlinkError
+            }
+            // A supervisor (`cordon run`) halted its program by freezing it: from now on the
+            // agent holds that freeze until the key returns (docs/ARCHITECTURE.md, "Freezing").
+            if revocationPending, parameters.status == .halted, processes[connection.id]?.onBehalf == true,
+                let app = registry.registrations[connection.id]
+            {
+                enforcement.holdSupervisorFreeze(app)
             }
             rescheduleTimer()
             return .reply(encoder.empty())

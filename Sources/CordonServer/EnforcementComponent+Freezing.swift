@@ -15,6 +15,9 @@ struct FreezeRecord {
     var confirmed = false
     /// Its process was moved out of its cgroup: it is stopped with signals as well.
     var escaped = false
+    /// Frozen by its supervisor (`cordon run`), held by the agent until the key returns; the app
+    /// itself complied.
+    var heldForSupervisor = false
 }
 
 /// Freezing that holds (docs/ARCHITECTURE.md, "Freezing"): an app frozen for a missed deadline
@@ -34,6 +37,41 @@ extension EnforcementComponent {
         return nil
     }
 
+    /// Takes over the freeze of an app whose supervisor (`cordon run`) froze it and acknowledged a
+    /// revocation as halted: the agent freezes it too (a no-op on a frozen cgroup or a stopped
+    /// group) and holds it like a freeze of its own — checked, frozen again when resumed, thawed
+    /// when the key returns — so a supervisor killed or a `cgroup.freeze` written back to 0
+    /// does not let the program run on. Audited as `ack.hold`.
+    func holdSupervisorFreeze(_ app: AppRegistration) {
+        guard app.enforcement == nil, targets[app.connection] != nil else { return }
+        let failure = freezeApp(app.connection)
+        frozen[app.connection]?.heldForSupervisor = true
+        let what = targets[app.connection]?.frozenWhat ?? "signals"
+        logger.notice(
+            "enforcement: the supervisor froze the app; the agent holds the freeze",
+            metadata: ["appId": "\(app.appId)", "pid": "\(app.pid)", "error": "\(failure ?? "none")"])
+        host.writeAudit([
+            AuditEntry(
+                time: host.clock(), category: .enforcement, appId: app.appId, action: "ack.hold",
+                outcome: failure == nil ? "hold" : "failed",
+                reason: "its supervisor froze it and acknowledged; held through \(what); pid \(app.pid)")
+        ])
+    }
+
+    /// The key is back: releases every freeze held for a supervisor (which thaws its program on
+    /// the same event).
+    func releaseSupervisorHolds() {
+        for (id, record) in frozen where record.heldForSupervisor {
+            let failure = thawApp(id)
+            guard let app = host.registry.registrations[id] else { continue }
+            host.writeAudit([
+                AuditEntry(
+                    time: host.clock(), category: .enforcement, appId: app.appId, action: "ack.release",
+                    outcome: failure == nil ? "thaw" : "failed", reason: "the key is available again; pid \(app.pid)")
+            ])
+        }
+    }
+
     /// Thaws the app on `connection` (its cgroup; SIGCONT when it was stopped with signals).
     @discardableResult
     func thawApp(_ connection: ConnectionID) -> String? {
@@ -50,7 +88,7 @@ extension EnforcementComponent {
             guard let target = targets[app.connection] else { return info }
             info.processState = target.state
             info.cgroup = target.cgroup?.path
-            if app.enforcement == .freeze, let record = frozen[app.connection] {
+            if let record = frozen[app.connection], app.enforcement == .freeze || record.heldForSupervisor {
                 info.freezeMethod = record.escaped ? .signals : record.method
                 info.resumesUndone = record.resumesUndone
             }
@@ -71,7 +109,9 @@ extension EnforcementComponent {
     /// Checks every app frozen for a missed deadline; forgets those no longer frozen.
     func verifyFrozenApps() {
         for id in frozen.keys.sorted() {
-            guard let app = host.registry.registrations[id], app.enforcement == .freeze else {
+            guard let app = host.registry.registrations[id],
+                app.enforcement == .freeze || frozen[id]?.heldForSupervisor == true
+            else {
                 frozen.removeValue(forKey: id)
                 continue
             }

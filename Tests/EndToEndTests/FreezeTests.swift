@@ -125,7 +125,7 @@ struct FreezeTests {
         defer { run.cleanUp() }
         let client = try await run.daemon.client()
         try await client.logout()
-        // cordon run froze the cgroup itself, then acknowledged: the agent enforced nothing.
+        // cordon run froze the cgroup itself, then acknowledged: the app complied.
         try await eventually("cordon run froze the cgroup and acknowledged") {
             let app = try await client.apps().first
             return app?.compliance == .compliant && app?.processState == .frozen
@@ -136,9 +136,29 @@ struct FreezeTests {
         #expect(resume.status == 0)
         try await Writer.expectStill(run.output, control: run.controlOutput, "SIGCONT resumed the frozen app")
 
+        // The agent holds cordon run's freeze: the supervisor stopped (the program, same user,
+        // could do it) and the cgroup thawed by hand, the agent freezes it again.
+        try await eventually("the agent holds the freeze") {
+            try await EnforcementTests.enforcement(client, appId: Self.appId).contains { $0.action == "ack.hold" }
+        }
+        kill(run.supervisor.processIdentifier, SIGSTOP)
+        try "0\n".write(toFile: run.cgroup.directory + "/cgroup.freeze", atomically: false, encoding: .utf8)
+        try await eventually("the agent froze the cgroup again") {
+            try await EnforcementTests.enforcement(client, appId: Self.appId).contains { $0.action == "ack.refreeze" }
+        }
+        try await eventually("frozen 1 again") { run.cgroup.events()?.frozen == true }
+        try await Writer.expectStill(run.output, control: run.controlOutput, "thawing cordon run's cgroup held")
+        let held = try #require(try await client.apps().first)
+        #expect(held.compliance == .compliant, "the program complied: its supervisor froze it in time")
+        #expect(held.resumesUndone == 1)
+        kill(run.supervisor.processIdentifier, SIGCONT)
+
         try await client.unlock(passcode: "2468")
         let size = fileSize(run.output)
         try await eventually("the child writes again") { fileSize(run.output) > size }
+        try await eventually("the hold is released") {
+            try await EnforcementTests.enforcement(client, appId: Self.appId).contains { $0.action == "ack.release" }
+        }
 
         // SIGTERM goes to the program's group (not to the setsid child); once the program is gone,
         // cordon run kills what it left in its cgroup and removes it.
@@ -148,7 +168,7 @@ struct FreezeTests {
         #expect(!run.cgroup.exists)
         #expect([nil, "Z"].contains(ProcessInfoReader.state(of: run.child)))
         let records = try await EnforcementTests.enforcement(client, appId: Self.appId)
-        #expect(records.isEmpty, "\(records)")
+        #expect(records.map(\.action) == ["ack.hold", "ack.refreeze", "ack.release"], "\(records)")
         try await run.daemon.stop()
     }
 }
