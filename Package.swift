@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "CordonProtocol", swiftSettings: strict),
         .target(name: "CordonPolicy", dependencies: ["CordonProtocol"], swiftSettings: strict),
         .target(name: "CordonLifecycle", dependencies: ["CordonProtocol"], swiftSettings: strict),
+        // Device posture checks, each read under an injectable root (docs/ARCHITECTURE.md, "Posture").
+        .target(name: "CordonPosture", dependencies: ["CordonProtocol"], swiftSettings: strict),
         // Key material: locked memory, the KDF, wrapping, per-app derivation, the sealed pasteboard.
         .target(
             name: "CordonSecrets",
@@ -78,7 +80,7 @@ let package = Package(
             name: "CordonServer",
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
-                "CordonSystem", "CordonTransport",
+                "CordonSystem", "CordonTransport", "CordonPosture",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -143,6 +145,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CordonLifecycleTests", dependencies: ["CordonLifecycle"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonPostureTests", dependencies: ["CordonPosture", "CordonProtocol"], swiftSettings: strict),
         .testTarget(name: "CordonSecretsTests", dependencies: ["CordonSecrets"], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),

@@ -69,6 +69,11 @@ public final class CordonClient: Sendable {
         try await connection.call(.listApps, NoParameters(), returning: ListAppsReply.self).apps
     }
 
+    /// The device's posture: every check with its evidence (`io.cordon.Posture.Get`).
+    public func posture() async throws -> [PostureResult] {
+        try await connection.call(.getPosture, NoParameters(), returning: PostureReply.self).checks
+    }
+
     /// The service description (`org.varlink.service.GetInfo`).
     public func serviceInfo() async throws -> ServiceInfo {
         try await connection.call(.getInfo, NoParameters(), returning: ServiceInfo.self)

@@ -12,12 +12,13 @@ public enum InterfaceDescriptions {
         "io.cordon.Policy": policy,
         "io.cordon.Audit": audit,
         "io.cordon.Pasteboard": pasteboard,
+        "io.cordon.Posture": posture,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
     public static let names = [
         "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-        "io.cordon.Audit",
+        "io.cordon.Audit", "io.cordon.Posture",
     ]
 
     /// `org.varlink.service`, as defined by the varlink specification.

@@ -29,4 +29,5 @@ public enum Method: String, Sendable, CaseIterable {
     case getPolicyStatus = "io.cordon.Policy.GetStatus"
     case queryAudit = "io.cordon.Audit.Query"
     case followAudit = "io.cordon.Audit.Follow"
+    case getPosture = "io.cordon.Posture.Get"
 }

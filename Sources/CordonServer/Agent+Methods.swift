@@ -133,7 +133,7 @@ extension Agent {
             guard let stored else { return .reply(reply) }
             return .deferred(stored.map { reply })
         case .subscribe, .requestUnlock, .shareDocument, .openDocument, .copy, .paste, .clear, .queryAudit,
-            .followAudit,
+            .followAudit, .getPosture,
             .getEffectivePolicy,
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus:
             // Served by their components (`Agent+Components.swift`); never reaches here.

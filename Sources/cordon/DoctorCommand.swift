@@ -39,6 +39,16 @@ struct DoctorCommand: AsyncParsableCommand {
             {
                 checks.append(DoctorCheck.appTrust(policy.settings))
             }
+            if let posture = try? await Deadline.run(
+                seconds: Self.answerSeconds,
+                {
+                    let client = try await CordonClient.connect(socketPath: socket)
+                    defer { Task { await client.close() } }
+                    return try await client.posture()
+                })
+            {
+                checks += posture.map(DoctorCheck.posture)
+            }
         }
         for check in checks { try Output.line(check.line) }
         if checks.contains(where: { $0.outcome == .fail }) { throw ExitCode(CLIExitCode.failure.rawValue) }

@@ -193,7 +193,7 @@ enum VarlinkParameterFuzzCheck {
     static func check(_ method: Method, _ data: Data) -> String? {
         switch method {
         case .getInfo, .getStatus, .lock, .logout, .listApps, .getKey, .reportActivity, .getEffectivePolicy,
-            .reloadPolicy, .getPolicyStatus:
+            .reloadPolicy, .getPolicyStatus, .getPosture:
             return roundTrip(NoParameters.self, method, data, fields: [])
         case .getInterfaceDescription:
             return roundTrip(InterfaceDescriptionParameters.self, method, data, fields: ["interface"])

@@ -8,7 +8,7 @@ struct InterfaceDescriptionsTests {
         #expect(
             InterfaceDescriptions.names == [
                 "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "io.cordon.Audit",
+                "io.cordon.Audit", "io.cordon.Posture",
             ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
@@ -191,6 +191,7 @@ struct InterfaceDescriptionsTests {
                 CheckReply(decision: decision)
             )
         case .getEffectivePolicy: return (none, EffectivePolicyReply(version: "v", settings: []))
+        case .getPosture: return (none, PostureReply(checks: [PostureResult(.secureBoot, .unknown, "e")]))
         case .validatePolicy:
             return (ValidateParameters(document: "d", path: "p", user: true), ValidateReply(valid: true, problems: []))
         case .explainPolicy:

@@ -1,0 +1,177 @@
+import CordonProtocol
+import Foundation
+
+/// Reads the device's posture (docs/ARCHITECTURE.md, "Posture"). Every file is read under `root`
+/// (`/` on a machine, a fixture tree in tests) and with a bound; the one setting only a program
+/// can read (the desktop's screen lock) comes from `command`, injected likewise. A file that is
+/// absent, unreadable or garbled makes its check `unknown`, never a pass and never a crash.
+public struct PostureProbe: Sendable {
+    /// Runs a program and returns its standard output, or nil when it cannot run or fails.
+    public typealias CommandRunner = @Sendable (_ program: String, _ arguments: [String]) -> String?
+
+    public let root: String
+    public let minimums: PostureMinimums
+    let command: CommandRunner
+
+    /// A probe of the tree at `root`.
+    public init(root: String = "/", minimums: PostureMinimums = PostureMinimums(), command: @escaping CommandRunner) {
+        self.root = root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.minimums = minimums
+        self.command = command
+    }
+
+    /// Every check, in `PostureCheck` order.
+    public func run() -> [PostureResult] {
+        PostureCheck.allCases.map(run)
+    }
+
+    /// One check.
+    public func run(_ check: PostureCheck) -> PostureResult {
+        switch check {
+        case .secureBoot: secureBoot()
+        case .kernelLockdown: kernelLockdown()
+        case .diskEncryption: DiskEncryption(probe: self).result()
+        case .screenLock: screenLock()
+        case .kernelTaint: kernelTaint()
+        case .ptraceScope: ptraceScope()
+        case .osVersion: osVersion()
+        case .kernelVersion: kernelVersion()
+        }
+    }
+
+    /// The text of `path` under the root (at most 64 KiB), or nil.
+    func read(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: root + path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: 1 << 16) else { return nil }
+        return String(data: data, encoding: .utf8)
+    }
+
+    /// The bytes of `path` under the root (at most 4 KiB), or nil.
+    func bytes(_ path: String) -> [UInt8]? {
+        guard let handle = FileHandle(forReadingAtPath: root + path) else { return nil }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 4096)).map { Array($0) }
+    }
+
+    func exists(_ path: String) -> Bool {
+        FileManager.default.fileExists(atPath: root + path)
+    }
+
+    static let secureBootVariable =
+        "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e00e98032b8c"
+
+    func secureBoot() -> PostureResult {
+        if let value = bytes(Self.secureBootVariable) {
+            // Four bytes of attributes, then the value.
+            guard value.count == 5 else {
+                return PostureResult(
+                    .secureBoot, .unknown, "\(Self.secureBootVariable) has \(value.count) bytes, not 5")
+            }
+            return value[4] == 1
+                ? PostureResult(.secureBoot, .pass, "SecureBoot EFI variable: 1")
+                : PostureResult(.secureBoot, .fail, "SecureBoot EFI variable: \(value[4])")
+        }
+        if exists("/sys/firmware/efi") {
+            return PostureResult(.secureBoot, .unknown, "an EFI system without a readable SecureBoot variable")
+        }
+        if exists("/sys/firmware") {
+            return PostureResult(.secureBoot, .fail, "booted without UEFI (no /sys/firmware/efi): no Secure Boot")
+        }
+        return PostureResult(.secureBoot, .unknown, "/sys/firmware is not available")
+    }
+
+    func kernelLockdown() -> PostureResult {
+        let path = "/sys/kernel/security/lockdown"
+        guard let text = read(path)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+            return PostureResult(.kernelLockdown, .unknown, "\(path) is not available (no securityfs or LSM)")
+        }
+        guard let open = text.firstIndex(of: "["), let close = text[open...].firstIndex(of: "]") else {
+            return PostureResult(.kernelLockdown, .unknown, "\(path): no mode selected in \"\(text)\"")
+        }
+        let mode = text[text.index(after: open)..<close]
+        return PostureResult(.kernelLockdown, mode == "none" ? .fail : .pass, "\(path): \(text)")
+    }
+
+    func screenLock() -> PostureResult {
+        guard let output = command("gsettings", ["get", "org.gnome.desktop.screensaver", "lock-enabled"]) else {
+            return PostureResult(.screenLock, .unknown, "no desktop setting to read (gsettings)")
+        }
+        switch output.trimmingCharacters(in: .whitespacesAndNewlines) {
+        case "true": return PostureResult(.screenLock, .pass, "org.gnome.desktop.screensaver lock-enabled: true")
+        case "false": return PostureResult(.screenLock, .fail, "org.gnome.desktop.screensaver lock-enabled: false")
+        case let other: return PostureResult(.screenLock, .unknown, "gsettings answered \"\(other)\"")
+        }
+    }
+
+    func kernelTaint() -> PostureResult {
+        let path = "/proc/sys/kernel/tainted"
+        guard let text = read(path)?.trimmingCharacters(in: .whitespacesAndNewlines), let mask = UInt64(text) else {
+            return PostureResult(.kernelTaint, .unknown, "\(path) is not readable")
+        }
+        guard mask != 0 else { return PostureResult(.kernelTaint, .pass, "\(path): 0") }
+        return PostureResult(.kernelTaint, .fail, "\(path): \(mask) (\(KernelTaint.describe(mask)))")
+    }
+
+    func ptraceScope() -> PostureResult {
+        let path = "/proc/sys/kernel/yama/ptrace_scope"
+        guard let text = read(path)?.trimmingCharacters(in: .whitespacesAndNewlines), let scope = Int(text) else {
+            return PostureResult(.ptraceScope, .unknown, "\(path) is not available (Yama is not enabled)")
+        }
+        return PostureResult(.ptraceScope, scope >= 1 ? .pass : .fail, "\(path): \(scope)")
+    }
+
+    func osVersion() -> PostureResult {
+        guard let text = read("/etc/os-release") ?? read("/usr/lib/os-release") else {
+            return PostureResult(.osVersion, .unknown, "no os-release")
+        }
+        let fields = OSRelease.parse(text)
+        let id = fields["ID"] ?? "linux"
+        guard let version = fields["VERSION_ID"] else {
+            return PostureResult(.osVersion, .unknown, "os-release of \(id) has no VERSION_ID")
+        }
+        guard let minimum = minimums.osVersions[id] else {
+            return PostureResult(.osVersion, .pass, "\(id) \(version) (no minimum set for \(id))")
+        }
+        let ok = VersionNumber(version) >= VersionNumber(minimum)
+        return PostureResult(.osVersion, ok ? .pass : .fail, "\(id) \(version), minimum \(minimum)")
+    }
+
+    func kernelVersion() -> PostureResult {
+        let path = "/proc/sys/kernel/osrelease"
+        guard let release = read(path)?.trimmingCharacters(in: .whitespacesAndNewlines), !release.isEmpty else {
+            return PostureResult(.kernelVersion, .unknown, "\(path) is not readable")
+        }
+        guard let minimum = minimums.kernel else {
+            return PostureResult(.kernelVersion, .pass, "kernel \(release) (no minimum set)")
+        }
+        let ok = VersionNumber(release) >= VersionNumber(minimum)
+        return PostureResult(.kernelVersion, ok ? .pass : .fail, "kernel \(release), minimum \(minimum)")
+    }
+}
+
+extension PostureProbe {
+    /// The names in the directory `path` under the root, sorted; empty when there is none.
+    func list(_ path: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root + path)) ?? []).sorted()
+    }
+
+    /// Runs `program` from `PATH` with no input and returns its output when it exits 0 within two
+    /// seconds (it is killed after that) — the command runner a probe of this machine uses.
+    public static let systemCommand: CommandRunner = { program, arguments in
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [program] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { if process.isRunning { kill(pid, SIGKILL) } }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(data: data, encoding: .utf8)
+    }
+}
