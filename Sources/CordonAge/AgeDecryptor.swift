@@ -110,12 +110,10 @@ public struct AgeDecryptor: Sendable {
             guard pending.count > AgePayload.sealedChunkSize else { return }
             let key = payloadKey
             let counter = counter
-            let plaintext = try withBytes(pending) { (bytes) throws(AgeError) -> Data in
-                let sealed = UnsafeRawBufferPointer(rebasing: bytes[..<AgePayload.sealedChunkSize])
-                return try Self.openNonFinal(sealed, key: key, counter: counter)
+            let opened = withBytes(pending) { bytes in
+                Self.openFull(UnsafeRawBufferPointer(rebasing: bytes[..<AgePayload.sealedChunkSize]), key: key, counter: counter)
             }
-            try AgePayload.emitData(plaintext, emit)
-            self.counter += 1
+            try emitFull(opened, emit: emit)
             pending.removeFirst(AgePayload.sealedChunkSize)
         }
     }
@@ -149,19 +147,30 @@ public struct AgeDecryptor: Sendable {
     private mutating func openChunk(
         _ sealed: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
-        let plaintext = try Self.openNonFinal(sealed, key: payloadKey, counter: counter)
-        try AgePayload.emitData(plaintext, emit)
-        counter += 1
+        try emitFull(Self.openFull(sealed, key: payloadKey, counter: counter), emit: emit)
     }
 
-    /// A full chunk with more bytes after it: it must open as a non-final chunk. When it opens
-    /// only as a final one, the bytes after it are trailing data.
-    private static func openNonFinal(_ sealed: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64)
-        throws(AgeError) -> Data
-    {
-        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: false) { return plaintext }
-        if AgePayload.open(sealed, key: key, counter: counter, final: true) != nil { throw .trailingData }
-        throw .chunkAuthenticationFailed(chunk: counter)
+    /// A full chunk with more bytes after it must open as a non-final chunk. One that opens only
+    /// as a final chunk is authentic (its plaintext is released, as age does) but the bytes after
+    /// it are trailing data.
+    private static func openFull(_ sealed: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64) -> (
+        plaintext: Data, final: Bool
+    )? {
+        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: false) { return (plaintext, false) }
+        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: true) { return (plaintext, true) }
+        return nil
+    }
+
+    private mutating func emitFull(
+        _ opened: (plaintext: Data, final: Bool)?, emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
+    ) throws(AgeError) {
+        guard let opened else { throw .chunkAuthenticationFailed(chunk: counter) }
+        try AgePayload.emitData(opened.plaintext, emit)
+        if opened.final {
+            phase = .done
+            throw .trailingData
+        }
+        counter += 1
     }
 
     private mutating func finishPayload(emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void) throws(AgeError) {
@@ -184,6 +193,13 @@ public struct AgeDecryptor: Sendable {
         let plaintext = pending.withUnsafeBytes { AgePayload.open($0, key: key, counter: counter, final: true) }
         guard let plaintext else {
             if pending.count < AgePayload.tagSize { throw .truncated("payload") }
+            // A full chunk that is not final: released if authentic, then the end is missing.
+            if pending.count == AgePayload.sealedChunkSize,
+                let opened = withBytes(pending, { AgePayload.open($0, key: key, counter: counter, final: false) })
+            {
+                try AgePayload.emitData(opened, emit)
+                throw .truncated("payload")
+            }
             throw .chunkAuthenticationFailed(chunk: counter)
         }
         if plaintext.isEmpty, counter > 0 { throw .emptyLastChunk(chunk: counter) }
