@@ -19,6 +19,10 @@ public struct AgeDecryptor: Sendable {
     /// The parsed header, once it has been read and authenticated.
     public private(set) var header: AgeHeader?
 
+    /// The ciphertext bytes held between calls: at most the header while it arrives, then at
+    /// most one sealed chunk and one byte (what bounds the decryptor's memory).
+    public var bufferedByteCount: Int { pending.count }
+
     /// A decryptor that tries `identities` in order on the header's stanzas.
     public init(identities: [any AgeIdentity]) {
         self.identities = identities

@@ -11,6 +11,9 @@ public struct AgeEncryptor: Sendable {
     private var counter: UInt64 = 0
     private var finished = false
 
+    /// The plaintext bytes held between calls: at most one chunk (64 KiB).
+    public var bufferedByteCount: Int { buffer.count }
+
     /// An encryptor to `recipients` (at least one; an scrypt recipient must be the only one).
     public init(recipients: [any AgeRecipient], randomness: AgeRandomness = .system) throws(AgeError) {
         guard !recipients.isEmpty else { throw .invalidArgument("no recipients") }
