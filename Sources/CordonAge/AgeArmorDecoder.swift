@@ -26,7 +26,9 @@ public struct AgeArmorDecoder: Sendable {
             for byte in input {
                 if case .trailing(let whitespace) = state {
                     guard AgeArmor.isWhitespace(byte) else { throw fail("data after the END line") }
-                    guard whitespace + 1 < AgeArmor.maximumWhitespace else { throw fail("too much trailing whitespace") }
+                    guard whitespace + 1 < AgeArmor.maximumWhitespace else {
+                        throw fail("too much trailing whitespace")
+                    }
                     state = .trailing(whitespace: whitespace + 1)
                     continue
                 }

@@ -115,7 +115,8 @@ public struct AgeDecryptor: Sendable {
             let key = payloadKey
             let counter = counter
             let opened = withBytes(pending) { bytes in
-                Self.openFull(UnsafeRawBufferPointer(rebasing: bytes[..<AgePayload.sealedChunkSize]), key: key, counter: counter)
+                Self.openFull(
+                    UnsafeRawBufferPointer(rebasing: bytes[..<AgePayload.sealedChunkSize]), key: key, counter: counter)
             }
             try emitFull(opened, emit: emit)
             pending.removeFirst(AgePayload.sealedChunkSize)
@@ -143,7 +144,8 @@ public struct AgeDecryptor: Sendable {
     private mutating func startPayload() {
         let nonce = Array(pending.prefix(AgePayload.nonceSize))
         pending.removeFirst(AgePayload.nonceSize)
-        payloadKey = AgePayload.payloadKey(fileKey: pendingFileKey!, nonce: nonce)
+        guard let fileKey = pendingFileKey else { preconditionFailure("the payload starts after the header") }
+        payloadKey = AgePayload.payloadKey(fileKey: fileKey, nonce: nonce)
         pendingFileKey = nil
         phase = .payload
     }
@@ -160,7 +162,9 @@ public struct AgeDecryptor: Sendable {
     private static func openFull(_ sealed: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64) -> (
         plaintext: Data, final: Bool
     )? {
-        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: false) { return (plaintext, false) }
+        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: false) {
+            return (plaintext, false)
+        }
         if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: true) { return (plaintext, true) }
         return nil
     }

@@ -56,8 +56,9 @@ public enum AgeFile {
             if first, count > 0, AgeArmor.looksArmored(buffer[..<count]) { dearmorer = AgeArmorDecoder() }
             first = false
             if count == 0 { break }
-            if dearmorer != nil {
-                let binary = try dearmorer!.update(Array(buffer[..<count]))
+            if var armor = dearmorer {
+                let binary = try armor.update(Array(buffer[..<count]))
+                dearmorer = armor
                 try withBytes(binary) { (bytes) throws(AgeError) in try decryptor.update(bytes, emit: write) }
             } else {
                 try withBytes(buffer) { (bytes) throws(AgeError) in
@@ -65,8 +66,8 @@ public enum AgeFile {
                 }
             }
         }
-        if dearmorer != nil {
-            let binary = try dearmorer!.finish()
+        if var armor = dearmorer {
+            let binary = try armor.finish()
             try withBytes(binary) { (bytes) throws(AgeError) in try decryptor.update(bytes, emit: write) }
         }
         try decryptor.finish(emit: write)
@@ -87,9 +88,10 @@ public enum AgeFile {
 
     /// Writes all of `bytes`, retrying on EINTR and short writes.
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws(AgeError) {
+        guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {
-            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            let count = write(descriptor, base + offset, bytes.count - offset)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .io(operation: "write", errno: errno)

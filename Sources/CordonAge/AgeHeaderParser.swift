@@ -15,7 +15,8 @@ public enum AgeHeaderParser {
         guard let version = try lines.next() else { return nil }
         guard Array(version) + [0x0A] == AgeHeader.versionLine else {
             if version.starts(with: AgeHeader.versionPrefix) {
-                throw .unsupportedVersion(String(decoding: version.dropFirst(AgeHeader.versionPrefix.count), as: UTF8.self))
+                throw .unsupportedVersion(
+                    String(decoding: version.dropFirst(AgeHeader.versionPrefix.count), as: UTF8.self))
             }
             throw .malformedHeader(line: 1, reason: "the first line is not 'age-encryption.org/v1'")
         }
@@ -51,7 +52,8 @@ public enum AgeHeaderParser {
     ) throws(AgeError) -> AgeStanza? {
         let opening = lines.number
         guard line.starts(with: Array("-> ".utf8)) else {
-            throw .malformedHeader(line: opening, reason: "a stanza must start with '-> ' (or the MAC line with '--- ')")
+            throw .malformedHeader(
+                line: opening, reason: "a stanza must start with '-> ' (or the MAC line with '--- ')")
         }
         let arguments = line.dropFirst(3).split(separator: 0x20, omittingEmptySubsequences: false)
         guard arguments.allSatisfy(AgeStanza.isValidArgument) else {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// The payload's STREAM construction (docs/ARCHITECTURE.md, "CordonAge"): a 16-byte nonce, the
+/// The payload's STREAM construction (docs/ARCHITECTURE.md, "Modules", CordonAge): a 16-byte nonce, the
 /// key HKDF-SHA-256(ikm: file key, salt: nonce, info: "payload"), then 64 KiB chunks sealed with
 /// ChaCha20-Poly1305 under the nonce `11-byte big-endian counter || final flag`.
 enum AgePayload {
@@ -26,7 +26,7 @@ enum AgePayload {
         var bytes = [UInt8](repeating: 0, count: 12)
         for index in 0..<8 { bytes[10 - index] = UInt8(truncatingIfNeeded: counter >> UInt64(8 * index)) }
         bytes[11] = final ? 1 : 0
-        return try! ChaChaPoly.Nonce(data: bytes)
+        return Invariant.nonce(bytes)
     }
 
     /// Seals `plaintext` as chunk `counter` and hands its ciphertext and tag to `emit`.
@@ -34,7 +34,7 @@ enum AgePayload {
         _ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64, final: Bool,
         emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
-        let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: chunkNonce(counter: counter, final: final))
+        let box = Invariant.seal(plaintext, key: key, nonce: chunkNonce(counter: counter, final: final))
         try emitData(box.ciphertext, emit)
         try emitData(box.tag, emit)
     }

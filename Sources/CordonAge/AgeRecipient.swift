@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// Something a file can be encrypted to: it wraps the 16-byte file key into stanzas.
 public protocol AgeRecipient: Sendable {
@@ -53,21 +54,41 @@ enum StanzaAEAD {
     static let bodySize = 32
 
     static func seal(fileKey: SymmetricKey, wrapKey: SymmetricKey) -> [UInt8] {
-        let nonce = try! ChaChaPoly.Nonce(data: [UInt8](repeating: 0, count: 12))
         let plaintext = fileKey.withUnsafeBytes { Array($0) }
-        let box = try! ChaChaPoly.seal(plaintext, using: wrapKey, nonce: nonce)
+        let box = Invariant.seal(plaintext, key: wrapKey, nonce: Invariant.nonce([UInt8](repeating: 0, count: 12)))
         return Array(box.ciphertext) + Array(box.tag)
     }
 
     /// The file key, or nil when the body does not authenticate under `wrapKey`.
     static func open(body: [UInt8], wrapKey: SymmetricKey) -> SymmetricKey? {
         precondition(body.count == bodySize)
-        let nonce = try! ChaChaPoly.Nonce(data: [UInt8](repeating: 0, count: 12))
+        let nonce = Invariant.nonce([UInt8](repeating: 0, count: 12))
         guard
             let box = try? ChaChaPoly.SealedBox(
                 nonce: nonce, ciphertext: body[..<fileKeySize], tag: body[fileKeySize...]),
             let plaintext = try? ChaChaPoly.open(box, using: wrapKey)
         else { return nil }
         return SymmetricKey(data: plaintext)
+    }
+}
+
+/// Crypto calls that cannot fail for the sizes this module passes (a 12-byte nonce, a 32-byte
+/// key); a failure is a bug, not bad input.
+enum Invariant {
+    static func nonce(_ bytes: [UInt8]) -> ChaChaPoly.Nonce {
+        do { return try ChaChaPoly.Nonce(data: bytes) } catch { preconditionFailure("a 12-byte nonce: \(error)") }
+    }
+
+    static func seal(_ plaintext: some DataProtocol, key: SymmetricKey, nonce: ChaChaPoly.Nonce) -> ChaChaPoly.SealedBox
+    {
+        do { return try ChaChaPoly.seal(plaintext, using: key, nonce: nonce) } catch {
+            preconditionFailure("ChaCha20-Poly1305 with a 32-byte key: \(error)")
+        }
+    }
+
+    static func privateKey(_ bytes: some ContiguousBytes) -> Curve25519.KeyAgreement.PrivateKey {
+        do { return try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: bytes) } catch {
+            preconditionFailure("a 32-byte X25519 private key: \(error)")
+        }
     }
 }

@@ -16,7 +16,9 @@ public struct AgeScryptRecipient: AgeRecipient, Sendable {
     /// A recipient for `passphrase` (not empty) at `workFactor` (1…30; age's CLI uses 18).
     public init(passphrase: String, workFactor: Int = 18) throws(AgeError) {
         guard !passphrase.isEmpty else { throw .invalidArgument("the passphrase is empty") }
-        guard (1...30).contains(workFactor) else { throw .invalidArgument("scrypt work factor \(workFactor) is not in 1…30") }
+        guard (1...30).contains(workFactor) else {
+            throw .invalidArgument("scrypt work factor \(workFactor) is not in 1…30")
+        }
         self.passphrase = Array(passphrase.utf8)
         self.workFactor = workFactor
     }
@@ -25,7 +27,10 @@ public struct AgeScryptRecipient: AgeRecipient, Sendable {
         let salt = randomness.bytes(Self.saltSize)
         let wrapKey = try Self.deriveKey(passphrase: passphrase, salt: salt, workFactor: workFactor)
         let body = StanzaAEAD.seal(fileKey: fileKey, wrapKey: wrapKey)
-        return [AgeStanza(type: Self.stanzaType, arguments: [AgeBase64.encodeUnpadded(salt), String(workFactor)], body: body)]
+        return [
+            AgeStanza(
+                type: Self.stanzaType, arguments: [AgeBase64.encodeUnpadded(salt), String(workFactor)], body: body)
+        ]
     }
 
     static func deriveKey(passphrase: [UInt8], salt: [UInt8], workFactor: Int) throws(AgeError) -> SymmetricKey {
@@ -69,7 +74,9 @@ public struct AgeScryptIdentity: AgeIdentity, Sendable {
         let factor = Array(stanza.arguments[1].utf8)
         // ^[1-9][0-9]*$, and short enough to be a number at all.
         guard let first = factor.first, (0x31...0x39).contains(first), factor.allSatisfy({ (0x30...0x39).contains($0) })
-        else { throw .invalidStanza(type: type, reason: "the work factor is not a decimal number without leading zeros") }
+        else {
+            throw .invalidStanza(type: type, reason: "the work factor is not a decimal number without leading zeros")
+        }
         guard factor.count <= 2, let workFactor = Int(stanza.arguments[1]), workFactor <= maximumWorkFactor else {
             throw .workFactorTooLarge(Int(stanza.arguments[1]) ?? Int.max, maximum: maximumWorkFactor)
         }

@@ -19,7 +19,7 @@ public struct AgeX25519Identity: AgeIdentity, Sendable {
 
     /// A new identity from `randomness`.
     public static func generate(randomness: AgeRandomness = .system) -> AgeX25519Identity {
-        AgeX25519Identity(privateKey: try! .init(rawRepresentation: randomness.bytes(32)))
+        AgeX25519Identity(privateKey: Invariant.privateKey(randomness.bytes(32)))
     }
 
     /// Parses `AGE-SECRET-KEY-1…` (upper case, as age writes it; lower case is accepted too).
@@ -39,8 +39,7 @@ public struct AgeX25519Identity: AgeIdentity, Sendable {
     public static func derived(fromAppKey appKey: SymmetricKey) -> AgeX25519Identity {
         let seed = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: appKey, info: Array(appKeyDerivationLabel.utf8), outputByteCount: 32)
-        let key = seed.withUnsafeBytes { try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
-        return AgeX25519Identity(privateKey: key)
+        return AgeX25519Identity(privateKey: Invariant.privateKey(seed))
     }
 
     /// The recipient files for this identity are encrypted to.

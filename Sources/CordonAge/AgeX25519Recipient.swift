@@ -32,7 +32,7 @@ public struct AgeX25519Recipient: AgeRecipient, Equatable, Sendable {
     }
 
     public func wrap(fileKey: SymmetricKey, randomness: AgeRandomness) throws(AgeError) -> [AgeStanza] {
-        let ephemeral = try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: randomness.bytes(32))
+        let ephemeral = Invariant.privateKey(randomness.bytes(32))
         let share = Array(ephemeral.publicKey.rawRepresentation)
         guard let secret = try? ephemeral.sharedSecretFromKeyAgreement(with: publicKey),
             !secret.withUnsafeBytes({ bytes in bytes.allSatisfy { $0 == 0 } })

@@ -63,7 +63,9 @@ public enum Bech32 {
     /// Decodes a Bech32 string into its lower-case human-readable part and data bytes.
     public static func decode(_ text: String) throws(AgeError) -> (hrp: String, data: [UInt8]) {
         let bytes = Array(text.utf8)
-        guard bytes.allSatisfy({ $0 >= 33 && $0 <= 126 }) else { throw .invalidKey("a character outside printable ASCII") }
+        guard bytes.allSatisfy({ $0 >= 33 && $0 <= 126 }) else {
+            throw .invalidKey("a character outside printable ASCII")
+        }
         let lower = text.lowercased()
         guard lower == text || text.uppercased() == text else { throw .invalidKey("mixed upper and lower case") }
         let lowered = Array(lower.utf8)

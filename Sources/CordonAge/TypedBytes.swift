@@ -7,5 +7,6 @@ func withBytes<R, E: Error>(
     bytes.withUnsafeBytes { buffer in
         do throws(E) { outcome = .success(try body(buffer)) } catch { outcome = .failure(error) }
     }
-    return try outcome!.get()
+    guard let outcome else { preconditionFailure("withUnsafeBytes did not call its body") }
+    return try outcome.get()
 }

@@ -39,22 +39,30 @@ struct StorageFileBenchmark {
         var best = (cordonEncrypt: Double.infinity, cordonDecrypt: Double.infinity)
         var bestAge = (encrypt: Double.infinity, decrypt: Double.infinity)
         for _ in 0..<max(1, options.fileRuns) {
-            best.cordonEncrypt = min(best.cordonEncrypt, try StorageFileIO.timed {
-                try StorageFileIO.withDescriptors(plain, ours) { input, output in
-                    try AgeFile.encrypt(from: input, to: output, recipients: [identity.recipient])
-                }
-            })
-            best.cordonDecrypt = min(best.cordonDecrypt, try StorageFileIO.timed {
-                try StorageFileIO.withDescriptors(ours, "/dev/null") { input, output in
-                    try AgeFile.decrypt(from: input, to: output, identities: [identity])
-                }
-            })
-            bestAge.encrypt = min(bestAge.encrypt, try StorageFileIO.timed {
-                try StorageFileIO.runAge(options.age, ["-r", identity.recipient.encoded, "-o", theirs, plain])
-            })
-            bestAge.decrypt = min(bestAge.decrypt, try StorageFileIO.timed {
-                try StorageFileIO.runAge(options.age, ["-d", "-i", keyFile, "-o", "/dev/null", theirs])
-            })
+            best.cordonEncrypt = min(
+                best.cordonEncrypt,
+                try StorageFileIO.timed {
+                    try StorageFileIO.withDescriptors(plain, ours) { input, output in
+                        try AgeFile.encrypt(from: input, to: output, recipients: [identity.recipient])
+                    }
+                })
+            best.cordonDecrypt = min(
+                best.cordonDecrypt,
+                try StorageFileIO.timed {
+                    try StorageFileIO.withDescriptors(ours, "/dev/null") { input, output in
+                        try AgeFile.decrypt(from: input, to: output, identities: [identity])
+                    }
+                })
+            bestAge.encrypt = min(
+                bestAge.encrypt,
+                try StorageFileIO.timed {
+                    try StorageFileIO.runAge(options.age, ["-r", identity.recipient.encoded, "-o", theirs, plain])
+                })
+            bestAge.decrypt = min(
+                bestAge.decrypt,
+                try StorageFileIO.timed {
+                    try StorageFileIO.runAge(options.age, ["-d", "-i", keyFile, "-o", "/dev/null", theirs])
+                })
         }
         // Each side opens the other's file too: the figures are for the same format.
         try StorageFileIO.runAge(options.age, ["-d", "-i", keyFile, "-o", "/dev/null", ours])
@@ -74,10 +82,14 @@ struct StorageFileBenchmark {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print("storage --file: \(report.sizeMiB) MiB, best of \(report.runs), single-threaded, MB/s")
-            print(String(format: "  encrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonEncryptMBps,
-                report.ageEncryptMBps, report.cordonEncryptMBps / report.ageEncryptMBps))
-            print(String(format: "  decrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonDecryptMBps,
-                report.ageDecryptMBps, report.cordonDecryptMBps / report.ageDecryptMBps))
+            print(
+                String(
+                    format: "  encrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonEncryptMBps,
+                    report.ageEncryptMBps, report.cordonEncryptMBps / report.ageEncryptMBps))
+            print(
+                String(
+                    format: "  decrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonDecryptMBps,
+                    report.ageDecryptMBps, report.cordonDecryptMBps / report.ageDecryptMBps))
             print("  bench process peak RSS (VmHWM): \(report.peakResidentKiB) KiB")
         }
     }

@@ -82,7 +82,8 @@ struct AgeInteropTests {
             age, ["-d", "-i", key.path, "-o", out.path, folder.appendingPathComponent("file.age").path])
         #expect(status == 0, "age -d: \(message)")
         // age creates its output file at the first plaintext byte: none for an empty payload.
-        let decrypted = size == 0 && !FileManager.default.fileExists(atPath: out.path) ? Data() : try Data(contentsOf: out)
+        let decrypted =
+            size == 0 && !FileManager.default.fileExists(atPath: out.path) ? Data() : try Data(contentsOf: out)
         #expect(Array(decrypted) == plaintext)
     }
 
@@ -117,7 +118,8 @@ struct AgeInteropTests {
         // CordonAge → age -d, the passphrase typed at age's terminal.
         let ours = folder.appendingPathComponent("ours.age")
         try Self.encryptFile(
-            plain, ours, recipients: [try AgeScryptRecipient(passphrase: "correct horse", workFactor: 14)], armor: false)
+            plain, ours, recipients: [try AgeScryptRecipient(passphrase: "correct horse", workFactor: 14)], armor: false
+        )
         let out = folder.appendingPathComponent("ours.out")
         let (status, message) = try Self.run(
             "/usr/bin/script", ["-qec", "\(age) -d -o \(out.path) \(ours.path)", "/dev/null"],
@@ -131,7 +133,8 @@ struct AgeInteropTests {
             "/usr/bin/script", ["-qec", "\(age) -p -o \(theirs.path) \(plain.path)", "/dev/null"],
             input: "correct horse\ncorrect horse\n")
         #expect(encryptStatus == 0, "age -p: \(encryptMessage)")
-        #expect(try Self.decryptFile(theirs, identities: [try AgeScryptIdentity(passphrase: "correct horse")]) == plaintext)
+        #expect(
+            try Self.decryptFile(theirs, identities: [try AgeScryptIdentity(passphrase: "correct horse")]) == plaintext)
     }
 }
 

@@ -28,7 +28,8 @@ struct AgeKeyTests {
 
     @Test func recipientsRefuseIdentitiesAndGarbage() {
         #expect(throws: AgeError.self) {
-            try AgeX25519Recipient(encoded: "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX")
+            try AgeX25519Recipient(
+                encoded: "AGE-SECRET-KEY-1GFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPYYSJZGFPQ4EGAEX")
         }
         #expect(throws: AgeError.self) { try AgeX25519Recipient(encoded: "age1qqqqqqqqqqqqqqqqq") }
     }
@@ -61,10 +62,12 @@ struct AgeKeyTests {
     @Test func scryptRoundTripsAndRefusesWrongPassphraseAndHighWorkFactor() throws {
         let file = try AgeTestSupport.encrypt(
             Array("secret".utf8), recipients: [AgeScryptRecipient(passphrase: "correct horse", workFactor: 10)])
-        #expect(AgeTestSupport.decrypt(file, identities: [try AgeScryptIdentity(passphrase: "correct horse")]).output
-            == Array("secret".utf8))
-        #expect(AgeTestSupport.decrypt(file, identities: [try AgeScryptIdentity(passphrase: "wrong")]).error
-            == .noIdentityMatched(stanzaTypes: ["scrypt"]))
+        #expect(
+            AgeTestSupport.decrypt(file, identities: [try AgeScryptIdentity(passphrase: "correct horse")]).output
+                == Array("secret".utf8))
+        #expect(
+            AgeTestSupport.decrypt(file, identities: [try AgeScryptIdentity(passphrase: "wrong")]).error
+                == .noIdentityMatched(stanzaTypes: ["scrypt"]))
         let bounded = try AgeScryptIdentity(passphrase: "correct horse", maximumWorkFactor: 9)
         #expect(AgeTestSupport.decrypt(file, identities: [bounded]).error == .workFactorTooLarge(10, maximum: 9))
     }
@@ -73,9 +76,18 @@ struct AgeKeyTests {
         let identity = AgeX25519Identity.generate()
         let cases: [(String, AgeError)] = [
             ("age-encryption.org/v2\n", .unsupportedVersion("v2")),
-            ("age-encryption.org/v1\n-> X25519\n\n-- x\n", .malformedHeader(line: 4, reason: "a stanza must start with '-> ' (or the MAC line with '--- ')")),
-            ("age-encryption.org/v1\n->  X\n\n", .malformedHeader(line: 2, reason: "a stanza argument is empty or not printable ASCII")),
-            ("age-encryption.org/v1\n--- " + String(repeating: "A", count: 43) + "\n", .malformedHeader(line: 2, reason: "the header has no recipient stanza")),
+            (
+                "age-encryption.org/v1\n-> X25519\n\n-- x\n",
+                .malformedHeader(line: 4, reason: "a stanza must start with '-> ' (or the MAC line with '--- ')")
+            ),
+            (
+                "age-encryption.org/v1\n->  X\n\n",
+                .malformedHeader(line: 2, reason: "a stanza argument is empty or not printable ASCII")
+            ),
+            (
+                "age-encryption.org/v1\n--- " + String(repeating: "A", count: 43) + "\n",
+                .malformedHeader(line: 2, reason: "the header has no recipient stanza")
+            ),
             ("age-encryption.org/v1\n-> X\n", .truncated("header")),
         ]
         for (text, expected) in cases {
