@@ -14,7 +14,8 @@ struct StorageFileBenchmark {
         let cordonDecryptMBps: Double
         let ageEncryptMBps: Double
         let ageDecryptMBps: Double
-        /// The bench process's peak resident memory after the CordonAge runs (VmHWM).
+        /// The bench process's peak resident memory (VmHWM) before the runs, and after them.
+        let peakResidentBeforeKiB: Int
         let peakResidentKiB: Int
     }
 
@@ -36,6 +37,7 @@ struct StorageFileBenchmark {
         let ours = folder.appendingPathComponent("ours.age").path
         let theirs = folder.appendingPathComponent("theirs.age").path
 
+        let peakBefore = StorageFileIO.peakResidentKiB()
         var best = (cordonEncrypt: Double.infinity, cordonDecrypt: Double.infinity)
         var bestAge = (encrypt: Double.infinity, decrypt: Double.infinity)
         for _ in 0..<max(1, options.fileRuns) {
@@ -75,7 +77,7 @@ struct StorageFileBenchmark {
             sizeMiB: options.sizeMib, runs: max(1, options.fileRuns),
             cordonEncryptMBps: megabytes / best.cordonEncrypt, cordonDecryptMBps: megabytes / best.cordonDecrypt,
             ageEncryptMBps: megabytes / bestAge.encrypt, ageDecryptMBps: megabytes / bestAge.decrypt,
-            peakResidentKiB: StorageFileIO.peakResidentKiB())
+            peakResidentBeforeKiB: peakBefore, peakResidentKiB: StorageFileIO.peakResidentKiB())
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -90,7 +92,9 @@ struct StorageFileBenchmark {
                 String(
                     format: "  decrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonDecryptMBps,
                     report.ageDecryptMBps, report.cordonDecryptMBps / report.ageDecryptMBps))
-            print("  bench process peak RSS (VmHWM): \(report.peakResidentKiB) KiB")
+            print(
+                "  bench process peak RSS (VmHWM): \(report.peakResidentBeforeKiB) KiB before the runs, "
+                    + "\(report.peakResidentKiB) KiB after")
         }
     }
 }
