@@ -42,7 +42,8 @@ public struct AgeDecryptor: Sendable {
         }
     }
 
-    /// Consumes `input` and returns the plaintext it completed.
+    /// Consumes `input` and returns the plaintext it completed. On an error the plaintext this
+    /// call had released is dropped with it; the `emit` form hands over each chunk as it opens.
     public mutating func update(_ input: [UInt8]) throws(AgeError) -> [UInt8] {
         var output: [UInt8] = []
         try withBytes(input) { (bytes) throws(AgeError) in
