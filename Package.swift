@@ -43,6 +43,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The age file format (age-encryption.org/v1): header, X25519 and scrypt stanzas, STREAM payload, armor.
+        .target(
+            name: "CordonAge",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // The Assuan protocol as pinentry speaks it (the CLI's passcode prompt).
         .target(name: "CordonPinentry", swiftSettings: strict),
         // Policy signatures and the admin trust store (reads files).
@@ -120,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonPolicy", "CordonProtocol", "CCordonBench",
+                "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -148,6 +157,17 @@ let package = Package(
         .testTarget(
             name: "CordonPostureTests", dependencies: ["CordonPosture", "CordonProtocol"], swiftSettings: strict),
         .testTarget(name: "CordonSecretsTests", dependencies: ["CordonSecrets"], swiftSettings: strict),
+        // zlib inflates the compressed C2SP vectors (test only).
+        .systemLibrary(name: "CZlib", path: "Tests/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .testTarget(
+            name: "CordonAgeTests",
+            dependencies: [
+                "CordonAge", "CZlib", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            exclude: ["vectors"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
         .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol"], swiftSettings: strict),

@@ -3,11 +3,19 @@
 # System: libsystemd-dev, libsqlite3-dev, pkg-config, util-linux (setpriv), python3 + pip,
 # systemd (systemd-socket-activate and systemd-analyze for the socket-activation and unit tests),
 # dbus-daemon, python3-dbus and python3-gi (the private bus and logind stand-in of the lock-trigger tests),
-# bubblewrap (the Flatpak-style sandboxes of the sandbox identity tests).
+# bubblewrap (the Flatpak-style sandboxes of the sandbox identity tests),
+# age (the reference age CLI the CordonAge interop tests and `cordon-bench storage --file` run against),
+# zlib1g-dev (inflates the compressed C2SP age test vectors in CordonAgeTests).
 # Python (test peers): varlink, jsonschema.
 set -euo pipefail
 
-packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip systemd dbus-daemon python3-dbus python3-gi bubblewrap)
+# One package per line (parallel work adds lines, not edits them).
+packages=(
+    libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip systemd dbus-daemon python3-dbus python3-gi
+    bubblewrap
+    age
+    zlib1g-dev
+)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
