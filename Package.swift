@@ -58,7 +58,10 @@ let package = Package(
         .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "CordonStore",
-            dependencies: ["CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -90,7 +93,7 @@ let package = Package(
         .target(
             name: "CordonKit",
             dependencies: [
-                "CordonProtocol", "CordonTransport", "CCordonLinux",
+                "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -146,7 +149,9 @@ let package = Package(
         .testTarget(name: "CordonSecretsTests", dependencies: ["CordonSecrets"], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
-        .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol", "CordonSecrets"],
+            swiftSettings: strict),
         .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
@@ -161,7 +166,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol", "CordonSecrets", "CordonStore"],
+            swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
