@@ -29,4 +29,11 @@ public enum Method: String, Sendable, CaseIterable {
     case getPolicyStatus = "io.cordon.Policy.GetStatus"
     case queryAudit = "io.cordon.Audit.Query"
     case followAudit = "io.cordon.Audit.Follow"
+    // MARK: Storage (#13)
+    case storagePut = "io.cordon.Storage.Put"
+    case storageGet = "io.cordon.Storage.Get"
+    case storageDelete = "io.cordon.Storage.Delete"
+    case storageList = "io.cordon.Storage.List"
+    case storageUsage = "io.cordon.Storage.Usage"
+    case storageWipeApp = "io.cordon.Storage.WipeApp"
 }

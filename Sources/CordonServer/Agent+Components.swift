@@ -14,6 +14,7 @@ extension Agent {
             PasteboardComponent(host: self),
             DocumentsComponent(host: self),
             UnlockPromptComponent(host: self),
+            StorageComponent(host: self),
             enforcement,
         ]
     }
