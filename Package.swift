@@ -121,8 +121,9 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonPolicy", "CordonProtocol", "CCordonBench",
+                "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonStore", "CordonSecrets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

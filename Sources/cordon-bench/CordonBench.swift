@@ -9,6 +9,6 @@ struct CordonBench: ParsableCommand {
         abstract: "Benchmarks for Cordon, each against its baseline in the same run.",
         subcommands: [
             RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
-            MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self,
+            MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageKVBenchmark.self,
         ])
 }
