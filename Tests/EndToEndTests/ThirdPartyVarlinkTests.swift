@@ -44,9 +44,9 @@ import Testing
         #expect(
             answer["interfaces"] as? [String] == [
                 "io.cordon.Agent", "io.cordon.App", "io.cordon.Audit", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "org.varlink.service",
+                "io.cordon.Storage", "org.varlink.service",
             ])
-        #expect((answer["opened"] as? [String])?.count == 6)
+        #expect((answer["opened"] as? [String])?.count == 7)
         #expect(answer["state"] as? String == "uninitialized")
         #expect(answer["maxAttempts"] as? Int == 10)
         #expect(answer["wrong"] as? String == "io.cordon.Agent.WrongPasscode")
