@@ -69,7 +69,10 @@ let package = Package(
         .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
         .target(
             name: "CordonStore",
-            dependencies: ["CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -101,7 +104,7 @@ let package = Package(
         .target(
             name: "CordonKit",
             dependencies: [
-                "CordonProtocol", "CordonTransport", "CCordonLinux",
+                "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -129,8 +132,9 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge",
+                "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonSecrets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
@@ -170,7 +174,9 @@ let package = Package(
         ),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
-        .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol", "CordonSecrets"],
+            swiftSettings: strict),
         .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
@@ -180,12 +186,15 @@ let package = Package(
             name: "CordonServerTests",
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
+                "CordonStore", "CordonSecrets",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol", "CordonSecrets", "CordonStore"],
+            swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import CCordonLinux
 import CordonProtocol
+import CordonSecrets
 import Crypto
 import Foundation
 
@@ -32,11 +33,14 @@ public final class CordonApp: Sendable {
     /// Names this registration on the app's other connections (the event stream, `requestUnlock`).
     let token: String
     private let subscription: EventStream
+    /// The app key for `SecureStore`, revoked by the events task before the app hears why.
+    let keyState: AppKeyState
 
     private init(
         appId: String, socketPath: String, managed: Bool, control: VarlinkClientConnection, token: String,
-        subscription: EventStream, events: AsyncStream<CordonEvent>
+        subscription: EventStream, events: AsyncStream<CordonEvent>, keyState: AppKeyState
     ) {
+        self.keyState = keyState
         self.appId = appId
         self.token = token
         self.socketPath = socketPath
@@ -69,16 +73,20 @@ public final class CordonApp: Sendable {
         // debugger, a memory reader) or get a core dump of its key (docs/THREAT-MODEL.md).
         if process == nil { _ = cordon_set_nondumpable() }
         let source = subscription.events
+        let keyState = AppKeyState()
         let events = AsyncStream<CordonEvent> { continuation in
             let task = Task {
                 var lastSeq = 0
                 do {
                     for try await event in source {
                         lastSeq = max(lastSeq, event.seq)
+                        // The SDK's own storage closes before the app hears the event.
+                        if AppKeyState.revokes(event, appId: appId) { keyState.revoke() }
                         continuation.yield(event)
                     }
                 } catch {}
                 // However the stream ended, the key must be treated as gone.
+                keyState.revoke()
                 continuation.yield(.agentUnavailable(lastSeq: lastSeq))
                 continuation.finish()
             }
@@ -86,7 +94,7 @@ public final class CordonApp: Sendable {
         }
         let app = CordonApp(
             appId: appId, socketPath: path, managed: registration.managed, control: control,
-            token: registration.token, subscription: subscription, events: events)
+            token: registration.token, subscription: subscription, events: events, keyState: keyState)
         // Losing the control connection means losing the registration: end the events too.
         control.closeFuture.whenComplete { _ in Task { await subscription.connection.close() } }
         return app
@@ -100,12 +108,18 @@ public final class CordonApp: Sendable {
 
     /// The app's own key while the key is available; throws `CordonError.keyUnavailable` otherwise.
     public func key() async throws -> SymmetricKey {
+        let key = try await secureKey()
+        return key.withUnsafeBytes { SymmetricKey(data: $0) }
+    }
+
+    /// The app's own key in locked memory (for `SecureStore`).
+    func secureKey() async throws -> SecureBytes {
         let reply = try await control.call(.getKey, NoParameters(), returning: GetKeyReply.self)
         guard var bytes = Data(base64Encoded: reply.key), bytes.count == 32 else {
             throw CordonClientError.protocolViolation("the key is not 32 base64-encoded bytes")
         }
         defer { bytes.resetBytes(in: 0..<bytes.count) }
-        return SymmetricKey(data: bytes)
+        return SecureBytes(copying: bytes)
     }
 
     /// Unlocks without the passcode when the re-authentication grace allows it (the app comes back
@@ -122,6 +136,7 @@ public final class CordonApp: Sendable {
 
     /// Unregisters and closes both connections.
     public func close() async {
+        keyState.revoke()
         await subscription.connection.close()
         await control.close()
     }

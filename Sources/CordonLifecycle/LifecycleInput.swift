@@ -24,6 +24,8 @@ public enum LifecycleInput: Sendable, Equatable {
     case forceWipe(reason: EventReason, now: Double)
     /// `Wipe` was called by the user (confirmed), with or without the passcode it needs.
     case wipeRequested(hasPasscode: Bool, now: Double)
+    /// An administrator's call needs the passcode checked (and counted) before it runs.
+    case authorizeRequested(hasPasscode: Bool, now: Double)
     /// The user or an app was active.
     case activity(now: Double)
     /// Time passed: idle timeouts are checked.

@@ -12,6 +12,9 @@ public struct LifecycleMachine: Sendable {
         case changePasscode
         /// A wipe the user asked for: it needs the passcode.
         case wipe
+        /// An administrator's call that needs the passcode and nothing else (a selective wipe,
+        /// reading an app's storage): answered `succeed` when it is right.
+        case authorize
     }
 
     public private(set) var state: LifecycleState = .uninitialized
@@ -102,6 +105,10 @@ public struct LifecycleMachine: Sendable {
             if let refusal = refuseCheck(now: now) { return [refusal] }
             guard hasPasscode else { return [.fail(.passcodeRequired)] }
             return beginCheck(.wipe, now: now)
+        case .authorizeRequested(let hasPasscode, let now):
+            if let refusal = refuseCheck(now: now) { return [refusal] }
+            guard hasPasscode else { return [.fail(.passcodeRequired)] }
+            return beginCheck(.authorize, now: now)
         case .forceWipe(let reason, let now):
             guard state != .uninitialized else { return [] }
             var actions: [LifecycleAction] = []

@@ -93,7 +93,14 @@ extension PolicyKeys {
             summary:
                 "\"whenUnlocked\" (only while the container is unlocked) or \"afterFirstUnlock\" (from the first unlock on, also while locked with the key held)."
         )
-        static let all: [any AnyPolicySetting] = [dataAccess]
+        /// Crypto-erase the app's data when it ignores a revocation; `true` is stricter.
+        public static let wipeOnAckTimeout = PolicySetting<Bool, Bool>(
+            section, "wipeOnAckTimeout", scope: .perApp, .boolean, merge: .stricter(Stricter.whenTrue), unset: false,
+            builtin: false,
+            summary:
+                "Crypto-erase the app's stored data (selective wipe) when it misses its acknowledgement deadline after the key was revoked or the container locked."
+        )
+        static let all: [any AnyPolicySetting] = [dataAccess, wipeOnAckTimeout]
     }
 
     /// `conditions`: conditional launch, as Intune's: what a detected condition triggers.

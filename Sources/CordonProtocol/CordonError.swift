@@ -75,6 +75,23 @@ public enum CordonError: Error, Sendable, Equatable {
     /// The connection was idle for `seconds` without registering an app; the agent closed it.
     case connectionIdle(seconds: Double)
 
+    // MARK: Storage (#13)
+
+    /// The app's storage is closed: the container is locked and the app's `storage.dataAccess` is
+    /// `whenUnlocked`, or the key is not held (`state`: the container's state).
+    case containerLocked(appId: String, state: String)
+    /// No record has this name in this namespace.
+    case recordNotFound(namespace: String, name: String)
+    /// A value is longer than the storage bound (`size` and `limit` in bytes).
+    case valueTooLarge(size: Int, limit: Int)
+    /// A namespace, name or prefix is not acceptable (`field` names which, `reason` says why).
+    case invalidRecordName(field: String, reason: String)
+    /// A stored record does not open: changed on disk, copied from another slot, or sealed under
+    /// a key the app no longer has (a selective wipe).
+    case recordTampered(namespace: String, name: String)
+    /// The storage file could not be read or written (a full disk, an I/O error); nothing stored
+    /// was changed.
+    case storageFailed(appId: String, reason: String)
     /// The varlink error name.
     public var varlinkName: String {
         switch self {
@@ -112,6 +129,13 @@ public enum CordonError: Error, Sendable, Equatable {
         case .appIdInUse: return "io.cordon.App.AppIdInUse"
         case .pasteboardEmpty: return "io.cordon.Pasteboard.Empty"
         case .contentTooLarge: return "io.cordon.Pasteboard.ContentTooLarge"
+        // MARK: Storage (#13)
+        case .containerLocked: return "io.cordon.Storage.ContainerLocked"
+        case .recordNotFound: return "io.cordon.Storage.NotFound"
+        case .valueTooLarge: return "io.cordon.Storage.ValueTooLarge"
+        case .invalidRecordName: return "io.cordon.Storage.InvalidName"
+        case .recordTampered: return "io.cordon.Storage.Tampered"
+        case .storageFailed: return "io.cordon.Storage.StorageFailed"
         }
     }
 
@@ -145,6 +169,13 @@ public enum CordonError: Error, Sendable, Equatable {
         case .notInitialized, .alreadyInitialized, .passcodeRequired, .locked, .busy, .notRegistered,
             .invalidToken, .unlockCancelled, .pasteboardEmpty:
             return [:]
+        // MARK: Storage (#13)
+        case .containerLocked(let appId, let state): return ["appId": .string(appId), "state": .string(state)]
+        case .recordNotFound(let namespace, let name), .recordTampered(let namespace, let name):
+            return ["namespace": .string(namespace), "name": .string(name)]
+        case .valueTooLarge(let size, let limit): return ["size": .int(size), "limit": .int(limit)]
+        case .invalidRecordName(let field, let reason): return ["field": .string(field), "reason": .string(reason)]
+        case .storageFailed(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         }
     }
 
@@ -202,6 +233,17 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.AppIdInUse": self = .appIdInUse(appId: string("appId"), pid: p["pid"]?.intValue ?? 0)
         case "io.cordon.Pasteboard.Empty": self = .pasteboardEmpty
         case "io.cordon.Pasteboard.ContentTooLarge": self = .contentTooLarge(limit: p["limit"]?.intValue ?? 0)
+        // MARK: Storage (#13)
+        case "io.cordon.Storage.ContainerLocked":
+            self = .containerLocked(appId: string("appId"), state: string("state"))
+        case "io.cordon.Storage.NotFound": self = .recordNotFound(namespace: string("namespace"), name: string("name"))
+        case "io.cordon.Storage.ValueTooLarge":
+            self = .valueTooLarge(size: p["size"]?.intValue ?? 0, limit: p["limit"]?.intValue ?? 0)
+        case "io.cordon.Storage.InvalidName":
+            self = .invalidRecordName(field: string("field"), reason: string("reason"))
+        case "io.cordon.Storage.Tampered": self = .recordTampered(namespace: string("namespace"), name: string("name"))
+        case "io.cordon.Storage.StorageFailed":
+            self = .storageFailed(appId: string("appId"), reason: string("reason"))
         default: return nil
         }
     }

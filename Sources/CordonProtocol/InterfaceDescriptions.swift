@@ -13,12 +13,13 @@ public enum InterfaceDescriptions {
         "io.cordon.Audit": audit,
         "io.cordon.Pasteboard": pasteboard,
         "io.cordon.Posture": posture,
+        "io.cordon.Storage": storage,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
     public static let names = [
         "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-        "io.cordon.Audit", "io.cordon.Posture",
+        "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
     ]
 
     /// `org.varlink.service`, as defined by the varlink specification.
@@ -455,6 +456,63 @@ public enum InterfaceDescriptions {
 
         # Streams matching records as they are written (call with more).
         method Follow(since: ?float, appId: ?string, limit: ?int) -> (record: Record)
+
+        """
+
+    /// `io.cordon.Storage`: each app's encrypted key-value records (docs/PROTOCOL.md).
+    public static let storage = """
+        # Each managed app's encrypted key-value records, in a SQLite file of its own, sealed with
+        # AES-256-GCM under a key derived from the app key. A call reaches the records of the
+        # caller's verified managed registration only; with appId and passcode, an administrator's
+        # call for that app (the passcode is checked and counted like Unlock's; audited).
+        # Values are base64, at most 32768 bytes decoded; namespaces and names 1 to 1024 bytes of
+        # UTF-8 without NUL; namespace defaults to "default".
+        interface io.cordon.Storage
+
+        type AppUsage (appId: string, records: int, bytes: int)
+
+        # Stores value under name, replacing what was there; answered once it is on disk.
+        method Put(
+          namespace: ?string,
+          name: string,
+          value: string,
+          appId: ?string,
+          passcode: ?string
+        ) -> ()
+
+        # The value stored under name; NotFound when there is none.
+        method Get(namespace: ?string, name: string, appId: ?string, passcode: ?string) -> (value: string)
+
+        # Deletes name; deleted says whether it was there.
+        method Delete(namespace: ?string, name: string, appId: ?string, passcode: ?string) -> (deleted: bool)
+
+        # The names in namespace starting with prefix, sorted.
+        method List(namespace: ?string, prefix: ?string, appId: ?string, passcode: ?string) -> (names: []string)
+
+        # Records and bytes per app (no record is read).
+        method Usage() -> (apps: []AppUsage)
+
+        # Crypto-erases one app: its key generation is rotated (the old key is never derived
+        # again), its storage file deleted, the app told with Wiped (appId set). Needs the passcode.
+        method WipeApp(appId: string, passcode: string) -> ()
+
+        # The app's storage is closed: locked under storage.dataAccess whenUnlocked, or no key.
+        error ContainerLocked (appId: string, state: string)
+
+        # No record has this name in this namespace.
+        error NotFound (namespace: string, name: string)
+
+        # The value is over the bound (bytes).
+        error ValueTooLarge (size: int, limit: int)
+
+        # A namespace, name or prefix is empty, too long or holds a NUL (field says which).
+        error InvalidName (field: string, reason: string)
+
+        # The stored record does not open: changed, copied from another slot, or wiped.
+        error Tampered (namespace: string, name: string)
+
+        # The storage file could not be written (a full disk); nothing stored was changed.
+        error StorageFailed (appId: string, reason: string)
 
         """
 }

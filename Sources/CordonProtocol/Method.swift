@@ -30,4 +30,11 @@ public enum Method: String, Sendable, CaseIterable {
     case queryAudit = "io.cordon.Audit.Query"
     case followAudit = "io.cordon.Audit.Follow"
     case getPosture = "io.cordon.Posture.Get"
+    // MARK: Storage (#13)
+    case storagePut = "io.cordon.Storage.Put"
+    case storageGet = "io.cordon.Storage.Get"
+    case storageDelete = "io.cordon.Storage.Delete"
+    case storageList = "io.cordon.Storage.List"
+    case storageUsage = "io.cordon.Storage.Usage"
+    case storageWipeApp = "io.cordon.Storage.WipeApp"
 }

@@ -50,9 +50,15 @@ public struct KeyCustody: Sendable {
         }
     }
 
-    /// The app's own key: HKDF-SHA256 of the master key with the app id as info.
-    public func appKey(master: SecureBytes, appId: String) -> SecureBytes {
-        let info = Self.appKeyInfoPrefix + Array(appId.utf8)
+    /// The app's own key: HKDF-SHA256 of the master key with the app id and the app's key
+    /// generation as info. Generation 0 is the original derivation (`cordon.app.v1:` and the app
+    /// id), so keys from before selective wipe stay; a selective wipe raises the generation and
+    /// the key of an earlier one is never derived again (docs/ARCHITECTURE.md, "Keys").
+    public func appKey(master: SecureBytes, appId: String, generation: Int = 0) -> SecureBytes {
+        let info =
+            generation == 0
+            ? Self.appKeyInfoPrefix + Array(appId.utf8)
+            : Array("cordon.app.v2:".utf8) + RecordSealer.associatedData([appId, String(generation)])
         let derived = master.withUnsafeBytes { bytes in
             HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: SymmetricKey(data: bytes), info: info, outputByteCount: 32)

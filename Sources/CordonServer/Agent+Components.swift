@@ -15,6 +15,7 @@ extension Agent {
             DocumentsComponent(host: self),
             UnlockPromptComponent(host: self),
             PostureComponent(host: self),
+            StorageComponent(host: self),
             enforcement,
         ]
     }

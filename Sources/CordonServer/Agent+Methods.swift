@@ -135,7 +135,9 @@ extension Agent {
         case .subscribe, .requestUnlock, .shareDocument, .openDocument, .copy, .paste, .clear, .queryAudit,
             .followAudit, .getPosture,
             .getEffectivePolicy,
-            .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus:
+            .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus,
+            // MARK: Storage (#13)
+            .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
         }
@@ -262,7 +264,8 @@ extension Agent {
         {
             throw CordonError.keyUnavailable(state: machine.state.rawValue).varlinkError
         }
-        let key = custody.appKey(master: master, appId: registration.appId)
+        let key = custody.appKey(
+            master: master, appId: registration.appId, generation: appGenerations[registration.appId] ?? 0)
         defer { key.zero() }
         // Base64 straight from locked memory into a frame zeroed once written: no Data,
         // String or encoder copy of the key is left in the heap.

@@ -34,6 +34,8 @@ final class Agent {
     /// The process behind each registration, as it was when it registered (`Agent+Identity.swift`).
     var processes: [ConnectionID: AppProcess] = [:]
     var masterKey: SecureBytes?
+    /// Each app's key generation (selective wipe; `StorageComponent`), loaded at start.
+    var appGenerations: [String: Int] = [:]
     /// A master key just unwrapped by a check, installed only if the machine says so.
     var candidateKey: SecureBytes?
     var wrappedKey: WrappedKey?
@@ -84,6 +86,7 @@ final class Agent {
         machine = LifecycleMachine(configuration: configuration.lifecycle)
         wrappedKey = try database.loadWrappedKey()
         let attempts = try database.loadAttempts()
+        appGenerations = try database.appGenerations()
         _ = machine.handle(
             .start(
                 initialized: wrappedKey != nil, failedAttempts: attempts.count, lastFailureAt: attempts.lastFailureAt,

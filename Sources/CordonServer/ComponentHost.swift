@@ -1,6 +1,7 @@
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
+import CordonSecrets
 import CordonStore
 import Logging
 import NIOCore
@@ -77,6 +78,13 @@ protocol ComponentHost: AnyObject {
     func writeAudit(_ records: [AuditEntry]) -> EventLoopFuture<Void>
     /// Completes once every record queued so far is stored.
     func auditStored() -> EventLoopFuture<Void>
+
+    // MARK: Storage (#13)
+
+    /// `appId`'s key with its current generation, or nil when the master key is not held.
+    func appKey(for appId: String) -> SecureBytes?
+    /// Records `appId`'s key generation after a selective wipe stored it.
+    func setAppGeneration(_ appId: String, _ generation: Int)
 }
 
 extension ComponentHost {

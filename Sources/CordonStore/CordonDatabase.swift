@@ -87,6 +87,7 @@ public final class CordonDatabase: Sendable {
         }
         registerAuditMigration(&migrator)
         registerPolicySerialMigration(&migrator)
+        registerAppGenerationMigration(&migrator)
         return migrator
     }
 

@@ -186,6 +186,31 @@ extension CLIError {
             self.init(
                 "cordond closed the connection: it was idle for \(Format.seconds(seconds)) without registering an app",
                 hint: "run the command again")
+        // MARK: Storage (#13)
+        case .containerLocked(let appId, let state):
+            self.init(
+                "the storage of \(appId) is closed: the container is \(state)", hint: unlockHint,
+                code: .locked)
+        case .recordNotFound(let namespace, let name):
+            self.init(
+                "no record named \"\(name)\" in namespace \"\(namespace)\"",
+                hint: "list the records with `cordon storage ls --app ID`")
+        case .valueTooLarge(let size, let limit):
+            self.init(
+                "the value is \(size) bytes, over the storage limit of \(limit) bytes",
+                hint: "store larger data in a file", code: .usage)
+        case .invalidRecordName(let field, let reason):
+            self.init(
+                "the record's \(field) is not acceptable: \(reason)", hint: "use a shorter name without NUL bytes",
+                code: .usage)
+        case .recordTampered(let namespace, let name):
+            self.init(
+                "the record \"\(name)\" in namespace \"\(namespace)\" does not open: it was changed, copied or wiped",
+                hint: "delete it with `cordon storage rm` and store it again")
+        case .storageFailed(let appId, let reason):
+            self.init(
+                "the storage of \(appId) could not be written: \(reason); nothing stored was changed",
+                hint: "free disk space, then try again")
         }
     }
 }

@@ -22,6 +22,7 @@ struct Cordon: AsyncParsableCommand {
             PasswdCommand.self, WipeCommand.self, EventsCommand.self, AppsCommand.self, PolicyCommand.self,
             AuditCommand.self, DoctorCommand.self, SetupCommand.self, RunCommand.self, PasteboardCommand.self,
             PostureCommand.self,
+            StorageCommand.self,
         ])
 
     /// Accepted before the subcommand too (`cordon --socket PATH status`).

@@ -10,7 +10,9 @@ struct WipeCommand: AsyncParsableCommand {
         discussion: """
             Asks for the passcode (a wipe needs it, so no other program can erase the container; a \
             wrong one counts as a failed attempt). With --passcode-stdin, stdin holds the passcode. \
-            Afterwards the container is uninitialized: run `cordon init` to start over.
+            Afterwards the container is uninitialized: run `cordon init` to start over. With --app ID, \
+            only that app's data is crypto-erased (no --yes needed): its key generation is rotated, its \
+            storage deleted, and the app is told with a Wiped event.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -19,7 +21,30 @@ struct WipeCommand: AsyncParsableCommand {
     @Flag(help: "Confirm that everything in the container may be erased.")
     var yes = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Erase only this app's data (selective wipe): its key is rotated and its storage deleted.",
+            valueName: "app-id"))
+    var app: String?
+
     func run() async throws {
+        if let app {
+            let reader = passcode.reader()
+            defer { reader.finish() }
+            try reader.checkAvailable()
+            let client = try await global.connect()
+            let current = try reader.read(.current)
+            reader.finish()
+            do {
+                try await client.wipeApp(app, passcode: current)
+            } catch {
+                await client.close()
+                throw error
+            }
+            await client.close()
+            try Output.line("wiped \(app)'s data; other apps are untouched")
+            return
+        }
         guard yes else {
             throw CLIError(
                 "refusing to wipe without --yes",

@@ -31,7 +31,7 @@ import Testing
             "allowedSources": #"["com.example.mail"]"#, "saveCopies": #""block""#, "saveLocations": #"["/srv/*"]"#,
             "blockedTypes": #"[".exe"]"#,
         ],
-        "storage": ["dataAccess": #""whenUnlocked""#],
+        "storage": ["dataAccess": #""whenUnlocked""#, "wipeOnAckTimeout": "true"],
         "conditions": [
             "debuggerAttached": #""block""#, "preloadInjected": #""block""#, "executableMismatch": #""block""#,
         ],

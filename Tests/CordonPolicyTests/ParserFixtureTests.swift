@@ -87,7 +87,7 @@ struct ParserFixtureTests {
             K.Pasteboard.copyOut(.any), K.Pasteboard.maxChars(10_000_000), K.Pasteboard.clearOnLock(false),
             K.Documents.sendTo(.any), K.Documents.receiveFrom(.any), K.Documents.saveCopies(.allow),
             K.Documents.blockedTypes([]),
-            K.Storage.dataAccess(.afterFirstUnlock),
+            K.Storage.dataAccess(.afterFirstUnlock), K.Storage.wipeOnAckTimeout(false),
             K.Conditions.debuggerAttached(.warn), K.Conditions.preloadInjected(.warn),
             K.Conditions.executableMismatch(.warn),
         ])

@@ -50,7 +50,7 @@ struct ParserSuggestionTests {
     @Test func listsTheKeysWhenNothingIsClose() {
         #expect(
             Support.messages(Support.document(#""storage": {"encryption": "aes"}"#)) == [
-                #"unknown key "encryption" in "storage"; expected one of "dataAccess""#
+                #"unknown key "encryption" in "storage"; expected one of "dataAccess", "wipeOnAckTimeout""#
             ])
         #expect(
             Support.messages(

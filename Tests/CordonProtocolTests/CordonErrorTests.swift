@@ -70,11 +70,18 @@ struct CordonErrorTests {
         case .tooManyConnections: 31
         case .tooManyProcessConnections: 32
         case .connectionIdle: 33
+        // MARK: Storage (#13)
+        case .containerLocked: 34
+        case .recordNotFound: 35
+        case .valueTooLarge: 36
+        case .invalidRecordName: 37
+        case .recordTampered: 38
+        case .storageFailed: 39
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...33))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...39))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -88,9 +95,14 @@ struct CordonErrorTests {
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")
             let pasteboard: Set<String> = ["Empty", "ContentTooLarge"]
+            let storage: Set<String> = [
+                "ContainerLocked", "NotFound", "ValueTooLarge", "InvalidName", "Tampered", "StorageFailed",
+            ]
             let interface =
                 agent.contains(member)
-                ? "io.cordon.Agent." : pasteboard.contains(member) ? "io.cordon.Pasteboard." : "io.cordon.App."
+                ? "io.cordon.Agent."
+                : pasteboard.contains(member)
+                    ? "io.cordon.Pasteboard." : storage.contains(member) ? "io.cordon.Storage." : "io.cordon.App."
             #expect(name == interface + member)
         }
     }

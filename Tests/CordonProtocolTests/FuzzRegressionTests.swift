@@ -218,6 +218,19 @@ enum VarlinkParameterFuzzCheck {
             return roundTrip(ExplainParameters.self, method, data, fields: ["appId", "action", "target", "context"])
         case .queryAudit, .followAudit:
             return roundTrip(AuditQueryParameters.self, method, data, fields: ["since", "appId", "limit"])
+        // MARK: Storage (#13)
+        case .storagePut:
+            return roundTrip(
+                StoragePutParameters.self, method, data, fields: ["namespace", "name", "value", "appId", "passcode"])
+        case .storageGet, .storageDelete:
+            return roundTrip(
+                StorageRecordParameters.self, method, data, fields: ["namespace", "name", "appId", "passcode"])
+        case .storageList:
+            return roundTrip(
+                StorageListParameters.self, method, data, fields: ["namespace", "prefix", "appId", "passcode"])
+        case .storageUsage: return roundTrip(NoParameters.self, method, data, fields: [])
+        case .storageWipeApp:
+            return roundTrip(StorageWipeAppParameters.self, method, data, fields: ["appId", "passcode"])
         }
     }
 

@@ -8,7 +8,7 @@ struct InterfaceDescriptionsTests {
         #expect(
             InterfaceDescriptions.names == [
                 "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "io.cordon.Audit", "io.cordon.Posture",
+                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
             ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
@@ -204,6 +204,26 @@ struct InterfaceDescriptionsTests {
             return (AuditQueryParameters(since: 1, appId: "a", limit: 1), AuditQueryReply(records: []))
         case .followAudit:
             return (AuditQueryParameters(since: 1, appId: "a", limit: 1), AuditFollowReply(record: record))
+        // MARK: Storage (#13)
+        case .storagePut:
+            return (StoragePutParameters(namespace: "n", name: "x", value: "dg==", appId: "a", passcode: "p"), none)
+        case .storageGet:
+            return (
+                StorageRecordParameters(namespace: "n", name: "x", appId: "a", passcode: "p"),
+                StorageGetReply(value: "dg==")
+            )
+        case .storageDelete:
+            return (
+                StorageRecordParameters(namespace: "n", name: "x", appId: "a", passcode: "p"),
+                StorageDeleteReply(deleted: true)
+            )
+        case .storageList:
+            return (
+                StorageListParameters(namespace: "n", prefix: "x", appId: "a", passcode: "p"),
+                StorageListReply(names: [])
+            )
+        case .storageUsage: return (none, StorageUsageReply(apps: []))
+        case .storageWipeApp: return (StorageWipeAppParameters(appId: "a", passcode: "p"), none)
         }
     }
 

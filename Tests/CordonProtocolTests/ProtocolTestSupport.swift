@@ -51,6 +51,12 @@ let everyCordonError: [CordonError] = [
     .tooManyConnections(limit: 4096),
     .tooManyProcessConnections(pid: 4242, limit: 64),
     .connectionIdle(seconds: 900),
+    // MARK: Storage (#13)
+    .containerLocked(appId: "com.example.notes", state: "lockedKeyHeld"),
+    .recordNotFound(namespace: "default", name: "draft"), .valueTooLarge(size: 40000, limit: 32768),
+    .invalidRecordName(field: "name", reason: "contains a NUL byte"),
+    .recordTampered(namespace: "default", name: "draft"),
+    .storageFailed(appId: "com.example.notes", reason: "the disk is full"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -15,7 +15,10 @@ import Testing
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         let notes = Process()
         notes.executableURL = Binaries.notes
-        notes.arguments = ["--dir", daemon.root.path, "--interval-ms", "20", "--socket", daemon.socketPath]
+        notes.arguments = [
+            "--dir", daemon.root.path, "--data-dir", daemon.root.appending("data"), "--interval-ms", "20", "--socket",
+            daemon.socketPath,
+        ]
         notes.standardOutput = FileHandle(forWritingAtPath: output)
         try notes.run()
         defer { if notes.isRunning { notes.terminate() } }
@@ -54,7 +57,7 @@ import Testing
             process.executableURL = Binaries.notes
             process.arguments =
                 ["--app-id", "com.example.\(name)", "--dir", daemon.root.appending(name), "--interval-ms", "20"]
-                + ["--socket", daemon.socketPath] + extra
+                + ["--socket", daemon.socketPath, "--data-dir", daemon.root.appending("data")] + extra
             try FileManager.default.createDirectory(
                 atPath: daemon.root.appending(name), withIntermediateDirectories: true)
             process.standardOutput = FileHandle(forWritingAtPath: output)

@@ -1,58 +1,48 @@
-import Crypto
+import CordonKit
 import Foundation
 
-/// Notes encrypted with the app's key, one AES-GCM sealed box (base64) per line.
-/// While closed it holds neither the key nor an open file.
+/// Notes kept in the app's `SecureStore`: one record per note, sealed under a key derived from
+/// the app key by CordonKit, which also closes the store the moment the key is revoked.
+/// While closed the app writes nothing.
 actor NoteStore {
-    private let path: String
-    private var key: SymmetricKey?
-    private var handle: FileHandle?
+    private let app: CordonApp
+    private let store: SecureStore
+    private var open = false
     private var written = 0
 
-    init(path: String) {
-        self.path = path
+    init(app: CordonApp, dataDirectory: String?) throws {
+        self.app = app
+        store = try SecureStore(app: app, namespace: "notes", dataDirectory: dataDirectory)
     }
 
-    var isOpen: Bool { key != nil }
+    var isOpen: Bool { open }
 
-    /// Takes the key, opens the file and returns how many existing notes decrypt with it.
-    func open(key: SymmetricKey) throws -> Int {
-        if !FileManager.default.fileExists(atPath: path) {
-            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+    /// Opens the notes (fetching the key) and returns how many existing notes decrypt.
+    func open() async throws -> Int {
+        var readable = 0
+        for name in try await store.list(prefix: "note-") where (try? await store.get(name)) != nil {
+            readable += 1
         }
-        let existing = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-        let readable = existing.filter { line in
-            guard let data = Data(base64Encoded: String(line)), let box = try? AES.GCM.SealedBox(combined: data) else {
-                return false
-            }
-            return (try? AES.GCM.open(box, using: key)) != nil
-        }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        try handle.seekToEnd()
-        self.handle = handle
-        self.key = key
-        written = existing.count
-        return readable.count
+        written = readable
+        open = true
+        return readable
     }
 
-    /// Encrypts and appends `note`; returns its number, or nil while closed.
-    func append(_ note: String) -> Int? {
-        guard let key, let handle, let box = try? AES.GCM.seal(Data(note.utf8), using: key), let combined = box.combined
-        else { return nil }
+    /// Stores `note` as the next record; returns its number, or nil while closed or refused.
+    func append(_ note: String) async -> Int? {
+        guard open else { return nil }
+        let number = written + 1
         do {
-            try handle.write(contentsOf: Data((combined.base64EncodedString() + "\n").utf8))
-            try handle.synchronize()
+            try await store.put(String(format: "note-%06d", number), Data(note.utf8))
         } catch {
             return nil
         }
-        written += 1
+        written = number
         return written
     }
 
-    /// Closes the file and drops the key.
+    /// Stops writing (CordonKit has already zeroed the key on revocation).
     func close() {
-        try? handle?.close()
-        handle = nil
-        key = nil
+        open = false
     }
 }

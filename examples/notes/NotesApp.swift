@@ -5,7 +5,7 @@ import Foundation
 
 /// `cordon-notes`: an example wrapped app (manual integration).
 ///
-/// It keeps notes encrypted with its own key, writes one every interval while the key is
+/// It keeps notes in its `SecureStore` (encrypted under a key derived from its own), writes one every interval while the key is
 /// available, and on `EncryptionKeyUnavailable` closes its file, drops the key and
 /// acknowledges; when the key comes back it reopens the notes and resumes. With `--export-dir`
 /// every fifth note is also copied to the managed pasteboard and saved there as plain text (as
@@ -26,7 +26,13 @@ struct NotesApp {
             exit(3)
         }
         say("registered as \(app.appId) (managed: \(app.managed))")
-        let store = NoteStore(path: options.directory + "/notes.enc")
+        let store: NoteStore
+        do {
+            store = try NoteStore(app: app, dataDirectory: options.dataDirectory)
+        } catch {
+            say("cannot open the notes: \(error)")
+            exit(3)
+        }
         let writer = Task {
             var count = 0
             while !Task.isCancelled {
@@ -48,7 +54,7 @@ struct NotesApp {
                 say("event \(event.kind.rawValue) (\(event.reason.rawValue)), state \(event.state.rawValue)")
                 guard event.keyAvailable, await !store.isOpen else { continue }
                 do {
-                    let existing = try await store.open(key: try await app.key())
+                    let existing = try await store.open()
                     say("key received; notes reopened (\(existing) readable), resuming I/O")
                 } catch {
                     say("could not open the notes: \(error)")
@@ -79,6 +85,8 @@ struct NotesApp {
 struct NotesOptions {
     var appId = "com.example.notes"
     var directory = FileManager.default.currentDirectoryPath
+    /// The agent's data directory, where `SecureStore` keeps the notes (default: CordonKit's).
+    var dataDirectory: String?
     var intervalMs = 500
     var socket: String?
     var exportDirectory: String?
@@ -91,13 +99,14 @@ struct NotesOptions {
             switch argument {
             case "--app-id": options.appId = iterator.next() ?? options.appId
             case "--dir": options.directory = iterator.next() ?? options.directory
+            case "--data-dir": options.dataDirectory = iterator.next()
             case "--interval-ms": options.intervalMs = iterator.next().flatMap(Int.init) ?? options.intervalMs
             case "--socket": options.socket = iterator.next()
             case "--export-dir": options.exportDirectory = iterator.next()
             case "--share-with": options.shareWith = iterator.next()
             default:
                 print(
-                    "usage: cordon-notes [--app-id ID] [--dir DIR] [--interval-ms N] [--socket PATH] "
+                    "usage: cordon-notes [--app-id ID] [--dir DIR] [--data-dir DIR] [--interval-ms N] [--socket PATH] "
                         + "[--export-dir DIR] [--share-with APP-ID]")
                 exit(2)
             }

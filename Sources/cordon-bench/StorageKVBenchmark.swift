@@ -1,0 +1,138 @@
+import ArgumentParser
+import CordonSecrets
+import CordonStore
+import Dispatch
+import Foundation
+import GRDB
+
+/// `cordon-bench storage --kv`: the encrypted key-value store against its baselines, in one run.
+///
+/// kv: AppStorage (what SecureStore runs once it holds the key: an HMAC lookup, a SQLite read, an
+/// AES-GCM open) against a plain GRDB read of the same row without encryption, on a file with the
+/// same settings (WAL, synchronous FULL). socket: io.cordon.Storage.Get of the same 1 KiB value by
+/// a registered app against GetStatus on the same connection. Targets: get <= 1.5x, put <= 2x the
+/// plain operation.
+struct StorageKVBenchmark: ParsableArguments {
+    @Flag(help: "Measure the encrypted key-value store (get, put, io.cordon.Storage.Get).")
+    var kv = false
+    @Option(help: "Operations measured per side.")
+    var iterations = 20000
+    @Option(help: "Size of the value, bytes.")
+    var valueBytes = 1024
+
+    func run() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-bench-kv-\(getpid())")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let value = [UInt8](repeating: 0x5A, count: valueBytes)
+        let key = SecureBytes(copying: [UInt8](repeating: 7, count: 32))
+        let storage = AppStorage(path: directory + "/sealed.sqlite", appId: "com.example.bench", appKey: key)
+        let plain = try StorageKVPlain(path: directory + "/plain.sqlite")
+        for index in 0..<100 {
+            try storage.put(namespace: "default", name: "record-\(index)", value: value)
+            try plain.put(name: "record-\(index)", value: value)
+        }
+        let getSealed = Self.measure(iterations) { index in
+            _ = try? storage.get(namespace: "default", name: "record-\(index % 100)")
+        }
+        let getPlain = Self.measure(iterations) { index in _ = try? plain.get(name: "record-\(index % 100)") }
+        let puts = max(iterations / 10, 100)
+        let putSealed = Self.measure(puts) { index in
+            try? storage.put(namespace: "default", name: "record-\(index % 100)", value: value)
+        }
+        let putPlain = Self.measure(puts) { index in try? plain.put(name: "record-\(index % 100)", value: value) }
+        print("kv, \(valueBytes)-byte values (median µs, p99 µs):")
+        Self.row("get sealed", getSealed, against: getPlain, target: 1.5)
+        Self.row("get plain GRDB", getPlain)
+        Self.row("put sealed", putSealed, against: putPlain, target: 2)
+        Self.row("put plain GRDB", putPlain)
+        try StorageKVSocket(directory: directory + "/agent", value: value, iterations: iterations).run()
+    }
+
+    static func measure(_ count: Int, _ body: (Int) -> Void) -> LatencyStats {
+        for index in 0..<min(count, 1000) { body(index) }
+        var samples: [UInt64] = []
+        samples.reserveCapacity(count)
+        for index in 0..<count {
+            let start = DispatchTime.now().uptimeNanoseconds
+            body(index)
+            samples.append(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return LatencyStats(samples: samples)
+    }
+
+    static func row(_ name: String, _ stats: LatencyStats, against baseline: LatencyStats? = nil, target: Double? = nil)
+    {
+        var line =
+            name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            + String(format: "%8.2f %8.2f", stats.medianMicroseconds, stats.p99Microseconds)
+        if let baseline, let target {
+            let ratio = stats.medianMicroseconds / max(baseline.medianMicroseconds, 0.001)
+            line += String(format: "   %.2fx the plain one (target <= %.1fx)", ratio, target)
+        }
+        print(line)
+    }
+}
+
+/// The baseline: the same table shape, the value stored as it is.
+final class StorageKVPlain {
+    let queue: DatabaseQueue
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        try queue.write { db in
+            try db.execute(
+                sql: "CREATE TABLE records (name TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL) WITHOUT ROWID")
+        }
+    }
+
+    func put(name: String, value: [UInt8]) throws {
+        try queue.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO records (name, value) VALUES (?, ?)", arguments: [name, Data(value)])
+        }
+    }
+
+    func get(name: String) throws -> Data? {
+        try queue.read { db in try Data.fetchOne(db, sql: "SELECT value FROM records WHERE name = ?", arguments: [name])
+        }
+    }
+}
+
+/// `io.cordon.Storage.Get` over the socket by a registered app, against `GetStatus`.
+struct StorageKVSocket {
+    let directory: String
+    let value: [UInt8]
+    let iterations: Int
+
+    func run() throws {
+        let agent = try BenchAgent(directory: directory)
+        defer { agent.stop() }
+        let app = try VarlinkConnection(path: agent.socket)
+        try app.call("io.cordon.App.Register", ["appId": "com.example.bench"])
+        try app.call(
+            "io.cordon.Storage.Put", ["name": "record", "value": Data(value).base64EncodedString()])
+        let get = try VarlinkConnection.encode(
+            method: "io.cordon.Storage.Get", parameters: ["name": "record"], more: false)
+        let status = try VarlinkConnection.encode(method: "io.cordon.Agent.GetStatus", parameters: [:], more: false)
+        let roundTrip = { (message: String) in
+            StorageKVBenchmark.measure(iterations) { _ in
+                try? app.send(message)
+                _ = try? app.receive()
+            }
+        }
+        let storageGet = roundTrip(get)
+        let getStatus = roundTrip(status)
+        print("socket (median µs, p99 µs):")
+        StorageKVBenchmark.row("Storage.Get", storageGet)
+        StorageKVBenchmark.row("GetStatus", getStatus)
+        print(
+            String(
+                format: "Storage.Get is %.2fx GetStatus's round trip",
+                storageGet.medianMicroseconds / max(getStatus.medianMicroseconds, 0.001)))
+    }
+}
