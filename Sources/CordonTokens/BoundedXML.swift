@@ -28,7 +28,8 @@ public enum BoundedXML {
     /// The root element of `bytes`, or `.malformed(format: "xml", offset:, reason:)`.
     public static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(TokenFormatError) -> XMLElement {
         if bytes.count > limits.document {
-            throw .malformed(format: "xml", offset: limits.document, reason: "the document is over \(limits.document) bytes")
+            throw .malformed(
+                format: "xml", offset: limits.document, reason: "the document is over \(limits.document) bytes")
         }
         var parser = Parser(bytes: bytes, limits: limits)
         return try parser.document()

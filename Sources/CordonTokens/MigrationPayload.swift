@@ -84,11 +84,8 @@ public enum MigrationPayload {
         if secret.isEmpty {
             throw .malformed(format: "protobuf", offset: offset, reason: "an account has no secret")
         }
-        var account = name
-        if let colon = name.firstIndex(of: ":") {
-            if issuer.isEmpty { issuer = String(name[..<colon]) }
-            account = String(name[name.index(after: colon)...].drop(while: { $0 == " " }))
-        }
+        let (labelIssuer, account) = OTPAuthURI.splitLabel(name, issuer: issuer)
+        issuer = labelIssuer
         let token = OATHToken(
             secret: secret, kind: isHOTP ? .hotp(counter: counter) : .totp(period: 30), algorithm: algorithm,
             digits: digits, issuer: issuer, account: account)

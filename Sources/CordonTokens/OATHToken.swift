@@ -47,6 +47,10 @@ public struct OATHToken: Sendable, Equatable {
     public func validate() throws(TokenFormatError) {
         if secret.isEmpty { throw .invalidField(field: "secret", reason: "it is empty") }
         if secret.count > 128 { throw .invalidField(field: "secret", reason: "it is longer than 128 bytes") }
+        if issuer.utf8.count > 256 { throw .invalidField(field: "issuer", reason: "it is longer than 256 bytes") }
+        if account.utf8.count > 256 {
+            throw .invalidField(field: "label", reason: "the account is longer than 256 bytes")
+        }
         if !Self.allowedDigits.contains(digits) {
             throw .invalidField(field: "digits", reason: "\(digits) is not 6, 7 or 8")
         }
@@ -57,7 +61,8 @@ public struct OATHToken: Sendable, Equatable {
 
     /// The `otpauth://` URI of this token (secret in base32 with padding).
     public var keyURI: String {
-        let label = issuer.isEmpty ? account : "\(issuer):\(account)"
+        // An account with a colon and no issuer keeps an empty issuer prefix, so it reads back whole.
+        let label = issuer.isEmpty ? (account.contains(":") ? ":\(account)" : account) : "\(issuer):\(account)"
         var query = "secret=\(Base32.encode(secret))"
         if !issuer.isEmpty { query += "&issuer=\(PercentEncoding.encode(issuer))" }
         query += "&algorithm=\(algorithm.rawValue)&digits=\(digits)"

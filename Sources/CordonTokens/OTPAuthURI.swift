@@ -54,17 +54,25 @@ public enum OTPAuthURI {
             throw .invalidField(field: "type", reason: "\(type) is not totp or hotp")
         }
 
-        var issuer = items["issuer"] ?? ""
-        var account = label
-        if let colon = label.firstIndex(of: ":") {
-            let labelIssuer = String(label[..<colon])
-            account = String(label[label.index(after: colon)...].drop(while: { $0 == " " }))
-            if issuer.isEmpty { issuer = labelIssuer }
-        }
+        let (issuer, account) = splitLabel(label, issuer: items["issuer"] ?? "")
         let token = OATHToken(
             secret: secret, kind: kind, algorithm: algorithm, digits: digits, issuer: issuer, account: account)
         try token.validate()
         return token
+    }
+
+    /// The issuer and account of a label `Issuer:account`: after the `issuer` parameter's prefix when
+    /// the label starts with it, else after the first colon; spaces after the colon are dropped.
+    static func splitLabel(_ label: String, issuer: String) -> (issuer: String, account: String) {
+        var labelIssuer = ""
+        var account = Substring(label)
+        if !issuer.isEmpty, label.hasPrefix(issuer + ":") {
+            account = label.dropFirst(issuer.count + 1)
+        } else if let colon = label.firstIndex(of: ":") {
+            labelIssuer = String(label[..<colon])
+            account = label[label.index(after: colon)...]
+        }
+        return (issuer.isEmpty ? labelIssuer : issuer, String(account.drop(while: { $0 == " " })))
     }
 
     static func integer(_ text: String?, field: String, default value: Int) throws(TokenFormatError) -> Int {

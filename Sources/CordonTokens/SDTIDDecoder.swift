@@ -46,7 +46,8 @@ public enum SDTIDDecoder {
         if try file.integer("AppDerivedSeeds", default: 0) != 0 { flags |= SecurIDToken.Flag.appSeeds }
         if try file.integer("Mode", default: 0) != 0 { flags |= SecurIDToken.Flag.feature4 }
         if try file.integer("Alg", default: 0) != 0 { flags |= SecurIDToken.Flag.bit128 }
-        let pinBits = (try file.integer("AddPIN", default: 0) != 0 ? 2 : 0)
+        let pinBits =
+            (try file.integer("AddPIN", default: 0) != 0 ? 2 : 0)
             | (try file.integer("LocalPIN", default: 0) != 0 ? 1 : 0)
         flags |= UInt16(pinBits) << SecurIDToken.Flag.pinModeShift
         let digits = try file.integer("Digits", default: 6)
@@ -77,7 +78,8 @@ public enum SDTIDDecoder {
         if let passwordBytes, passwordBytes.count > SecurIDDecoder.maximumPasswordLength {
             throw .invalidField(field: "password", reason: "it is longer than 40 bytes")
         }
-        let key0 = hashPassword(passwordBytes ?? Array(origin.utf8), salt0: Array(destination.utf8), salt1: Array(name.utf8))
+        let key0 = hashPassword(
+            passwordBytes ?? Array(origin.utf8), salt0: Array(destination.utf8), salt1: Array(name.utf8))
         var secretBlock = padded(Array("Secret".utf8), 8) + padded(Array(name.utf8), 8)
         secretBlock = xor(SecurIDCrypto.encrypt(secretBlock, key: key0), secret)
         let key1 = secretBlock

@@ -70,7 +70,8 @@ public enum SecurIDCode {
 
         let serial = Array(token.serial.utf8).map { $0 &- UInt8(ascii: "0") }
         func block(_ count: Int) -> [UInt8] {
-            var key = [UInt8](repeating: 0xaa, count: 8) + [UInt8](repeating: 0, count: 4)
+            var key =
+                [UInt8](repeating: 0xaa, count: 8) + [UInt8](repeating: 0, count: 4)
                 + [UInt8](repeating: 0xbb, count: 4)
             key.replaceSubrange(0..<count, with: bcd[0..<count])
             for (offset, index) in stride(from: 4, to: 12, by: 2).enumerated() where serial.count == 12 {
@@ -85,7 +86,8 @@ public enum SecurIDCode {
         key = SecurIDCrypto.encrypt(block(8), key: key)
 
         let index = isThirty ? ((minute & 0x01) << 3) | ((second >= 30 ? 1 : 0) << 2) : (minute & 0x03) << 2
-        var value = UInt32(key[index]) << 24 | UInt32(key[index + 1]) << 16 | UInt32(key[index + 2]) << 8
+        var value =
+            UInt32(key[index]) << 24 | UInt32(key[index + 1]) << 16 | UInt32(key[index + 2]) << 8
             | UInt32(key[index + 3])
         var digits = [UInt8](repeating: 0, count: token.digits)
         for position in stride(from: token.digits - 1, through: 0, by: -1) {

@@ -117,8 +117,9 @@ public enum SecurIDDecoder {
         guard binaryHash(password: nil, device: device, nonce: token.nonce)[...] == token.nonceDeviceHash else {
             throw .wrongDevice
         }
-        guard binaryHash(password: secrets.password, device: device, nonce: token.nonce)[...]
-            == token.nonceDevicePasswordHash
+        guard
+            binaryHash(password: secrets.password, device: device, nonce: token.nonce)[...]
+                == token.nonceDevicePasswordHash
         else {
             throw failure(password: secrets.password, deviceID: secrets.deviceID)
         }

@@ -56,14 +56,17 @@ struct OATHTests {
         let oathtool = try #require(Peer.which("oathtool"), "oathtool (Debian oathtool) is not installed")
         var random = SplitMix64(state: 0x7031_4e5a)
         for round in 0..<40 {
-            let secret = (0..<Int.random(in: 10...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let secret = (0..<Int.random(in: 10...64, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             let digits = Int.random(in: 6...8, using: &random)
             let algorithm = OATHAlgorithm.allCases.randomElement(using: &random) ?? .sha1
             if round % 4 == 0 {
                 let counter = UInt64.random(in: 0...1_000_000_000, using: &random)
                 let peer = try Peer.run(oathtool, ["-c", "\(counter)", "-d", "\(digits)", secret.hex])
                 // oathtool's HOTP is SHA-1 only.
-                #expect(peer.output == OATHCode.hotp(secret: secret, counter: counter, digits: digits, algorithm: .sha1))
+                #expect(
+                    peer.output == OATHCode.hotp(secret: secret, counter: counter, digits: digits, algorithm: .sha1))
                 continue
             }
             let period = Int.random(in: 1...300, using: &random)

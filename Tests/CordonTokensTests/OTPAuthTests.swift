@@ -39,19 +39,21 @@ struct OTPAuthTests {
         #expect(throws: TokenFormatError.self) { try Base32.decode(String(padded.dropLast(1))) }
     }
 
-    @Test("malformed URIs name the field", arguments: [
-        ("https://totp/x?secret=JBSWY3DP", "scheme"),
-        ("otpauth://totp/x", "secret"),
-        ("otpauth://totp/x?secret=JBSWY3D1", "secret"),
-        ("otpauth://totp/x?secret=JBSWY3DP&digits=9", "digits"),
-        ("otpauth://totp/x?secret=JBSWY3DP&digits=six", "digits"),
-        ("otpauth://totp/x?secret=JBSWY3DP&period=0", "period"),
-        ("otpauth://totp/x?secret=JBSWY3DP&algorithm=MD5", "algorithm"),
-        ("otpauth://motp/x?secret=JBSWY3DP", "type"),
-        ("otpauth://totp/x%G1?secret=JBSWY3DP", "label"),
-        ("otpauth://totp/x?secret=JBSWY3DP&secret=JBSWY3DP", "secret"),
-        ("otpauth://hotp/x?secret=JBSWY3DP&counter=-1", "counter"),
-    ])
+    @Test(
+        "malformed URIs name the field",
+        arguments: [
+            ("https://totp/x?secret=JBSWY3DP", "scheme"),
+            ("otpauth://totp/x", "secret"),
+            ("otpauth://totp/x?secret=JBSWY3D1", "secret"),
+            ("otpauth://totp/x?secret=JBSWY3DP&digits=9", "digits"),
+            ("otpauth://totp/x?secret=JBSWY3DP&digits=six", "digits"),
+            ("otpauth://totp/x?secret=JBSWY3DP&period=0", "period"),
+            ("otpauth://totp/x?secret=JBSWY3DP&algorithm=MD5", "algorithm"),
+            ("otpauth://motp/x?secret=JBSWY3DP", "type"),
+            ("otpauth://totp/x%G1?secret=JBSWY3DP", "label"),
+            ("otpauth://totp/x?secret=JBSWY3DP&secret=JBSWY3DP", "secret"),
+            ("otpauth://hotp/x?secret=JBSWY3DP&counter=-1", "counter"),
+        ])
     func malformed(uri: String, field: String) {
         do {
             _ = try OTPAuthURI.parse(uri)
@@ -63,6 +65,25 @@ struct OTPAuthTests {
             }
             #expect(named == field, "\(uri)")
         }
+    }
+
+    @Test("labels and issuers are bounded and read back whole (regression: a fuzzer's label grew past the URI limit)")
+    func labelsRoundTrip() throws {
+        let long = String(repeating: "%3E", count: 300)
+        #expect(throws: TokenFormatError.invalidField(field: "label", reason: "the account is longer than 256 bytes")) {
+            try OTPAuthURI.parse("otpauth://totp/\(long)?secret=JBSWY3DPEHPK3PXP")
+        }
+        for uri in [
+            "otpauth://totp/a:b:c?secret=JBSWY3DPEHPK3PXP",
+            "otpauth://totp/%3Ab:c?secret=JBSWY3DPEHPK3PXP",
+            "otpauth://totp/x:y?secret=JBSWY3DPEHPK3PXP&issuer=p:q",
+            "otpauth://totp/p:q:y?secret=JBSWY3DPEHPK3PXP&issuer=p:q",
+            "otpauth://totp/%20%20b?secret=JBSWY3DPEHPK3PXP&issuer=I",
+        ] {
+            let token = try OTPAuthURI.parse(uri)
+            #expect(try OTPAuthURI.parse(token.keyURI) == token, "\(uri)")
+        }
+        #expect(try OTPAuthURI.parse("otpauth://totp/p:q:y?secret=JBSWY3DPEHPK3PXP&issuer=p:q").account == "y")
     }
 
     @Test("known Google Authenticator batches (extract_otp_secrets' example_export.txt)")
@@ -108,20 +129,24 @@ struct OTPAuthTests {
             let base32 = Base32.encode(token.secret)
             #expect(base32.hasSuffix("==="))
             let peer = try Peer.run(oathtool, ["-b", "--totp", "--now=@1700000000", base32])
-            #expect(peer.output == OATHCode.totp(secret: secret, time: 1_700_000_000, period: 30, digits: 6, algorithm: .sha1))
+            #expect(
+                peer.output
+                    == OATHCode.totp(secret: secret, time: 1_700_000_000, period: 30, digits: 6, algorithm: .sha1))
         }
     }
 
-    @Test("malformed protobuf is refused with the byte offset", arguments: [
-        ([0x0a, 0x05, 0x0a, 0x10] as [UInt8], 1),  // outer length runs past the end
-        ([0x0a, 0x03, 0x0a, 0x10, 0x00], 3),  // inner length runs past its message
-        ([0x08, 0x80], 1),  // truncated varint
-        ([0x0b], 0),  // wire type 3 (groups)
-        ([0x10, 0x01, 0x00], 2),  // field number 0
-        ([0x0a, 0x02, 0x20, 0x09], 2),  // algorithm 9
-        ([0x0a, 0x02, 0x12, 0x00], 0),  // an account without a secret
-        ([0x0d, 0x01, 0x02], 1),  // truncated fixed32
-    ])
+    @Test(
+        "malformed protobuf is refused with the byte offset",
+        arguments: [
+            ([0x0a, 0x05, 0x0a, 0x10] as [UInt8], 1),  // outer length runs past the end
+            ([0x0a, 0x03, 0x0a, 0x10, 0x00], 3),  // inner length runs past its message
+            ([0x08, 0x80], 1),  // truncated varint
+            ([0x0b], 0),  // wire type 3 (groups)
+            ([0x10, 0x01, 0x00], 2),  // field number 0
+            ([0x0a, 0x02, 0x20, 0x09], 2),  // algorithm 9
+            ([0x0a, 0x02, 0x12, 0x00], 0),  // an account without a secret
+            ([0x0d, 0x01, 0x02], 1),  // truncated fixed32
+        ])
     func malformedProtobuf(bytes: [UInt8], offset: Int) {
         do {
             _ = try MigrationPayload.parse(payload: bytes)
@@ -138,7 +163,11 @@ struct OTPAuthTests {
     @Test("a migration URI without data, or with bad base64, names data")
     func badMigrationURI() {
         #expect(throws: TokenFormatError.self) { try MigrationPayload.parse(uri: "otpauth-migration://offline?x=1") }
-        #expect(throws: TokenFormatError.self) { try MigrationPayload.parse(uri: "otpauth-migration://offline?data=%%%") }
-        #expect(throws: TokenFormatError.self) { try MigrationPayload.parse(uri: "otpauth-migration://offline?data=Cg$=") }
+        #expect(throws: TokenFormatError.self) {
+            try MigrationPayload.parse(uri: "otpauth-migration://offline?data=%%%")
+        }
+        #expect(throws: TokenFormatError.self) {
+            try MigrationPayload.parse(uri: "otpauth-migration://offline?data=Cg$=")
+        }
     }
 }

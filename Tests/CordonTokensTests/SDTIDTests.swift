@@ -15,7 +15,10 @@ struct SDTIDTests {
             <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]>
             <TKNBatch>&lol2;</TKNBatch>
             """
-        #expect(throws: TokenFormatError.malformed(format: "xml", offset: 22, reason: "DTDs and entity declarations are refused")) {
+        #expect(
+            throws: TokenFormatError.malformed(
+                format: "xml", offset: 22, reason: "DTDs and entity declarations are refused")
+        ) {
             try SDTIDFile.parse(Array(billionLaughs.utf8))
         }
         #expect(throws: TokenFormatError.self) {
@@ -38,7 +41,9 @@ struct SDTIDTests {
         for cut in [10, file.utf8.count / 2, file.utf8.count - 3] {
             #expect(throws: TokenFormatError.self) { try SDTIDFile.parse(Array(file.utf8.prefix(cut))) }
         }
-        #expect(throws: TokenFormatError.invalidField(field: "TKNBatch", reason: "the root element is <x>, not <TKNBatch>")) {
+        #expect(
+            throws: TokenFormatError.invalidField(field: "TKNBatch", reason: "the root element is <x>, not <TKNBatch>")
+        ) {
             try SDTIDFile.parse(Array("<x/>".utf8))
         }
     }
@@ -65,7 +70,8 @@ struct SDTIDTests {
         #expect(throws: TokenFormatError.self) {
             try SDTIDDecoder.decrypt(SDTIDFile.parse(Array(renamed.utf8)), password: nil, deviceID: nil)
         }
-        let noSecret = file.replacingOccurrences(of: "<Secret>", with: "<Other>").replacingOccurrences(of: "</Secret>", with: "</Other>")
+        let noSecret = file.replacingOccurrences(of: "<Secret>", with: "<Other>").replacingOccurrences(
+            of: "</Secret>", with: "</Other>")
         #expect(throws: TokenFormatError.invalidField(field: "Secret", reason: "the file has no <Secret>")) {
             try SDTIDDecoder.decrypt(SDTIDFile.parse(Array(noSecret.utf8)), password: nil, deviceID: nil)
         }
@@ -76,8 +82,12 @@ struct SDTIDTests {
         let file = try sdtid().replacingOccurrences(
             of: "<DeviceSerialNumber> </DeviceSerialNumber>", with: "<DeviceSerialNumber>ab12</DeviceSerialNumber>")
         let parsed = try SDTIDFile.parse(Array(file.utf8))
-        #expect(throws: TokenFormatError.deviceIDRequired) { try SDTIDDecoder.decrypt(parsed, password: nil, deviceID: nil) }
-        #expect(throws: TokenFormatError.wrongDevice) { try SDTIDDecoder.decrypt(parsed, password: nil, deviceID: "cd34") }
+        #expect(throws: TokenFormatError.deviceIDRequired) {
+            try SDTIDDecoder.decrypt(parsed, password: nil, deviceID: nil)
+        }
+        #expect(throws: TokenFormatError.wrongDevice) {
+            try SDTIDDecoder.decrypt(parsed, password: nil, deviceID: "cd34")
+        }
     }
 }
 

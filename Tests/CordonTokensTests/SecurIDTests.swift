@@ -67,14 +67,17 @@ struct SecurIDTests {
                 try decodeSecurID(bound.token, password: bound.password, deviceID: nil)
             }
             #expect(throws: TokenFormatError.wrongDevice) {
-                try decodeSecurID(bound.token, password: bound.password, deviceID: "FEDCBA0987654321FEDCBA0987654321FEDCBA09")
+                try decodeSecurID(
+                    bound.token, password: bound.password, deviceID: "FEDCBA0987654321FEDCBA0987654321FEDCBA09")
             }
             #expect(throws: TokenFormatError.wrongPassword) {
                 try decodeSecurID(bound.token, password: "not-it", deviceID: bound.devid)
             }
         }
         let sdtid = try #require(vectors.first { $0.format == "sdtid" && !$0.password.isEmpty })
-        #expect(throws: TokenFormatError.passwordRequired) { try decodeSecurID(sdtid.token, password: nil, deviceID: nil) }
+        #expect(throws: TokenFormatError.passwordRequired) {
+            try decodeSecurID(sdtid.token, password: nil, deviceID: nil)
+        }
         #expect(throws: TokenFormatError.wrongPassword) { try decodeSecurID(sdtid.token, password: "x", deviceID: nil) }
     }
 
@@ -92,7 +95,10 @@ struct SecurIDTests {
         let index = bytes.count - 20
         bytes[index] = bytes[index] == "A" ? "B" : "A"
         #expect(throws: TokenFormatError.self) { try decodeSecurID(String(bytes), password: nil, deviceID: nil) }
-        for bad in ["", "12345", String(repeating: "2", count: 90), "Zm9v", "http://x/ctf?other=1", "2" + String(repeating: "x", count: 80)] {
+        for bad in [
+            "", "12345", String(repeating: "2", count: 90), "Zm9v", "http://x/ctf?other=1",
+            "2" + String(repeating: "x", count: 80),
+        ] {
             do {
                 _ = try CTFString.parse(bad)
                 Issue.record("\(bad) was accepted")
@@ -131,8 +137,11 @@ struct SecurIDTests {
         var random = SplitMix64(state: 0x5ec0_1d)
         let exports: [(String, [String], String?, String?)] = [
             ("v2", [], nil, nil),
-            ("v2 password+devid", ["--new-password=pw-x", "--new-devid=0123456789abcdef0123456789abcdef01234567"], "pw-x",
-             "0123456789abcdef0123456789abcdef01234567"),
+            (
+                "v2 password+devid", ["--new-password=pw-x", "--new-devid=0123456789abcdef0123456789abcdef01234567"],
+                "pw-x",
+                "0123456789abcdef0123456789abcdef01234567"
+            ),
             ("v3 password+devid", ["--v3", "--new-password=pw-y", "--new-devid=ABCDEF"], "pw-y", "ABCDEF"),
             ("sdtid password", ["--sdtid", "--new-password=pw-z"], "pw-z", nil),
         ]
@@ -142,15 +151,73 @@ struct SecurIDTests {
             let token = try decodeSecurID(exported.output, password: password, deviceID: devid)
             for _ in 0..<6 {
                 let time = Int64.random(in: 946_684_800...4_000_000_000, using: &random)
-                let pin = String(Int.random(in: 0...99_999_999, using: &random)).prefix(Int.random(in: 4...8, using: &random))
+                let pin = String(Int.random(in: 0...99_999_999, using: &random)).prefix(
+                    Int.random(in: 4...8, using: &random))
                 let pinText = String(repeating: "0", count: max(0, 4 - pin.count)) + pin
-                var arguments = ["tokencode", "--token=\(exported.output)", "--force", "--batch", "--use-time=\(time)", "--pin=\(pinText)"]
+                var arguments = [
+                    "tokencode", "--token=\(exported.output)", "--force", "--batch", "--use-time=\(time)",
+                    "--pin=\(pinText)",
+                ]
                 if let password { arguments.append("--password=\(password)") }
                 if let devid { arguments.append("--devid=\(devid)") }
                 let peer = try Peer.run(stoken, arguments)
                 #expect(peer.status == 0, "\(name)")
-                #expect(try SecurIDCode.code(for: token, at: time, pin: pinText).code == peer.output, "\(name) at \(time)")
+                #expect(
+                    try SecurIDCode.code(for: token, at: time, pin: pinText).code == peer.output, "\(name) at \(time)")
             }
+        }
+    }
+}
+
+@Suite("SecurID: writing v3/v4 tokens, expiry")
+struct SecurIDEncoderTests {
+    /// What a token is, without the flag bits that record how it was protected.
+    func essentials(_ token: SecurIDToken) -> [String] {
+        [
+            token.serial, token.seed.hex, "\(token.digits)", "\(token.interval)", token.pinMode.rawValue,
+            "\(token.expiryDays)",
+        ]
+    }
+
+    @Test("a v3 token we write reads in stoken with the same codes; v4 reads back and differs from v3")
+    func writeAndReadBack() throws {
+        let stoken = try #require(Peer.which("stoken"), "stoken (Debian stoken) is not installed")
+        let vector = try #require(try SecurIDTests.vectors().first { $0.format == "v2" && $0.password.isEmpty })
+        let token = try decodeSecurID(vector.token, password: nil, deviceID: nil)
+        let nonce: [UInt8] = Array(100..<116)
+        let device = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+        let v3 = try SecurIDEncoder.encodeBinary(token, version: 3, password: "pw-3", deviceID: device, nonce: nonce)
+        let peer = try Peer.run(
+            stoken,
+            [
+                "tokencode", "--token=http://127.0.0.1/securid/ctf?ctfData=\(v3)", "--password=pw-3",
+                "--devid=\(device)",
+                "--pin=2580", "--use-time=1800000000", "--force", "--batch",
+            ])
+        #expect(peer.status == 0)
+        #expect(try SecurIDCode.code(for: token, at: 1_800_000_000, pin: "2580").code == peer.output)
+        #expect(essentials(try decodeSecurID(v3, password: "pw-3", deviceID: device)) == essentials(token))
+
+        let v4 = try SecurIDEncoder.encodeBinary(token, version: 4, password: "pw-4", deviceID: device, nonce: nonce)
+        #expect(v4.hasPrefix("B"))
+        #expect(essentials(try decodeSecurID(v4, password: "pw-4", deviceID: device)) == essentials(token))
+        #expect(throws: TokenFormatError.wrongDevice) { try decodeSecurID(v4, password: "pw-4", deviceID: "ffff") }
+        // The same bytes marked v3 fail: v4 derives its keys from the whole input, v3 from every second byte.
+        var bytes = try Base64.decode(PercentEncoding.decode(Substring(v4), field: "ctfData"), field: "ctfData")
+        bytes[0] = 3
+        #expect(throws: TokenFormatError.self) {
+            try decodeSecurID(Base64.encode(bytes), password: "pw-4", deviceID: device)
+        }
+    }
+
+    @Test("expiry: usable until 00:00:00 UTC of the expiry date, refused from then on")
+    func expiry() throws {
+        let vector = try #require(try SecurIDTests.vectors().first { $0.format == "v3-30s" })
+        let token = try decodeSecurID(vector.token, password: nil, deviceID: nil)
+        #expect(token.expiry == 2_082_758_400)  // 2036-01-01T00:00:00Z
+        try token.checkNotExpired(at: token.expiry - 1)
+        #expect(throws: TokenFormatError.expired(expiryDay: "2036-01-01")) {
+            try token.checkNotExpired(at: token.expiry)
         }
     }
 }
