@@ -158,7 +158,10 @@ let package = Package(
         ),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
-        .testTarget(name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol", "CordonSecrets"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
