@@ -52,6 +52,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Software tokens: OATH HOTP/TOTP, otpauth and migration URIs, SecurID CTF/SDTID and codes (no I/O).
+        .target(
+            name: "CordonTokens",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // The Assuan protocol as pinentry speaks it (the CLI's passcode prompt).
         .target(name: "CordonPinentry", swiftSettings: strict),
         // Policy signatures and the admin trust store (reads files).
@@ -172,11 +181,15 @@ let package = Package(
             exclude: ["vectors"],
             swiftSettings: strict
         ),
+        .testTarget(
+            name: "CordonTokensTests", dependencies: ["CordonTokens"], exclude: ["vectors"], swiftSettings: strict
+        ),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
         .testTarget(
             name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol", "CordonSecrets"],
-            swiftSettings: strict),
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],

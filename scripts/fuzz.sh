@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh [--smoke] [--build-only] [TARGET...]
 #
-# TARGET is varlink-frame, varlink-message, policy or age-header (default: all four). Each runs for
+# TARGET is varlink-frame, varlink-message, policy, age-header or tokens (default: all five). Each runs for
 # FUZZ_SECONDS (default 60; 15 with --smoke) from the seeds in Fuzz/corpus/TARGET and
 # Fuzz/regressions/TARGET; what it discovers is kept in the build directory, not in git.
 # Exits non-zero on the first crash or broken invariant and prints the saved input's path.
@@ -22,7 +22,7 @@ for argument in "$@"; do
     case "$argument" in
         --smoke) smoke=1 ;;
         --build-only) build_only=1 ;;
-        varlink-frame | varlink-message | policy | age-header) targets+=("$argument") ;;
+        varlink-frame | varlink-message | policy | age-header | tokens) targets+=("$argument") ;;
         -h | --help)
             sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
@@ -33,7 +33,7 @@ for argument in "$@"; do
             ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(varlink-frame varlink-message policy age-header)
+[ ${#targets[@]} -gt 0 ] || targets=(varlink-frame varlink-message policy age-header tokens)
 
 if [ "$smoke" = 1 ]; then seconds=${FUZZ_SECONDS:-15}; else seconds=${FUZZ_SECONDS:-60}; fi
 build=${FUZZ_BUILD_DIR:-$root/.build-fuzz}
@@ -59,6 +59,10 @@ module_sources() {
             printf 'Sources/CordonAge/%s.swift\n' AgeError AgeBase64 Bech32 AgeStanza AgeHeader AgeHeaderParser \
                 AgeArmor AgeArmorDecoder TypedBytes
             ;;
+        CordonTokens)
+            # The parsers only: the files that need swift-crypto (codes, decryption) are left out.
+            grep -L -E '^import (Crypto|_CryptoExtras)|SecurIDCrypto\.' Sources/CordonTokens/*.swift
+            ;;
         *) printf '%s\n' Sources/"$1"/*.swift ;;
     esac
 }
@@ -83,6 +87,7 @@ build_fuzzer() {
         varlink-message) entry=Fuzz/VarlinkMessageFuzz.swift module=CordonProtocol ;;
         policy) entry=Fuzz/PolicyFuzz.swift module=CordonPolicy deps=(CordonProtocol) ;;
         age-header) entry=Fuzz/AgeHeaderFuzz.swift module=CordonAge ;;
+        tokens) entry=Fuzz/TokensFuzz.swift module=CordonTokens ;;
     esac
     checks=Tests/${module}Tests/FuzzRegressionTests.swift
     local dep libraries=() links=()

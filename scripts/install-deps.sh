@@ -5,7 +5,8 @@
 # dbus-daemon, python3-dbus and python3-gi (the private bus and logind stand-in of the lock-trigger tests),
 # bubblewrap (the Flatpak-style sandboxes of the sandbox identity tests),
 # age (the reference age CLI the CordonAge interop tests and `cordon-bench storage --file` run against),
-# zlib1g-dev (inflates the compressed C2SP age test vectors in CordonAgeTests).
+# zlib1g-dev (inflates the compressed C2SP age test vectors in CordonAgeTests),
+# oathtool and stoken (the HOTP/TOTP and SecurID peers CordonTokensTests compare codes with).
 # Python (test peers): varlink, jsonschema.
 set -euo pipefail
 
@@ -15,6 +16,8 @@ packages=(
     bubblewrap
     age
     zlib1g-dev
+    oathtool
+    stoken
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -2,8 +2,8 @@ import CordonSecrets
 import Foundation
 import GRDB
 
-/// The agent's SQLite database: the wrapped master key, the failed-attempt counter, the audit log
-/// and the highest accepted serial of each signed policy file.
+/// The agent's SQLite database: the wrapped master key, the failed-attempt counter, the audit log,
+/// the highest accepted serial of each signed policy file and the sealed software tokens.
 ///
 /// WAL mode with `synchronous = FULL`: a write that returned is on disk, so the attempt
 /// counter survives a `kill -9` right after it is stored. The database, its WAL and its
@@ -88,6 +88,7 @@ public final class CordonDatabase: Sendable {
         registerAuditMigration(&migrator)
         registerPolicySerialMigration(&migrator)
         registerAppGenerationMigration(&migrator)
+        registerTokenMigration(&migrator)
         return migrator
     }
 
