@@ -101,7 +101,7 @@ let package = Package(
             name: "CordonServer",
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
-                "CordonSystem", "CordonTransport", "CordonPosture",
+                "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "CordonKit",
             dependencies: [
-                "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonStore",
+                "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonStore", "CordonAge",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -212,6 +212,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
+                "CordonAge",
             ],
             swiftSettings: strict
         ),

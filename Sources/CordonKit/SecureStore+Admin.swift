@@ -55,6 +55,14 @@ extension CordonClient {
         ).deleted
     }
 
+    /// `appId`'s age identity (`AGE-SECRET-KEY-1…`) and recipient (`age1…`): what the `age` CLI
+    /// needs to decrypt the app's `SecureFile` files. Needs the passcode; audited.
+    public func exportIdentity(appId: String, passcode: String) async throws -> StorageExportIdentityReply {
+        try await connection.call(
+            .storageExportIdentity, StorageWipeAppParameters(appId: appId, passcode: passcode),
+            returning: StorageExportIdentityReply.self)
+    }
+
     /// Crypto-erases one app's data (selective wipe): its key generation is rotated and its
     /// storage deleted; other apps are untouched.
     public func wipeApp(_ appId: String, passcode: String) async throws {

@@ -50,6 +50,22 @@ final class AppKeyState: Sendable {
         }
     }
 
+    /// Installs `key` fetched at `epoch` (or keeps the one already held) and runs `body` with the
+    /// key in use; refuses when a revocation came in between (the fetched key is zeroed).
+    func withKey<R>(_ key: SecureBytes, fetchedAt epoch: Int, appId: String, _ body: (SecureBytes) -> R)
+        throws(CordonError) -> R
+    {
+        try state.withLock { (state: inout State) throws(CordonError) -> R in
+            guard state.epoch == epoch else {
+                key.zero()
+                throw .containerLocked(appId: appId, state: "revoked")
+            }
+            if let current = state.key, current !== key { key.zero() } else { state.key = key }
+            guard let current = state.key else { throw .containerLocked(appId: appId, state: "revoked") }
+            return body(current)
+        }
+    }
+
     /// Zeroes the key and closes every storage (each waits for its operation in flight).
     func revoke() {
         let storages = state.withLock { state in

@@ -496,6 +496,11 @@ public enum InterfaceDescriptions {
         # again), its storage file deleted, the app told with Wiped (appId set). Needs the passcode.
         method WipeApp(appId: string, passcode: string) -> ()
 
+        # The app's age identity (AGE-SECRET-KEY-1…, derived from its current key) and its recipient
+        # (age1…), so that the real age CLI can decrypt the app's SecureFile files. Needs the passcode;
+        # audited.
+        method ExportIdentity(appId: string, passcode: string) -> (identity: string, recipient: string)
+
         # The app's storage is closed: locked under storage.dataAccess whenUnlocked, or no key.
         error ContainerLocked (appId: string, state: string)
 

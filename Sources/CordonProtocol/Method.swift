@@ -37,4 +37,5 @@ public enum Method: String, Sendable, CaseIterable {
     case storageList = "io.cordon.Storage.List"
     case storageUsage = "io.cordon.Storage.Usage"
     case storageWipeApp = "io.cordon.Storage.WipeApp"
+    case storageExportIdentity = "io.cordon.Storage.ExportIdentity"
 }

@@ -87,7 +87,21 @@ public struct StorageUsageReply: Codable, Sendable, Equatable {
     public init(apps: [StorageAppUsage]) { self.apps = apps }
 }
 
-/// `io.cordon.Storage.WipeApp`: crypto-erases one app's data (selective wipe).
+/// `io.cordon.Storage.ExportIdentity`'s reply: the app's age identity and recipient.
+public struct StorageExportIdentityReply: Codable, Sendable, Equatable {
+    /// `AGE-SECRET-KEY-1…`.
+    public var identity: String
+    /// `age1…`.
+    public var recipient: String
+
+    public init(identity: String, recipient: String) {
+        self.identity = identity
+        self.recipient = recipient
+    }
+}
+
+/// `io.cordon.Storage.WipeApp`: crypto-erases one app's data (selective wipe); also the
+/// parameters of `ExportIdentity`.
 public struct StorageWipeAppParameters: Codable, Sendable, Equatable {
     public var appId: String
     public var passcode: String

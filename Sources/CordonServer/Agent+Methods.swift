@@ -137,7 +137,8 @@ extension Agent {
             .getEffectivePolicy,
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus,
             // MARK: Storage (#13)
-            .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp:
+            .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp,
+            .storageExportIdentity:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
         }

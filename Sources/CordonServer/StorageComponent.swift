@@ -15,7 +15,9 @@ import NIOCore
 /// lifecycle machine, audited). Every call checks the lifecycle state and the app's
 /// `storage.dataAccess` first; SQLite and AES-GCM run on the store pool.
 final class StorageComponent: AgentComponent {
-    let methods: [Method] = [.storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp]
+    let methods: [Method] = [
+        .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp, .storageExportIdentity,
+    ]
 
     unowned let host: any ComponentHost
     /// The storages opened since the key was installed, by app id; closed on lock or revocation.
@@ -43,6 +45,12 @@ final class StorageComponent: AgentComponent {
             try Self.validate(parameters.appId)
             return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 .deferred(wipe(parameters.appId, reason: "cordon wipe --app").map { encoder.empty() })
+            }
+        case .storageExportIdentity:
+            let parameters = try call.parameters(StorageWipeAppParameters.self)
+            try Self.validate(parameters.appId)
+            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
+                exportIdentity(parameters.appId, encoder: encoder)
             }
         default:
             let operation = try StorageOperation(call)

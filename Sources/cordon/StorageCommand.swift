@@ -15,7 +15,7 @@ struct StorageCommand: AsyncParsableCommand {
             """,
         subcommands: [
             StorageListCommand.self, StorageGetCommand.self, StoragePutCommand.self, StorageRemoveCommand.self,
-            StorageUsageCommand.self,
+            StorageUsageCommand.self, StorageExportIdentityCommand.self,
         ])
 }
 

@@ -229,7 +229,7 @@ enum VarlinkParameterFuzzCheck {
             return roundTrip(
                 StorageListParameters.self, method, data, fields: ["namespace", "prefix", "appId", "passcode"])
         case .storageUsage: return roundTrip(NoParameters.self, method, data, fields: [])
-        case .storageWipeApp:
+        case .storageWipeApp, .storageExportIdentity:
             return roundTrip(StorageWipeAppParameters.self, method, data, fields: ["appId", "passcode"])
         }
     }

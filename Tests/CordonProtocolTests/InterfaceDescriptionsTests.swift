@@ -224,6 +224,11 @@ struct InterfaceDescriptionsTests {
             )
         case .storageUsage: return (none, StorageUsageReply(apps: []))
         case .storageWipeApp: return (StorageWipeAppParameters(appId: "a", passcode: "p"), none)
+        case .storageExportIdentity:
+            return (
+                StorageWipeAppParameters(appId: "a", passcode: "p"),
+                StorageExportIdentityReply(identity: "AGE-SECRET-KEY-1X", recipient: "age1x")
+            )
         }
     }
 

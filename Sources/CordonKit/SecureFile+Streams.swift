@@ -1,0 +1,91 @@
+import CordonAge
+import CordonProtocol
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SecureFile {
+    /// Bytes read per step.
+    static let readSize = 64 * 1024
+
+    /// A revocation between two chunks stops the stream.
+    struct Revoked: Error {}
+
+    /// Encrypts what `source` fills in (returning how much; 0 at the end) to `recipient` into
+    /// `output`, checking `isCurrent` before every chunk.
+    static func encrypt(
+        from source: (inout [UInt8]) throws -> Int, to output: Int32, recipient: AgeX25519Recipient,
+        isCurrent: () -> Bool
+    ) throws {
+        var encryptor = try AgeEncryptor(recipients: [recipient])
+        let emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void = { bytes throws(AgeError) in
+            do { try writeAll(output, bytes) } catch { throw .io(operation: "write", errno: errno) }
+        }
+        var buffer = [UInt8](repeating: 0, count: readSize)
+        while true {
+            guard isCurrent() else { throw Revoked() }
+            let count = try source(&buffer)
+            if count == 0 { break }
+            try buffer.withUnsafeBytes { bytes in
+                try encryptor.update(UnsafeRawBufferPointer(rebasing: bytes[..<count]), emit: emit)
+            }
+        }
+        guard isCurrent() else { throw Revoked() }
+        try encryptor.finish(emit: emit)
+    }
+
+    /// Decrypts `input` with `identity`, handing each authenticated chunk to `output`, checking
+    /// `isCurrent` before every read.
+    static func decrypt(
+        from input: Int32, identity: AgeX25519Identity, isCurrent: () -> Bool,
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withoutActuallyEscaping(output) { output in
+            var decryptor = AgeDecryptor(identities: [identity])
+            var failure: (any Error)?
+            let emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void = { bytes throws(AgeError) in
+                do { try output(bytes) } catch {
+                    failure = error
+                    throw .io(operation: "write", errno: EIO)
+                }
+            }
+            var buffer = [UInt8](repeating: 0, count: readSize)
+            do {
+                while true {
+                    guard isCurrent() else { throw Revoked() }
+                    let count = try readSome(input, into: &buffer)
+                    if count == 0 { break }
+                    try buffer.withUnsafeBytes { bytes in
+                        try decryptor.update(UnsafeRawBufferPointer(rebasing: bytes[..<count]), emit: emit)
+                    }
+                }
+                try decryptor.finish(emit: emit)
+            } catch {
+                throw failure ?? error
+            }
+        }
+    }
+
+    static func readSome(_ descriptor: Int32, into buffer: inout [UInt8]) throws -> Int {
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count >= 0 { return count }
+            if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        }
+    }
+
+    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            offset += count
+        }
+    }
+}
