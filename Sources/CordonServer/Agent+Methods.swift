@@ -137,7 +137,9 @@ extension Agent {
             .getEffectivePolicy,
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus,
             // MARK: Storage (#13)
-            .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp:
+            .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp,
+            // MARK: Tokens (#14)
+            .tokenImport, .tokenList, .tokenCode, .tokenRename, .tokenRemove, .tokenReset:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
         }
