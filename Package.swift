@@ -101,7 +101,7 @@ let package = Package(
             name: "CordonServer",
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
-                "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge",
+                "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

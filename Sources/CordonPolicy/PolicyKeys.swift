@@ -10,7 +10,7 @@ public enum PolicyKeys {
     static let sections: [(section: PolicySection, settings: [any AnyPolicySetting])] = [
         (Apps.section, Apps.all), (Passcode.section, Passcode.all), (Lock.section, Lock.all),
         (Pasteboard.section, Pasteboard.all), (Documents.section, Documents.all), (Storage.section, Storage.all),
-        (Conditions.section, Conditions.all),
+        (Conditions.section, Conditions.all), (Tokens.section, Tokens.all),
     ]
 
     /// Every setting, in document order.

@@ -92,6 +92,31 @@ public enum CordonError: Error, Sendable, Equatable {
     /// The storage file could not be read or written (a full disk, an I/O error); nothing stored
     /// was changed.
     case storageFailed(appId: String, reason: String)
+
+    // MARK: Tokens (#14)
+
+    /// A token with this serial is imported already (nothing changed).
+    case duplicateToken(serial: String)
+    /// No token has this serial.
+    case tokenNotFound(serial: String)
+    /// The token expired at 00:00:00 UTC of `expiryDay` (YYYY-MM-DD).
+    case tokenExpired(expiryDay: String)
+    /// The token is bound to another device (or needs a device id): `reason` says which.
+    case tokenBoundElsewhere(reason: String)
+    /// The import or a parameter is not acceptable: `field` names what (`data`, `ctfData`, `secret`,
+    /// `password`, `pin`, `nickname`, …), `reason` says why. Never carries a secret.
+    case tokenFormat(field: String, reason: String)
+    /// `tokens.maxTokens` tokens are imported already.
+    case tokenLimit(maximum: Int)
+    /// The token needs a PIN (PINPad or key fob) and none was given or stored.
+    case pinRequired(serial: String)
+    /// The policy's `tokens.importKinds` does not allow importing this kind.
+    case tokenKindNotAllowed(kind: String)
+    /// The caller may not read codes: not in `tokens.codeReaders`, or the CLI when
+    /// `tokens.cliReadsCodes` is false (`appId`: the caller).
+    case notCodeReader(appId: String)
+    /// The tokens are closed: locked under `tokens.dataAccess` `whenUnlocked`, or the key is not held.
+    case tokensLocked(state: String)
     /// The varlink error name.
     public var varlinkName: String {
         switch self {
@@ -136,6 +161,17 @@ public enum CordonError: Error, Sendable, Equatable {
         case .invalidRecordName: return "io.cordon.Storage.InvalidName"
         case .recordTampered: return "io.cordon.Storage.Tampered"
         case .storageFailed: return "io.cordon.Storage.StorageFailed"
+        // MARK: Tokens (#14)
+        case .duplicateToken: return "io.cordon.Tokens.DuplicateToken"
+        case .tokenNotFound: return "io.cordon.Tokens.TokenNotFound"
+        case .tokenExpired: return "io.cordon.Tokens.TokenExpired"
+        case .tokenBoundElsewhere: return "io.cordon.Tokens.TokenBoundElsewhere"
+        case .tokenFormat: return "io.cordon.Tokens.TokenFormat"
+        case .tokenLimit: return "io.cordon.Tokens.TokenLimit"
+        case .pinRequired: return "io.cordon.Tokens.PinRequired"
+        case .tokenKindNotAllowed: return "io.cordon.Tokens.KindNotAllowed"
+        case .notCodeReader: return "io.cordon.Tokens.NotCodeReader"
+        case .tokensLocked: return "io.cordon.Tokens.Locked"
         }
     }
 
@@ -176,6 +212,16 @@ public enum CordonError: Error, Sendable, Equatable {
         case .valueTooLarge(let size, let limit): return ["size": .int(size), "limit": .int(limit)]
         case .invalidRecordName(let field, let reason): return ["field": .string(field), "reason": .string(reason)]
         case .storageFailed(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
+        // MARK: Tokens (#14)
+        case .duplicateToken(let serial), .tokenNotFound(let serial), .pinRequired(let serial):
+            return ["serial": .string(serial)]
+        case .tokenExpired(let day): return ["expiryDay": .string(day)]
+        case .tokenBoundElsewhere(let reason): return ["reason": .string(reason)]
+        case .tokenFormat(let field, let reason): return ["field": .string(field), "reason": .string(reason)]
+        case .tokenLimit(let maximum): return ["maximum": .int(maximum)]
+        case .tokenKindNotAllowed(let kind): return ["kind": .string(kind)]
+        case .notCodeReader(let appId): return ["appId": .string(appId)]
+        case .tokensLocked(let state): return ["state": .string(state)]
         }
     }
 
@@ -244,6 +290,17 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Storage.Tampered": self = .recordTampered(namespace: string("namespace"), name: string("name"))
         case "io.cordon.Storage.StorageFailed":
             self = .storageFailed(appId: string("appId"), reason: string("reason"))
+        // MARK: Tokens (#14)
+        case "io.cordon.Tokens.DuplicateToken": self = .duplicateToken(serial: string("serial"))
+        case "io.cordon.Tokens.TokenNotFound": self = .tokenNotFound(serial: string("serial"))
+        case "io.cordon.Tokens.TokenExpired": self = .tokenExpired(expiryDay: string("expiryDay"))
+        case "io.cordon.Tokens.TokenBoundElsewhere": self = .tokenBoundElsewhere(reason: string("reason"))
+        case "io.cordon.Tokens.TokenFormat": self = .tokenFormat(field: string("field"), reason: string("reason"))
+        case "io.cordon.Tokens.TokenLimit": self = .tokenLimit(maximum: p["maximum"]?.intValue ?? 0)
+        case "io.cordon.Tokens.PinRequired": self = .pinRequired(serial: string("serial"))
+        case "io.cordon.Tokens.KindNotAllowed": self = .tokenKindNotAllowed(kind: string("kind"))
+        case "io.cordon.Tokens.NotCodeReader": self = .notCodeReader(appId: string("appId"))
+        case "io.cordon.Tokens.Locked": self = .tokensLocked(state: string("state"))
         default: return nil
         }
     }

@@ -14,12 +14,14 @@ public enum InterfaceDescriptions {
         "io.cordon.Pasteboard": pasteboard,
         "io.cordon.Posture": posture,
         "io.cordon.Storage": storage,
+        "io.cordon.Tokens": tokens,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
     public static let names = [
         "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
         "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
+        "io.cordon.Tokens",
     ]
 
     /// `org.varlink.service`, as defined by the varlink specification.

@@ -38,4 +38,11 @@ public enum Method: String, Sendable, CaseIterable {
     case storageUsage = "io.cordon.Storage.Usage"
     case storageWipeApp = "io.cordon.Storage.WipeApp"
     case storageExportIdentity = "io.cordon.Storage.ExportIdentity"
+    // MARK: Tokens (#14)
+    case tokenImport = "io.cordon.Tokens.Import"
+    case tokenList = "io.cordon.Tokens.List"
+    case tokenCode = "io.cordon.Tokens.Code"
+    case tokenRename = "io.cordon.Tokens.Rename"
+    case tokenRemove = "io.cordon.Tokens.Remove"
+    case tokenReset = "io.cordon.Tokens.Reset"
 }

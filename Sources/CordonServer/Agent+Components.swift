@@ -16,6 +16,7 @@ extension Agent {
             UnlockPromptComponent(host: self),
             PostureComponent(host: self),
             StorageComponent(host: self),
+            TokensComponent(host: self),
             enforcement,
         ]
     }

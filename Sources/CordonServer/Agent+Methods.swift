@@ -138,7 +138,9 @@ extension Agent {
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus,
             // MARK: Storage (#13)
             .storagePut, .storageGet, .storageDelete, .storageList, .storageUsage, .storageWipeApp,
-            .storageExportIdentity:
+            .storageExportIdentity,
+            // MARK: Tokens (#14)
+            .tokenImport, .tokenList, .tokenCode, .tokenRename, .tokenRemove, .tokenReset:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
         }

@@ -85,6 +85,12 @@ protocol ComponentHost: AnyObject {
     func appKey(for appId: String) -> SecureBytes?
     /// Records `appId`'s key generation after a selective wipe stored it.
     func setAppGeneration(_ appId: String, _ generation: Int)
+
+    // MARK: Tokens (#14)
+
+    /// The key for `purpose` (`KeyCustody.purposeKey`), or nil when the master key is not held.
+    /// The caller zeroes it.
+    func purposeKey(_ purpose: [String]) -> SecureBytes?
 }
 
 extension ComponentHost {

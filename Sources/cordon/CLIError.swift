@@ -211,6 +211,35 @@ extension CLIError {
             self.init(
                 "the storage of \(appId) could not be written: \(reason); nothing stored was changed",
                 hint: "free disk space, then try again")
+        // MARK: Tokens (#14)
+        case .duplicateToken(let serial):
+            self.init("token \(serial) is imported already", hint: "see it with `cordon token list`")
+        case .tokenNotFound(let serial):
+            self.init("no token has the serial \(serial)", hint: "list the tokens with `cordon token list`")
+        case .tokenExpired(let day):
+            self.init("the token expired on \(day)", hint: "ask your administrator for a new token")
+        case .tokenBoundElsewhere(let reason):
+            self.init(
+                "the token cannot be used on this device: \(reason)",
+                hint: "ask for a token issued to this device (`cordon token list` shows its device id)")
+        case .tokenFormat(let field, let reason):
+            self.init("the token's \(field) is not acceptable: \(reason)", hint: "check the input", code: .usage)
+        case .tokenLimit(let maximum):
+            self.init(
+                "\(maximum) tokens are imported, the most the policy allows",
+                hint: "remove one with `cordon token rm SERIAL` first")
+        case .pinRequired(let serial):
+            self.init("token \(serial) needs its PIN", hint: "give it with `--pin`", code: .usage)
+        case .tokenKindNotAllowed(let kind):
+            self.init(
+                "the policy does not allow importing \(kind) tokens",
+                hint: "see tokens.importKinds in `cordon policy show`, or ask your administrator")
+        case .notCodeReader(let appId):
+            self.init(
+                "\(appId) may not read token codes",
+                hint: "the policy's tokens.codeReaders and tokens.cliReadsCodes say who may")
+        case .tokensLocked(let state):
+            self.init("the tokens are closed: the container is \(state)", hint: unlockHint, code: .locked)
         }
     }
 }

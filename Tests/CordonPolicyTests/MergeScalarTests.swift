@@ -147,7 +147,12 @@ struct MergeScalarTests {
         let policy = F.merge((F.defaults, F.builtin))
         let shown = policy.describeEffective()
         let unsetPaths = shown.filter { $0.rules.isEmpty }.map(\.path)
-        #expect(unsetPaths == ["/documents/allowedTargets", "/documents/allowedSources", "/documents/saveLocations"])
+        #expect(
+            unsetPaths == [
+                "/documents/allowedTargets", "/documents/allowedSources", "/documents/saveLocations",
+                "/tokens/importKinds",
+                "/tokens/codeReaders",
+            ])
         #expect(policy.base[PolicyKeys.Lock.idleTimeoutSeconds].value == 300)
         #expect(policy[PolicyKeys.Passcode.onMaxAttempts].value == .wipe)
     }

@@ -35,6 +35,11 @@ import Testing
         "conditions": [
             "debuggerAttached": #""block""#, "preloadInjected": #""block""#, "executableMismatch": #""block""#,
         ],
+        "tokens": [
+            "importKinds": #"["ctf"]"#, "pinRequired": "true", "maxTokens": "1",
+            "codeReaders": #"["com.example.mail"]"#,
+            "cliReadsCodes": "false", "dataAccess": #""whenUnlocked""#,
+        ],
     ]
 
     static func parse(_ text: String) -> Result<PolicyDocument, PolicyParseFailure> {
@@ -119,7 +124,7 @@ import Testing
         let lockKeys = PolicyParser.Rules.sectionKeys.first { $0.section == "lock" }?.keys ?? []
         #expect(Set(lockKeys) == Set(container + ["ackDeadlineMs", "onAckTimeout"]))
         let globals = PolicyKeys.names.filter { PolicyKeys.scope(of: $0) == .global }
-        #expect(globals.allSatisfy { $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") })
+        #expect(globals.allSatisfy { $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") || $0.hasPrefix("tokens.") })
     }
 
     @Test func containerLockTakesTheStrictestOfTheRegisteredApps() throws {

@@ -61,7 +61,7 @@ struct ParserFixtureTests {
     /// Allow-lists are the exception: absent means "no allow-list", the loosest setting.
     @Test func theDefaultSetsEveryKey() throws {
         let json = try #require(Support.json(BuiltinPolicy.json))
-        let allowLists: Set = ["allowedTargets", "allowedSources", "saveLocations"]
+        let allowLists: Set = ["allowedTargets", "allowedSources", "saveLocations", "importKinds", "codeReaders"]
         for (section, keys) in PolicyParser.Rules.sectionKeys {
             for key in keys where !allowLists.contains(key) {
                 #expect(json[section]?[key] != nil, "default.json lacks \(section).\(key)")
@@ -90,6 +90,8 @@ struct ParserFixtureTests {
             K.Storage.dataAccess(.afterFirstUnlock), K.Storage.wipeOnAckTimeout(false),
             K.Conditions.debuggerAttached(.warn), K.Conditions.preloadInjected(.warn),
             K.Conditions.executableMismatch(.warn),
+            K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
+            K.Tokens.dataAccess(.whenUnlocked),
         ])
         #expect(document.settings == expected)
         #expect(document.overrides.isEmpty)

@@ -77,11 +77,22 @@ struct CordonErrorTests {
         case .invalidRecordName: 37
         case .recordTampered: 38
         case .storageFailed: 39
+        // MARK: Tokens (#14)
+        case .duplicateToken: 40
+        case .tokenNotFound: 41
+        case .tokenExpired: 42
+        case .tokenBoundElsewhere: 43
+        case .tokenFormat: 44
+        case .tokenLimit: 45
+        case .pinRequired: 46
+        case .tokenKindNotAllowed: 47
+        case .notCodeReader: 48
+        case .tokensLocked: 49
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...39))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...49))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -95,6 +106,10 @@ struct CordonErrorTests {
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")
             let pasteboard: Set<String> = ["Empty", "ContentTooLarge"]
+            let tokens: Set<String> = [
+                "DuplicateToken", "TokenNotFound", "TokenExpired", "TokenBoundElsewhere", "TokenFormat", "TokenLimit",
+                "PinRequired", "KindNotAllowed", "NotCodeReader", "Locked",
+            ]
             let storage: Set<String> = [
                 "ContainerLocked", "NotFound", "ValueTooLarge", "InvalidName", "Tampered", "StorageFailed",
             ]
@@ -103,7 +118,7 @@ struct CordonErrorTests {
                 ? "io.cordon.Agent."
                 : pasteboard.contains(member)
                     ? "io.cordon.Pasteboard." : storage.contains(member) ? "io.cordon.Storage." : "io.cordon.App."
-            #expect(name == interface + member)
+            #expect(name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member))
         }
     }
 

@@ -231,6 +231,17 @@ enum VarlinkParameterFuzzCheck {
         case .storageUsage: return roundTrip(NoParameters.self, method, data, fields: [])
         case .storageWipeApp, .storageExportIdentity:
             return roundTrip(StorageWipeAppParameters.self, method, data, fields: ["appId", "passcode"])
+        // MARK: Tokens (#14)
+        case .tokenImport:
+            return roundTrip(
+                TokenImportParameters.self, method, data, fields: ["data", "password", "pin", "nickname", "passcode"])
+        case .tokenList: return roundTrip(TokenPasscodeParameters.self, method, data, fields: ["passcode"])
+        case .tokenCode:
+            return roundTrip(TokenCodeParameters.self, method, data, fields: ["serial", "pin", "passcode"])
+        case .tokenRename:
+            return roundTrip(TokenRenameParameters.self, method, data, fields: ["serial", "nickname", "passcode"])
+        case .tokenRemove: return roundTrip(TokenRemoveParameters.self, method, data, fields: ["serial", "passcode"])
+        case .tokenReset: return roundTrip(TokenResetParameters.self, method, data, fields: ["passcode"])
         }
     }
 

@@ -8,7 +8,7 @@ struct InterfaceDescriptionsTests {
         #expect(
             InterfaceDescriptions.names == [
                 "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
+                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens",
             ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
@@ -142,6 +142,9 @@ struct InterfaceDescriptionsTests {
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
             reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false,
             lockTriggers: [])
+        let token = TokenInfo(
+            serial: "s", kind: "totp", nickname: "n", digits: 6, interval: 30, pinMode: "none", expiry: 1,
+            importedAt: 0)
         switch method {
         case .getInfo:
             return (none, ServiceInfo(vendor: "v", product: "p", version: "1", url: "u", interfaces: []))
@@ -229,6 +232,22 @@ struct InterfaceDescriptionsTests {
                 StorageWipeAppParameters(appId: "a", passcode: "p"),
                 StorageExportIdentityReply(identity: "AGE-SECRET-KEY-1X", recipient: "age1x")
             )
+        // MARK: Tokens (#14)
+        case .tokenImport:
+            return (
+                TokenImportParameters(
+                    data: "otpauth://totp/x?secret=A", password: "w", pin: "1234", nickname: "n", passcode: "p"),
+                TokenListReply(tokens: [token])
+            )
+        case .tokenList: return (TokenPasscodeParameters(passcode: "p"), TokenListReply(tokens: [token]))
+        case .tokenCode:
+            return (
+                TokenCodeParameters(serial: "s", pin: "1234", passcode: "p"),
+                TokenCodeReply(serial: "s", code: "123456", next: "654321", secondsLeft: 3, interval: 30)
+            )
+        case .tokenRename: return (TokenRenameParameters(serial: "s", nickname: "n", passcode: "p"), none)
+        case .tokenRemove: return (TokenRemoveParameters(serial: "s", passcode: "p"), none)
+        case .tokenReset: return (TokenResetParameters(passcode: "p"), none)
         }
     }
 

@@ -57,6 +57,12 @@ let everyCordonError: [CordonError] = [
     .invalidRecordName(field: "name", reason: "contains a NUL byte"),
     .recordTampered(namespace: "default", name: "draft"),
     .storageFailed(appId: "com.example.notes", reason: "the disk is full"),
+    // MARK: Tokens (#14)
+    .duplicateToken(serial: "000123456789"), .tokenNotFound(serial: "oath-0011223344556677"),
+    .tokenExpired(expiryDay: "2035-12-31"), .tokenBoundElsewhere(reason: "the token is bound to another device"),
+    .tokenFormat(field: "ctfData", reason: "a v2 CTF string has 81 digits"), .tokenLimit(maximum: 10),
+    .pinRequired(serial: "000123456789"), .tokenKindNotAllowed(kind: "sdtid"),
+    .notCodeReader(appId: "com.example.mail"), .tokensLocked(state: "lockedKeyHeld"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -1,0 +1,214 @@
+import CordonPolicy
+import CordonProtocol
+import CordonSecrets
+import CordonStore
+import CordonTokens
+import Foundation
+import NIOCore
+
+/// The calls of `TokensComponent` that reach the `token` table, run on the store pool.
+extension TokensComponent {
+    /// Decrypts, checks and stores the tokens of an import under the current generation.
+    func importTokens(_ parameters: TokenImportParameters, appId: String, encoder: ReplyEncoder) -> CallOutcome {
+        let keys: (sealer: RecordSealer, oathIDKey: [UInt8])
+        do {
+            keys = try self.keys()
+        } catch {
+            return .reply(encoder.error(error.varlinkError))
+        }
+        let deviceID = machineID.map {
+            BindingID.hex(BindingID.derive(machineID: $0, appID: BindingID.applicationID(for: appId)))
+        }
+        let request = TokenImportRequest(
+            data: parameters.data, password: parameters.password, deviceID: deviceID, pin: parameters.pin)
+        let (database, generation, now) = (host.database, generation, host.clock())
+        let maximum = host.policy.policy[PolicyKeys.Tokens.maxTokens].value ?? 10
+        let nickname = parameters.nickname
+        let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> [TokenInfo] in
+            var oathIDKey = keys.oathIDKey
+            defer { for index in oathIDKey.indices { oathIDKey[index] = 0 } }
+            let records: [TokenRecord]
+            do throws(TokenFormatError) {
+                records = try TokenImporter.read(request, now: Int64(now), oathIDKey: oathIDKey).tokens
+            } catch {
+                throw Self.cordonError(error)
+            }
+            var imported: [TokenInfo] = []
+            var duplicate: String?
+            for record in records {
+                var plain = record.encoded()
+                defer { for index in plain.indices { plain[index] = 0 } }
+                let stored = StoredToken(
+                    serial: record.serial, kind: record.kind, nickname: nickname ?? Self.defaultNickname(record),
+                    digits: record.digits, interval: record.interval, pinMode: record.pinMode, expiry: record.expiry,
+                    generation: generation, sealed: try keys.sealer.seal(plain, slot: ["token", record.serial]),
+                    counter: record.counter, importedAt: now)
+                switch try database.insertToken(stored, maximum: maximum) {
+                case .inserted: imported.append(Self.info(stored))
+                case .duplicate(let serial): duplicate = duplicate ?? serial
+                case .limitReached(let maximum): throw CordonError.tokenLimit(maximum: maximum)
+                }
+            }
+            // A batch imports what is new; only an import that adds nothing is a duplicate.
+            if imported.isEmpty, let duplicate { throw CordonError.duplicateToken(serial: duplicate) }
+            return imported
+        }
+        return finish(work, appId: appId, action: "tokens.import", encoder: encoder) { tokens in
+            (encoder.reply(TokenListReply(tokens: tokens)), tokens.map(\.serial).joined(separator: ", "))
+        }
+    }
+
+    /// Every token's metadata.
+    func list(encoder: ReplyEncoder) -> CallOutcome {
+        let database = host.database
+        let work = host.storePool.runIfActive(eventLoop: host.loop) { try database.tokens().map(Self.info) }
+        return .deferred(
+            work.map { encoder.reply(TokenListReply(tokens: $0)) }.recover { encoder.error(Self.varlinkError(any: $0)) }
+        )
+    }
+
+    /// The code of one token for `appId`; an HOTP counter is stored advanced first. Audited
+    /// (serial only) before the reply leaves.
+    func code(_ parameters: TokenCodeParameters, appId: String, encoder: ReplyEncoder) -> CallOutcome {
+        let sealer: RecordSealer
+        do {
+            sealer = try keys().sealer
+        } catch {
+            return .reply(encoder.error(error.varlinkError))
+        }
+        let (database, now, serial, pin) = (host.database, host.clock(), parameters.serial, parameters.pin)
+        let pinRequired = host.policy.policy[PolicyKeys.Tokens.pinRequired].value
+        let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> TokenCodeReply in
+            guard let stored = try database.token(serial: serial) else {
+                throw CordonError.tokenNotFound(serial: serial)
+            }
+            var record = try Self.open(stored, with: sealer)
+            if pinRequired { record.pin = nil }
+            if case .securID(let token) = record.secret, token.pinMode != .pinless,
+                (pin ?? record.pin ?? "").isEmpty
+            {
+                throw CordonError.pinRequired(serial: serial)
+            }
+            if let counter = stored.counter, case .oath(var token) = record.secret {
+                // Durably past this counter before its code exists (docs/THREAT-MODEL.md).
+                token.kind = .hotp(counter: counter)
+                record.secret = .oath(token)
+                guard try database.advanceTokenCounter(serial: serial, from: counter) else {
+                    throw CordonError.tokenNotFound(serial: serial)
+                }
+            }
+            let code: TokenCode
+            do throws(TokenFormatError) {
+                code = try record.code(at: Int64(now), pin: pin)
+            } catch {
+                throw Self.cordonError(error)
+            }
+            return TokenCodeReply(
+                serial: serial, code: code.code, next: code.next,
+                secondsLeft: record.counter == nil ? code.secondsLeft : 0,
+                interval: code.interval)
+        }
+        return finish(work, appId: appId, action: "tokens.code", encoder: encoder) { (reply: TokenCodeReply) in
+            (encoder.reply(reply), "serial \(serial)")
+        }
+    }
+
+    /// Renames or removes token `serial`; audited.
+    func manage(
+        _ action: String, serial: String, encoder: ReplyEncoder,
+        _ body: @escaping @Sendable (CordonDatabase) throws -> Bool
+    ) -> CallOutcome {
+        let database = host.database
+        let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws in
+            guard try body(database) else { throw CordonError.tokenNotFound(serial: serial) }
+        }
+        return finish(work, appId: Self.cliAppId, action: action, encoder: encoder) {
+            (encoder.empty(), "serial \(serial)")
+        }
+    }
+
+    /// Deletes every token and moves to a new key generation; audited.
+    func reset(encoder: ReplyEncoder) -> CallOutcome {
+        let database = host.database
+        let work = host.storePool.runIfActive(eventLoop: host.loop) { try database.resetTokens() }
+        return finish(work, appId: Self.cliAppId, action: "tokens.reset", encoder: encoder) { [self] next in
+            generation = next
+            return (encoder.empty(), "key generation \(next)")
+        }
+    }
+
+    /// Audits the outcome of `work` and answers once the record is stored.
+    private func finish<T: Sendable>(
+        _ work: EventLoopFuture<T>, appId: String, action: String, encoder: ReplyEncoder,
+        _ reply: @escaping (T) -> (frame: ByteBuffer, detail: String)
+    ) -> CallOutcome {
+        .deferred(
+            work.assumeIsolated().flatMap { [self] value -> EventLoopFuture<ByteBuffer> in
+                let (frame, detail) = reply(value)
+                return host.writeAudit([entry(appId, action, outcome: "allow", reason: detail)]).map { frame }
+            }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
+                let typed = Self.varlinkError(any: error)
+                let frame = encoder.error(typed)
+                return host.writeAudit([entry(appId, action, outcome: "refused", reason: typed.name)]).map { frame }
+            }.nonisolated())
+    }
+
+    private func entry(_ appId: String, _ action: String, outcome: String, reason: String) -> AuditEntry {
+        AuditEntry(
+            time: host.clock(), category: "tokens", appId: appId, action: action, outcome: outcome, reason: reason)
+    }
+
+    /// The stored record of `stored`, opened.
+    static func open(_ stored: StoredToken, with sealer: RecordSealer) throws(CordonError) -> TokenRecord {
+        let opened: SecureBytes
+        do {
+            opened = try sealer.open(stored.sealed, slot: ["token", stored.serial])
+        } catch {
+            throw .tokenFormat(field: "record", reason: "the stored token does not open (changed on disk)")
+        }
+        defer { opened.zero() }
+        var bytes = opened.withUnsafeBytes { Array($0) }
+        defer { for index in bytes.indices { bytes[index] = 0 } }
+        do {
+            return try TokenRecord.decode(bytes)
+        } catch {
+            throw cordonError(error)
+        }
+    }
+
+    static func info(_ stored: StoredToken) -> TokenInfo {
+        TokenInfo(
+            serial: stored.serial, kind: stored.kind, nickname: stored.nickname, digits: stored.digits,
+            interval: stored.interval, pinMode: stored.pinMode, expiry: stored.expiry.map { Int($0) },
+            importedAt: stored.importedAt)
+    }
+
+    /// `issuer:account` for OATH (at most 32 characters), the serial for SecurID.
+    static func defaultNickname(_ record: TokenRecord) -> String {
+        guard case .oath(let token) = record.secret else { return record.serial }
+        let label = [token.issuer, token.account].filter { !$0.isEmpty }.joined(separator: ":")
+        return label.isEmpty ? record.serial : String(label.prefix(32))
+    }
+
+    /// A reader's error as the typed error it answers (naming the field, never a secret).
+    static func cordonError(_ error: TokenFormatError) -> CordonError {
+        switch error {
+        case .invalidField(let field, let reason): .tokenFormat(field: field, reason: reason)
+        case .malformed(let format, let offset, let reason):
+            .tokenFormat(field: format, reason: "at byte \(offset): \(reason)")
+        case .checksumMismatch(let field):
+            .tokenFormat(field: field, reason: "the checksum does not match (garbled or altered input)")
+        case .passwordRequired, .wrongPassword: .tokenFormat(field: "password", reason: error.description)
+        case .deviceIDRequired, .wrongDevice: .tokenBoundElsewhere(reason: error.description)
+        case .expired(let day): .tokenExpired(expiryDay: day)
+        case .invalidPIN(let reason): .tokenFormat(field: "pin", reason: reason)
+        }
+    }
+
+    /// Any error of the pool as a varlink error.
+    static func varlinkError(any error: any Error) -> VarlinkError {
+        if let error = error as? CordonError { return error.varlinkError }
+        if let error = error as? TokenFormatError { return cordonError(error).varlinkError }
+        return CordonError.internalError(reason: "tokens: \(error)").varlinkError
+    }
+}
