@@ -212,7 +212,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
-                "CordonAge",
+                "CordonAge", "CCordonLinux",
             ],
             swiftSettings: strict
         ),

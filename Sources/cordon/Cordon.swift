@@ -21,7 +21,7 @@ struct Cordon: AsyncParsableCommand {
             StatusCommand.self, InitCommand.self, UnlockCommand.self, LockCommand.self, LogoutCommand.self,
             PasswdCommand.self, WipeCommand.self, EventsCommand.self, AppsCommand.self, PolicyCommand.self,
             AuditCommand.self, DoctorCommand.self, SetupCommand.self, RunCommand.self, PasteboardCommand.self,
-            PostureCommand.self,
+            PostureCommand.self, TokenCommand.self,
             StorageCommand.self,
         ])
 

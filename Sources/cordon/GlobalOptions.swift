@@ -30,3 +30,24 @@ struct PasscodeOptions: ParsableArguments {
     /// The reader these flags select.
     func reader() -> PasscodeReader { PasscodeReader(fromStandardInput: passcodeStdin, pinentryAllowed: !noPinentry) }
 }
+
+extension PasscodeOptions {
+    /// Reads the passcode, connects, and runs `body` with the client and the passcode; the
+    /// connection is closed however `body` ends.
+    func withClient<R>(_ global: GlobalOptions, _ body: (CordonClient, String) async throws -> R) async throws -> R {
+        let reader = reader()
+        defer { reader.finish() }
+        try reader.checkAvailable()
+        let client = try await global.connect()
+        let current = try reader.read(.current)
+        reader.finish()
+        do {
+            let result = try await body(client, current)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+}

@@ -32,20 +32,7 @@ struct StorageRecordOptions: ParsableArguments {
 
     /// Reads the passcode, connects and runs `body` with the client and the passcode.
     func run<R>(_ body: (CordonClient, String) async throws -> R) async throws -> R {
-        let reader = passcode.reader()
-        defer { reader.finish() }
-        try reader.checkAvailable()
-        let client = try await global.connect()
-        let current = try reader.read(.current)
-        reader.finish()
-        do {
-            let result = try await body(client, current)
-            await client.close()
-            return result
-        } catch {
-            await client.close()
-            throw error
-        }
+        try await passcode.withClient(global, body)
     }
 }
 

@@ -1,0 +1,182 @@
+import ArgumentParser
+import CordonKit
+import CordonProtocol
+import Foundation
+
+/// `cordon token`: software tokens kept by the agent (RSA SecurID, OATH HOTP/TOTP).
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Import software tokens and read their codes; seeds stay encrypted in the container.",
+        discussion: """
+            Every subcommand asks for the passcode (checked and counted by the agent, and audited). \
+            code works only when the policy's tokens.cliReadsCodes allows it.
+            """,
+        subcommands: [
+            TokenImportCommand.self, TokenListCommand.self, TokenCodeCommand.self, TokenRenameCommand.self,
+            TokenRemoveCommand.self, TokenResetCommand.self,
+        ])
+}
+
+/// The options every `cordon token` subcommand takes.
+struct TokenOptions: ParsableArguments {
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var passcode: PasscodeOptions
+
+    func run<R>(_ body: (CordonClient, String) async throws -> R) async throws -> R {
+        try await passcode.withClient(global, body)
+    }
+}
+
+/// `cordon token import SOURCE` (or `--file SDTID`).
+struct TokenImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import a CTF string or URL, an otpauth:// or otpauth-migration:// URI, or an SDTID file.")
+
+    @OptionGroup var options: TokenOptions
+
+    @Argument(help: "The CTF string, CTF URL or otpauth URI (omit with --file).")
+    var source: String?
+
+    @Option(help: ArgumentHelp("An SDTID file to import.", valueName: "path"))
+    var file: String?
+
+    @Option(help: "The token's password, when it has one.")
+    var password: String?
+
+    @Option(help: "A PIN to keep with the token.")
+    var pin: String?
+
+    @Option(help: "A nickname (at most 32 characters).")
+    var nickname: String?
+
+    func validate() throws {
+        guard (source == nil) != (file == nil) else {
+            throw ValidationError("give either a CTF string or URI, or --file with an SDTID file")
+        }
+    }
+
+    func run() async throws {
+        let data: String
+        if let file {
+            guard let contents = FileManager.default.contents(atPath: file),
+                let text = String(data: contents, encoding: .utf8)
+            else { throw CLIError("cannot read \(file) as text", hint: "check the path of the SDTID file") }
+            data = text
+        } else {
+            data = source ?? ""
+        }
+        let imported = try await options.run { client, passcode in
+            try await client.importTokens(data, password: password, pin: pin, nickname: nickname, passcode: passcode)
+        }
+        for token in imported { try Output.line("imported \(token.serial) (\(token.kind), \(token.digits) digits)") }
+    }
+}
+
+/// `cordon token list`.
+struct TokenListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the tokens' metadata.")
+
+    @OptionGroup var options: TokenOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() async throws {
+        let tokens = try await options.run { client, passcode in try await client.tokens(passcode: passcode) }
+        if json {
+            try Output.line(try Output.json(tokens))
+            return
+        }
+        guard !tokens.isEmpty else {
+            try Output.line("no tokens")
+            return
+        }
+        let rows = tokens.map { token in
+            [
+                token.serial, token.kind, token.nickname, "\(token.digits)", "\(token.interval)s", token.pinMode,
+                token.expiry.map { Self.day($0) } ?? "-",
+            ]
+        }
+        let header = ["SERIAL", "KIND", "NICKNAME", "DIGITS", "INTERVAL", "PIN", "EXPIRES"]
+        for line in Format.table([header] + rows) { try Output.line(line) }
+    }
+
+    static func day(_ time: Int) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(time)))
+    }
+}
+
+/// `cordon token code SERIAL`.
+struct TokenCodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "code", abstract: "Print a token's current code, the next one and the seconds left.")
+
+    @OptionGroup var options: TokenOptions
+
+    @Argument(help: "The token's serial.")
+    var serial: String
+
+    @Option(help: "The PIN, for a token that needs one.")
+    var pin: String?
+
+    func run() async throws {
+        let code = try await options.run { client, passcode in
+            try await client.tokenCode(serial: serial, pin: pin, passcode: passcode)
+        }
+        try Output.line(code.code)
+        if code.secondsLeft > 0 {
+            Output.note("next: \(code.next), \(code.secondsLeft) s left")
+        }
+    }
+}
+
+/// `cordon token rename SERIAL NICKNAME`.
+struct TokenRenameCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rename", abstract: "Give a token a nickname.")
+
+    @OptionGroup var options: TokenOptions
+    @Argument(help: "The token's serial.") var serial: String
+    @Argument(help: "The nickname (at most 32 characters).") var nickname: String
+
+    func run() async throws {
+        try await options.run { client, passcode in
+            try await client.renameToken(serial: serial, nickname: nickname, passcode: passcode)
+        }
+        try Output.line("renamed \(serial) to \(nickname)")
+    }
+}
+
+/// `cordon token rm SERIAL`.
+struct TokenRemoveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a token.")
+
+    @OptionGroup var options: TokenOptions
+    @Argument(help: "The token's serial.") var serial: String
+
+    func run() async throws {
+        try await options.run { client, passcode in try await client.removeToken(serial: serial, passcode: passcode) }
+        try Output.line("removed \(serial)")
+    }
+}
+
+/// `cordon token reset --yes`.
+struct TokenResetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset", abstract: "Delete every token (with a new key for the next ones).")
+
+    @OptionGroup var options: TokenOptions
+    @Flag(help: "Confirm: every token is deleted.") var yes = false
+
+    func validate() throws {
+        guard yes else { throw ValidationError("reset deletes every token; confirm with --yes") }
+    }
+
+    func run() async throws {
+        try await options.run { client, passcode in try await client.resetTokens(passcode: passcode) }
+        try Output.line("every token was deleted")
+    }
+}
