@@ -2,11 +2,13 @@
 # Installs what Cordon needs to build and test on Debian/Ubuntu, or says exactly what to install.
 # System: libsystemd-dev, libsqlite3-dev, pkg-config, util-linux (setpriv), python3 + pip,
 # systemd (systemd-socket-activate and systemd-analyze for the socket-activation and unit tests),
-# dbus-daemon, python3-dbus and python3-gi (the private bus and logind stand-in of the lock-trigger tests).
+# dbus-daemon, python3-dbus and python3-gi (the private bus and logind stand-in of the lock-trigger tests),
+# libtss2-dev (the TPM Software Stack CordonTPM links), swtpm and swtpm-tools (the TPM 2.0 simulator the TPM
+# tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
 # Python (test peers): varlink, jsonschema.
 set -euo pipefail
 
-packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip systemd dbus-daemon python3-dbus python3-gi)
+packages=(libsystemd-dev libsqlite3-dev pkg-config util-linux python3 python3-pip systemd dbus-daemon python3-dbus python3-gi libtss2-dev swtpm swtpm-tools tpm2-tools)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
