@@ -110,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "cordond",
             dependencies: [
-                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol",
+                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol", "CordonTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

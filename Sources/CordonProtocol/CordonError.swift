@@ -75,6 +75,20 @@ public enum CordonError: Error, Sendable, Equatable {
     /// The connection was idle for `seconds` without registering an app; the agent closed it.
     case connectionIdle(seconds: Double)
 
+    // MARK: TPM passcode sealing (#12)
+    /// The policy requires a TPM (`passcode.hardware: required`) and none is usable: `reason` says why.
+    case hardwareRequired(reason: String)
+    /// The TPM that seals the key is in dictionary-attack lockout; it takes an attempt again in
+    /// `retryAfterSeconds`.
+    case hardwareLockedOut(retryAfterSeconds: Double)
+    /// The TPM refuses the sealed key: it was cleared or replaced, or the PCRs the key is bound to
+    /// changed. Only the recovery key (`cordon init --recovery`) restores the container.
+    case hardwareKeyRejected(reason: String)
+    /// The key is sealed by a TPM that cannot be reached now.
+    case hardwareUnavailable(reason: String)
+    /// The recovery key does not open the stored key, or the container has none.
+    case invalidRecoveryKey(reason: String)
+
     /// The varlink error name.
     public var varlinkName: String {
         switch self {
@@ -112,6 +126,12 @@ public enum CordonError: Error, Sendable, Equatable {
         case .appIdInUse: return "io.cordon.App.AppIdInUse"
         case .pasteboardEmpty: return "io.cordon.Pasteboard.Empty"
         case .contentTooLarge: return "io.cordon.Pasteboard.ContentTooLarge"
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareRequired: return "io.cordon.Agent.HardwareRequired"
+        case .hardwareLockedOut: return "io.cordon.Agent.HardwareLockedOut"
+        case .hardwareKeyRejected: return "io.cordon.Agent.HardwareKeyRejected"
+        case .hardwareUnavailable: return "io.cordon.Agent.HardwareUnavailable"
+        case .invalidRecoveryKey: return "io.cordon.Agent.InvalidRecoveryKey"
         }
     }
 
@@ -145,6 +165,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case .notInitialized, .alreadyInitialized, .passcodeRequired, .locked, .busy, .notRegistered,
             .invalidToken, .unlockCancelled, .pasteboardEmpty:
             return [:]
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareLockedOut(let delay): return ["retryAfterSeconds": .double(delay)]
+        case .hardwareRequired(let reason), .hardwareKeyRejected(let reason), .hardwareUnavailable(let reason),
+            .invalidRecoveryKey(let reason):
+            return ["reason": .string(reason)]
         }
     }
 
@@ -202,6 +227,13 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.AppIdInUse": self = .appIdInUse(appId: string("appId"), pid: p["pid"]?.intValue ?? 0)
         case "io.cordon.Pasteboard.Empty": self = .pasteboardEmpty
         case "io.cordon.Pasteboard.ContentTooLarge": self = .contentTooLarge(limit: p["limit"]?.intValue ?? 0)
+        // MARK: TPM passcode sealing (#12)
+        case "io.cordon.Agent.HardwareRequired": self = .hardwareRequired(reason: string("reason"))
+        case "io.cordon.Agent.HardwareLockedOut":
+            self = .hardwareLockedOut(retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
+        case "io.cordon.Agent.HardwareKeyRejected": self = .hardwareKeyRejected(reason: string("reason"))
+        case "io.cordon.Agent.HardwareUnavailable": self = .hardwareUnavailable(reason: string("reason"))
+        case "io.cordon.Agent.InvalidRecoveryKey": self = .invalidRecoveryKey(reason: string("reason"))
         default: return nil
         }
     }

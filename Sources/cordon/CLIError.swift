@@ -186,6 +186,28 @@ extension CLIError {
             self.init(
                 "cordond closed the connection: it was idle for \(Format.seconds(seconds)) without registering an app",
                 hint: "run the command again")
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareRequired(let reason):
+            self.init(
+                "the policy requires a TPM (passcode.hardware: required) and none is usable: \(reason)",
+                hint: "check the TPM with `cordon doctor`; an administrator decides passcode.hardware",
+                code: .initialization)
+        case .hardwareLockedOut(let delay):
+            self.init(
+                "the TPM is in dictionary-attack lockout after too many wrong passcodes",
+                hint: Self.waitHint(delay))
+        case .hardwareKeyRejected(let reason):
+            self.init(
+                "the TPM refuses the sealed key: \(reason)",
+                hint: "restore with the recovery key printed at init: `cordon init --recovery`")
+        case .hardwareUnavailable(let reason):
+            self.init(
+                "the key is sealed by a TPM that cannot be reached: \(reason)",
+                hint: "check the TPM with `cordon doctor`, or restore with `cordon init --recovery`")
+        case .invalidRecoveryKey(let reason):
+            self.init(
+                "the recovery key is not accepted: \(reason)",
+                hint: "type the recovery key printed at `cordon init` exactly, in its groups of digits")
         }
     }
 }

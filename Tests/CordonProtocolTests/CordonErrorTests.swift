@@ -70,11 +70,17 @@ struct CordonErrorTests {
         case .tooManyConnections: 31
         case .tooManyProcessConnections: 32
         case .connectionIdle: 33
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareRequired: 34
+        case .hardwareLockedOut: 35
+        case .hardwareKeyRejected: 36
+        case .hardwareUnavailable: 37
+        case .invalidRecoveryKey: 38
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...33))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...38))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {

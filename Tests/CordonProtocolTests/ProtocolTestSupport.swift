@@ -51,6 +51,12 @@ let everyCordonError: [CordonError] = [
     .tooManyConnections(limit: 4096),
     .tooManyProcessConnections(pid: 4242, limit: 64),
     .connectionIdle(seconds: 900),
+    // MARK: TPM passcode sealing (#12)
+    .hardwareRequired(reason: "no TPM at device:/dev/tpmrm0"),
+    .hardwareLockedOut(retryAfterSeconds: 600.5),
+    .hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"),
+    .hardwareUnavailable(reason: "no TPM"),
+    .invalidRecoveryKey(reason: "group 3 is not a multiple of 11"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.
