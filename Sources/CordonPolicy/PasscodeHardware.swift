@@ -47,7 +47,13 @@ extension ValueSyntax where Parsed == PCRSelection {
             },
             schema: .object([
                 ("type", "array"),
-                ("items", .object([("type", "integer"), ("minimum", .integer(0)), ("maximum", .integer(23))])),
+                (
+                    "items",
+                    .object([
+                        ("description", "A PCR index of the SHA-256 bank."), ("type", "integer"),
+                        ("minimum", .integer(0)), ("maximum", .integer(23)),
+                    ])
+                ),
             ]))
     }
 }

@@ -90,6 +90,9 @@ struct CordonErrorTests {
             "NotInitialized", "AlreadyInitialized", "WrongPasscode", "RetryLater", "PasscodeRequired",
             "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked", "TooManyConnections",
             "TooManyProcessConnections", "ConnectionIdle",
+            // MARK: TPM passcode sealing (#12)
+            "HardwareRequired", "HardwareLockedOut", "HardwareKeyRejected", "HardwareUnavailable",
+            "InvalidRecoveryKey",
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")
