@@ -76,6 +76,16 @@ let package = Package(
         .target(name: "CCordonBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The fan-out benchmark's receivers and D-Bus sender (sd-bus is variadic).
         .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
+        // The TPM Software Stack (ESYS, TCTI loader, RC decoding, marshalling) and the fixed-signature
+        // C glue that builds its nested structures; CordonTPM is the Swift shell over both.
+        .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
+        .target(
+            name: "CCordonTPM", dependencies: ["CTSS2"],
+            linkerSettings: [
+                .linkedLibrary("tss2-esys"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-rc"),
+                .linkedLibrary("tss2-mu"),
+            ]),
+        .target(name: "CordonTPM", dependencies: ["CCordonTPM", "CordonSecrets"], swiftSettings: strict),
         .target(
             name: "CordonStore",
             dependencies: [
@@ -101,7 +111,7 @@ let package = Package(
             name: "CordonServer",
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
-                "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens",
+                "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens", "CordonTPM",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -123,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "cordond",
             dependencies: [
-                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol",
+                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol", "CordonTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -184,6 +194,7 @@ let package = Package(
         .testTarget(
             name: "CordonTokensTests", dependencies: ["CordonTokens"], exclude: ["vectors"], swiftSettings: strict
         ),
+        .testTarget(name: "CordonTPMTests", dependencies: ["CordonTPM", "CordonSecrets"], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
         .testTarget(

@@ -6,7 +6,9 @@
 # bubblewrap (the Flatpak-style sandboxes of the sandbox identity tests),
 # age (the reference age CLI the CordonAge interop tests and `cordon-bench storage --file` run against),
 # zlib1g-dev (inflates the compressed C2SP age test vectors in CordonAgeTests),
-# oathtool and stoken (the HOTP/TOTP and SecurID peers CordonTokensTests compare codes with).
+# oathtool and stoken (the HOTP/TOTP and SecurID peers CordonTokensTests compare codes with),
+# libtss2-dev (the TPM Software Stack CordonTPM links), swtpm and swtpm-tools (the TPM 2.0 simulator the TPM
+# tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
 # Python (test peers): varlink, jsonschema.
 set -euo pipefail
 
@@ -18,6 +20,10 @@ packages=(
     zlib1g-dev
     oathtool
     stoken
+    libtss2-dev
+    swtpm
+    swtpm-tools
+    tpm2-tools
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -89,7 +89,23 @@ public enum PolicyKeys {
             summary:
                 "What the last allowed failure triggers: \"lockout\" (no more attempts) or \"wipe\" (crypto-erase the container; stricter)."
         )
-        static let all: [any AnyPolicySetting] = [minLength, kind, allowSimple, maxAttempts, onMaxAttempts]
+        /// Whether a TPM seals the key's wrapping; `required` is the strictest.
+        public static let hardware = PolicySetting<PasscodeHardware, PasscodeHardware>(
+            section, "hardware", scope: .global, .choice([.off, .preferred, .required]),
+            merge: .stricter(Stricter.level), unset: .off, builtin: .preferred,
+            summary:
+                "Whether a TPM 2.0 seals the master key's wrapping, so that guessing needs the TPM, which limits guesses: \"off\", \"preferred\" (the TPM when present; otherwise the passcode alone, with a warning) or \"required\" (no TPM, no initialisation; strictest)."
+        )
+        /// The PCRs the TPM seal is bound to; the selections of all files unite.
+        public static let pcrs = PolicySetting<PCRSelection, PCRSelection>(
+            section, "pcrs", scope: .global, .pcrs, merge: .combine(PCRSelection.union), unset: PCRSelection([]),
+            builtin: PCRSelection([]),
+            summary:
+                "PCRs of the SHA-256 bank (0 to 23) the TPM seal is bound to, e.g. [7] for the Secure Boot state: when one changes, the passcode no longer unseals the key and the recovery key is needed. The lists of all files unite."
+        )
+        static let all: [any AnyPolicySetting] = [
+            minLength, kind, allowSimple, maxAttempts, onMaxAttempts, hardware, pcrs,
+        ]
     }
 
     /// `lock`: when the container locks and what a late acknowledgement costs an app.

@@ -117,6 +117,20 @@ public enum CordonError: Error, Sendable, Equatable {
     case notCodeReader(appId: String)
     /// The tokens are closed: locked under `tokens.dataAccess` `whenUnlocked`, or the key is not held.
     case tokensLocked(state: String)
+    // MARK: TPM passcode sealing (#12)
+    /// The policy requires a TPM (`passcode.hardware: required`) and none is usable: `reason` says why.
+    case hardwareRequired(reason: String)
+    /// The TPM that seals the key is in dictionary-attack lockout; it takes an attempt again in
+    /// `retryAfterSeconds`.
+    case hardwareLockedOut(retryAfterSeconds: Double)
+    /// The TPM refuses the sealed key: it was cleared or replaced, or the PCRs the key is bound to
+    /// changed. Only the recovery key (`cordon init --recovery`) restores the container.
+    case hardwareKeyRejected(reason: String)
+    /// The key is sealed by a TPM that cannot be reached now.
+    case hardwareUnavailable(reason: String)
+    /// The recovery key does not open the stored key, or the container has none.
+    case invalidRecoveryKey(reason: String)
+
     /// The varlink error name.
     public var varlinkName: String {
         switch self {
@@ -172,6 +186,12 @@ public enum CordonError: Error, Sendable, Equatable {
         case .tokenKindNotAllowed: return "io.cordon.Tokens.KindNotAllowed"
         case .notCodeReader: return "io.cordon.Tokens.NotCodeReader"
         case .tokensLocked: return "io.cordon.Tokens.Locked"
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareRequired: return "io.cordon.Agent.HardwareRequired"
+        case .hardwareLockedOut: return "io.cordon.Agent.HardwareLockedOut"
+        case .hardwareKeyRejected: return "io.cordon.Agent.HardwareKeyRejected"
+        case .hardwareUnavailable: return "io.cordon.Agent.HardwareUnavailable"
+        case .invalidRecoveryKey: return "io.cordon.Agent.InvalidRecoveryKey"
         }
     }
 
@@ -222,6 +242,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case .tokenKindNotAllowed(let kind): return ["kind": .string(kind)]
         case .notCodeReader(let appId): return ["appId": .string(appId)]
         case .tokensLocked(let state): return ["state": .string(state)]
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareLockedOut(let delay): return ["retryAfterSeconds": .double(delay)]
+        case .hardwareRequired(let reason), .hardwareKeyRejected(let reason), .hardwareUnavailable(let reason),
+            .invalidRecoveryKey(let reason):
+            return ["reason": .string(reason)]
         }
     }
 
@@ -301,6 +326,13 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Tokens.KindNotAllowed": self = .tokenKindNotAllowed(kind: string("kind"))
         case "io.cordon.Tokens.NotCodeReader": self = .notCodeReader(appId: string("appId"))
         case "io.cordon.Tokens.Locked": self = .tokensLocked(state: string("state"))
+        // MARK: TPM passcode sealing (#12)
+        case "io.cordon.Agent.HardwareRequired": self = .hardwareRequired(reason: string("reason"))
+        case "io.cordon.Agent.HardwareLockedOut":
+            self = .hardwareLockedOut(retryAfterSeconds: p["retryAfterSeconds"]?.doubleValue ?? 0)
+        case "io.cordon.Agent.HardwareKeyRejected": self = .hardwareKeyRejected(reason: string("reason"))
+        case "io.cordon.Agent.HardwareUnavailable": self = .hardwareUnavailable(reason: string("reason"))
+        case "io.cordon.Agent.InvalidRecoveryKey": self = .invalidRecoveryKey(reason: string("reason"))
         default: return nil
         }
     }

@@ -96,7 +96,21 @@ public enum InterfaceDescriptions {
           insecureKDF: bool,
           lockTriggers: ?[]string,
           auditProblem: ?AuditProblem,
-          testMode: ?bool
+          testMode: ?bool,
+          keyProtection: ?KeyProtection
+        )
+
+        # What protects the master key: software, tpm or tpm+pcrs; the TPM's dictionary-attack
+        # state (read from the TPM) when one seals it; a warning when the policy's wish is not met.
+        type KeyProtection (
+          kind: string,
+          pcrs: ?[]int,
+          attemptsLeft: ?int,
+          maxFailures: ?int,
+          inLockout: ?bool,
+          retryAfterSeconds: ?float,
+          problem: ?string,
+          warning: ?string
         )
 
         # Audit records that could not be stored (they are in the agent's log only).
@@ -190,6 +204,21 @@ public enum InterfaceDescriptions {
 
         # The connection was idle too long without registering an app; it is closed.
         error ConnectionIdle (seconds: float)
+
+        # The policy requires a TPM (passcode.hardware: required) and none is usable.
+        error HardwareRequired (reason: string)
+
+        # The TPM sealing the key is in dictionary-attack lockout.
+        error HardwareLockedOut (retryAfterSeconds: float)
+
+        # The TPM refuses the sealed key (cleared, replaced, or the bound PCRs changed): use the recovery key.
+        error HardwareKeyRejected (reason: string)
+
+        # The TPM sealing the key cannot be reached.
+        error HardwareUnavailable (reason: string)
+
+        # The recovery key does not open the stored key.
+        error InvalidRecoveryKey (reason: string)
 
         """
 

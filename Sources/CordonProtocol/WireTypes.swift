@@ -73,12 +73,17 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     /// Set when the agent runs in test mode: its admin inputs (policy and trust directories,
     /// lifecycle values, the fast KDF) came from flags or environment. Absent otherwise.
     public var testMode: Bool?
+    /// What protects the master key and the TPM's lockout state; absent from agents that predate
+    /// TPM sealing and before initialisation.
+    public var keyProtection: KeyProtectionStatus?
 
     public init(
         state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
-        insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil, testMode: Bool? = nil
+        insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil, testMode: Bool? = nil,
+        keyProtection: KeyProtectionStatus? = nil
     ) {
+        self.keyProtection = keyProtection
         self.testMode = testMode
         self.lockTriggers = lockTriggers
         self.auditProblem = auditProblem
@@ -93,6 +98,40 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         self.apps = apps
         self.version = version
         self.insecureKDF = insecureKDF
+    }
+}
+
+/// What protects the master key (`software`, `tpm`, `tpm+pcrs`) and, when a TPM seals it, the TPM's
+/// dictionary-attack state as the TPM reports it.
+public struct KeyProtectionStatus: Sendable, Codable, Equatable {
+    public var kind: String
+    /// The PCRs the seal is bound to.
+    public var pcrs: [Int]?
+    /// Wrong passcodes the TPM accepts before its lockout.
+    public var attemptsLeft: Int?
+    /// The TPM's threshold (TPM_PT_MAX_AUTH_FAIL).
+    public var maxFailures: Int?
+    /// Whether the TPM is in lockout.
+    public var inLockout: Bool?
+    /// Seconds until the TPM forgets one failure (its lockout interval) while in lockout.
+    public var retryAfterSeconds: Double?
+    /// Why the TPM's state could not be read.
+    public var problem: String?
+    /// The policy prefers a TPM and none protects the key.
+    public var warning: String?
+
+    public init(
+        kind: String, pcrs: [Int]? = nil, attemptsLeft: Int? = nil, maxFailures: Int? = nil, inLockout: Bool? = nil,
+        retryAfterSeconds: Double? = nil, problem: String? = nil, warning: String? = nil
+    ) {
+        self.kind = kind
+        self.pcrs = pcrs
+        self.attemptsLeft = attemptsLeft
+        self.maxFailures = maxFailures
+        self.inLockout = inLockout
+        self.retryAfterSeconds = retryAfterSeconds
+        self.problem = problem
+        self.warning = warning
     }
 }
 

@@ -27,18 +27,3 @@ public struct KDFParameters: Sendable, Codable, Equatable {
     /// Whether these are the insecure test parameters.
     public var isInsecure: Bool { rounds < 1 << 14 }
 }
-
-/// The master key wrapped under a passcode-derived key, as stored.
-public struct WrappedKey: Sendable, Codable, Equatable {
-    /// Record format version.
-    public var version: Int
-    public var kdf: KDFParameters
-    /// AES-256-GCM combined representation: nonce, ciphertext, tag.
-    public var sealed: [UInt8]
-
-    public init(version: Int = 1, kdf: KDFParameters, sealed: [UInt8]) {
-        self.version = version
-        self.kdf = kdf
-        self.sealed = sealed
-    }
-}

@@ -79,7 +79,7 @@ public struct KeyCustody: Sendable {
         return derived.withUnsafeBytes { SecureBytes(copying: $0) }
     }
 
-    private func deriveWrappingKey(passcode: String, kdf: KDFParameters) throws -> SymmetricKey {
+    func deriveWrappingKey(passcode: String, kdf: KDFParameters) throws -> SymmetricKey {
         var secret = Array(passcode.utf8)
         defer { for index in secret.indices { secret[index] = 0 } }
         return try KDF.Scrypt.deriveKey(

@@ -284,6 +284,6 @@ extension Agent {
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
             lockTriggers: activeLockTriggers, auditProblem: auditLog.problem,
-            testMode: configuration.testMode ? true : nil)
+            testMode: configuration.testMode ? true : nil, keyProtection: keyProtection)
     }
 }

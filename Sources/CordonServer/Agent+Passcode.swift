@@ -1,4 +1,5 @@
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import CordonSecrets
 import Dispatch
@@ -6,6 +7,14 @@ import Foundation
 import NIOCore
 
 extension Agent {
+    /// How the key is sealed now: the policy's `passcode.hardware` and `passcode.pcrs`, the TPM's TCTI.
+    var keySealing: KeySealing {
+        let policy = policy.policy
+        return KeySealing(
+            custody: custody, tcti: configuration.tpmTCTI, hardware: policy[PolicyKeys.Passcode.hardware].value,
+            pcrs: policy[PolicyKeys.Passcode.pcrs].value.sorted)
+    }
+
     /// Stores the attempt counter, then (only if that worked) checks the passcode off the loop.
     func startCheck(_ work: LifecycleAction, count: Int, lastFailureAt: Double?, request: RequestContext?) {
         guard let request, let passcode = request.passcode, let wrapped = wrappedKey else {
@@ -17,6 +26,7 @@ extension Agent {
         let rewrapTo = work == .rewrapMasterKey ? request.newPasscode : nil
         let database = self.database
         let custody = self.custody
+        let sealing = keySealing
         let job = storePool.runIfActive(eventLoop: loop) { () throws -> CheckResult in
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
@@ -24,18 +34,23 @@ extension Agent {
                 return .counterNotStored(String(describing: error))
             }
             let master: SecureBytes
-            do {
-                master = try custody.unwrap(wrapped, passcode: passcode)
+            do throws(KeySealing.Failure) {
+                master = try sealing.unwrap(wrapped, passcode: passcode)
             } catch {
-                return .wrong
+                switch error {
+                case .wrongPasscode: return .wrong(sealing.status(of: wrapped, warning: nil))
+                case .refused(let reason): return .refused(reason, sealing.status(of: wrapped, warning: nil))
+                }
             }
-            guard let rewrapTo else { return .correct(master, nil) }
+            guard let rewrapTo else { return .correct(master, nil, sealing.status(of: wrapped, warning: nil)) }
             defer { master.zero() }
+            // Re-sealed with a fresh salt and a new TPM object, under the policy in force now.
             var kdf = wrapped.kdf
             kdf.salt = custody.makeSalt()
-            let rewrapped = try custody.wrap(master, passcode: rewrapTo, kdf: kdf)
+            let (rewrapped, warning) = try sealing.wrap(
+                master, passcode: rewrapTo, kdf: kdf, recovery: wrapped.recovery)
             try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
-            return .correct(nil, rewrapped)
+            return .correct(nil, rewrapped, sealing.status(of: rewrapped, warning: warning))
         }
         job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: work == .checkPasscode && machine.pending == .unlock)
@@ -48,13 +63,23 @@ extension Agent {
         case .success(.counterNotStored(let reason)):
             logger.error("passcode check refused: the attempt counter could not be stored: \(reason)")
             run(.checkAborted(now: now))
-        case .success(.wrong):
+        case .success(.wrong(let protection)):
+            keyProtection = protection ?? keyProtection
             logger.notice("wrong passcode", metadata: ["failedAttempts": "\(machine.failedAttempts)"])
             run(.passcodeChecked(correct: false, now: now))
-        case .success(.correct(let key, let rewrapped)):
+        case .success(.refused(let error, let protection)):
+            keyProtection = protection ?? keyProtection
+            logger.error("passcode check refused: \(error.varlinkName) \(error.varlinkParameters)")
+            // The typed answer goes first; the attempt stays counted (an aborted check never gives one back).
+            failPending(error)
+            run(.checkAborted(now: now))
+        case .success(.correct(let key, let rewrapped, let protection)):
+            keyProtection = protection ?? keyProtection
             if let rewrapped {
                 wrappedKey = rewrapped
-                logger.notice("passcode changed; the master key is re-wrapped")
+                logger.notice(
+                    "passcode changed; the master key is re-wrapped",
+                    metadata: ["protection": "\(rewrapped.protection)"])
             }
             // Installed only if the machine answers with `installKey`; zeroed otherwise.
             if let key {
@@ -63,8 +88,16 @@ extension Agent {
             run(.passcodeChecked(correct: true, now: now))
         case .failure(let error):
             logger.error("passcode check failed: \(error)")
+            if let error = error as? CordonError { failPending(error) }
             run(.checkAborted(now: now))
         }
+    }
+
+    /// Answers the pending request with `error` (the machine's own answer then finds none).
+    func failPending(_ error: CordonError) {
+        guard let pending else { return }
+        self.pending = nil
+        pending.promise.succeed(pending.encoder.error(error.varlinkError))
     }
 
     /// Creates the master key, tunes scrypt and stores the wrapped key, off the loop.
@@ -77,9 +110,10 @@ extension Agent {
             promise: request.promise, passcode: passcode, newPasscode: nil, encoder: request.encoder)
         let database = self.database
         let custody = self.custody
+        let sealing = keySealing
         let insecure = configuration.insecureFastKDF
         let tuner = KDFTuner(targetSeconds: configuration.kdfTargetSeconds)
-        storePool.runIfActive(eventLoop: loop) { () throws -> WrappedKey in
+        storePool.runIfActive(eventLoop: loop) { () throws -> CreateResult in
             let master = custody.makeMasterKey()
             defer { master.zero() }
             let salt = custody.makeSalt()
@@ -91,36 +125,59 @@ extension Agent {
                     _ = try custody.wrap(master, passcode: "calibration", kdf: candidate)
                     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                 }
-            let wrapped = try custody.wrap(master, passcode: passcode, kdf: kdf)
+            let (wrapped, warning) = try sealing.wrap(master, passcode: passcode, kdf: kdf, recovery: nil)
             try database.saveWrappedKey(wrapped, now: Date().timeIntervalSince1970)
             try database.saveAttempts(count: 0, lastFailureAt: nil)
-            return wrapped
+            return CreateResult(wrapped: wrapped, protection: sealing.status(of: wrapped, warning: warning))
         }.assumeIsolated().whenComplete { [self] result in
             switch result {
-            case .success(let wrapped):
-                wrappedKey = wrapped
+            case .success(let created):
+                wrappedKey = created.wrapped
+                keyProtection = created.protection
+                if let warning = created.protection?.warning { logger.warning("\(warning)") }
                 logger.notice(
                     "container initialized",
                     metadata: [
-                        "kdf": "scrypt N=\(wrapped.kdf.rounds) r=\(wrapped.kdf.blockSize) p=\(wrapped.kdf.parallelism)"
+                        "kdf":
+                            "scrypt N=\(created.wrapped.kdf.rounds) r=\(created.wrapped.kdf.blockSize) p=\(created.wrapped.kdf.parallelism)",
+                        "protection": "\(created.wrapped.protection.rawValue)",
                     ])
                 run(.initializeFinished(success: true, now: clock()))
             case .failure(let error):
                 logger.error("could not initialize the keystore: \(error)")
+                if let error = error as? CordonError { failPending(error) }
                 run(.initializeFinished(success: false, now: clock()))
             }
         }
     }
+
+    /// Reads what protects the stored key and the TPM's lockout state off the loop, then keeps it
+    /// for `status` (at start; checks refresh it as they go).
+    func refreshKeyProtection() {
+        let wrapped = wrappedKey
+        let sealing = keySealing
+        let warning = keyProtection?.warning
+        storePool.runIfActive(eventLoop: loop) { sealing.status(of: wrapped, warning: warning) }
+            .assumeIsolated().whenSuccess { [self] status in keyProtection = status }
+    }
 }
 
-/// The outcome of a passcode check run off the loop.
+/// A created keystore record and what protects it.
+struct CreateResult: Sendable {
+    let wrapped: WrappedKey
+    let protection: KeyProtectionStatus?
+}
+
+/// The outcome of a passcode check run off the loop, with the key's protection read after it.
 ///
 /// `@unchecked` because `SecureBytes` is a mutable class: the pool's work creates the key and
 /// hands it over in the future's result without keeping a reference, so only the loop touches
 /// it afterwards.
 enum CheckResult: @unchecked Sendable {
     case counterNotStored(String)
-    case wrong
+    case wrong(KeyProtectionStatus?)
+    /// Refused before the passcode could be checked (the TPM locked out, cleared, unreachable).
+    case refused(CordonError, KeyProtectionStatus?)
     /// The unwrapped master key (unlock) and the re-wrapped record (passcode change).
-    case correct(SecureBytes?, WrappedKey?)
+    case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?)
 }

@@ -39,6 +39,8 @@ final class Agent {
     /// A master key just unwrapped by a check, installed only if the machine says so.
     var candidateKey: SecureBytes?
     var wrappedKey: WrappedKey?
+    /// What protects the stored key and the TPM's lockout state, as last read (`Agent+Passcode.swift`).
+    var keyProtection: KeyProtectionStatus?
     var pending: PendingRequest?
     var connections: [ConnectionID: AgentConnection] = [:]
     var nextConnectionID: ConnectionID = 1
@@ -92,6 +94,7 @@ final class Agent {
                 initialized: wrappedKey != nil, failedAttempts: attempts.count, lastFailureAt: attempts.lastFailureAt,
                 now: clock()))
         policyHost.loadInitial()
+        if wrappedKey != nil { refreshKeyProtection() }
         if configuration.insecureFastKDF {
             logger.critical(
                 "INSECURE: the fast test KDF is enabled (--insecure-fast-kdf); passcodes are trivial to brute-force. Never use this outside tests."

@@ -3,6 +3,7 @@ import CordonPolicy
 import CordonProtocol
 import CordonStore
 import CordonSystem
+import CordonTPM
 import Foundation
 
 /// Everything the agent is started with.
@@ -39,6 +40,9 @@ public struct AgentConfiguration: Sendable {
     /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
     /// trusted only when root's (see `PromptPinentry`).
     public var adminSettingsPath: String
+    /// The TCTI configuration of the TPM that seals the key (docs/THREAT-MODEL.md, "Passcode and
+    /// TPM"): the kernel's resource manager unless test mode names a simulator.
+    public var tpmTCTI = TPMConnection.defaultTCTI
 
     /// Where the admin settings are unless configured otherwise.
     public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"

@@ -89,6 +89,17 @@ public final class CordonDatabase: Sendable {
         registerPolicySerialMigration(&migrator)
         registerAppGenerationMigration(&migrator)
         registerTokenMigration(&migrator)
+        // What protects the wrapping key, the TPM object and the recovery wrapping; records from
+        // before read as software-protected without a recovery key.
+        migrator.registerMigration("v6-keystore-protection") { db in
+            try db.alter(table: "keystore") { table in
+                table.add(column: "protection", .text).notNull().defaults(to: KeyProtection.software.rawValue)
+                table.add(column: "tpmPublic", .blob)
+                table.add(column: "tpmPrivate", .blob)
+                table.add(column: "tpmPCRs", .text)
+                table.add(column: "recoverySealed", .blob)
+            }
+        }
         return migrator
     }
 
@@ -101,7 +112,20 @@ public final class CordonDatabase: Sendable {
             let kdf = KDFParameters(
                 rounds: row["kdfRounds"], blockSize: row["kdfBlockSize"], parallelism: row["kdfParallelism"],
                 salt: Array(salt))
-            return WrappedKey(version: row["version"], kdf: kdf, sealed: Array(sealed))
+            let protectionName: String = row["protection"]
+            guard let protection = KeyProtection(rawValue: protectionName) else {
+                throw KeystoreError.unknownProtection(protectionName)
+            }
+            var hardware: HardwareSeal?
+            if let publicBlob = row["tpmPublic"] as Data?, let privateBlob = row["tpmPrivate"] as Data? {
+                let pcrs = (row["tpmPCRs"] as String? ?? "").split(separator: ",").compactMap { Int($0) }
+                hardware = HardwareSeal(publicBlob: Array(publicBlob), privateBlob: Array(privateBlob), pcrs: pcrs)
+            }
+            if protection != .software && hardware == nil { throw KeystoreError.missingHardwareSeal }
+            let recovery = (row["recoverySealed"] as Data?).map { Array($0) }
+            return WrappedKey(
+                version: row["version"], kdf: kdf, sealed: Array(sealed), protection: protection, hardware: hardware,
+                recovery: recovery)
         }
     }
 
@@ -112,12 +136,16 @@ public final class CordonDatabase: Sendable {
         try queue.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt)
-                    VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt,
+                        protection, tpmPublic, tpmPrivate, tpmPCRs, recoverySealed)
+                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     key.version, key.kdf.rounds, key.kdf.blockSize, key.kdf.parallelism, Data(key.kdf.salt),
-                    Data(key.sealed), now,
+                    Data(key.sealed), now, key.protection.rawValue, key.hardware.map { Data($0.publicBlob) },
+                    key.hardware.map { Data($0.privateBlob) },
+                    key.hardware.map { $0.pcrs.map(String.init).joined(separator: ",") },
+                    key.recovery.map { Data($0) },
                 ])
         }
         try checkpoint()
@@ -156,6 +184,14 @@ public final class CordonDatabase: Sendable {
                 sql: "INSERT INTO attempts (id, failed, lastFailureAt) VALUES (1, ?, ?)",
                 arguments: [count, lastFailureAt])
         }
+    }
+
+    /// Why a stored keystore record cannot be read.
+    public enum KeystoreError: Error, Sendable, Equatable {
+        /// The protection column names a kind this version does not know.
+        case unknownProtection(String)
+        /// A TPM-protected record without its TPM object.
+        case missingHardwareSeal
     }
 
     /// Runs `PRAGMA integrity_check` and returns its verdict ("ok" when sound).

@@ -240,6 +240,28 @@ extension CLIError {
                 hint: "the policy's tokens.codeReaders and tokens.cliReadsCodes say who may")
         case .tokensLocked(let state):
             self.init("the tokens are closed: the container is \(state)", hint: unlockHint, code: .locked)
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareRequired(let reason):
+            self.init(
+                "the policy requires a TPM (passcode.hardware: required) and none is usable: \(reason)",
+                hint: "check the TPM with `cordon doctor`; an administrator decides passcode.hardware",
+                code: .initialization)
+        case .hardwareLockedOut(let delay):
+            self.init(
+                "the TPM is in dictionary-attack lockout after too many wrong passcodes",
+                hint: Self.waitHint(delay))
+        case .hardwareKeyRejected(let reason):
+            self.init(
+                "the TPM refuses the sealed key: \(reason)",
+                hint: "restore with the recovery key printed at init: `cordon init --recovery`")
+        case .hardwareUnavailable(let reason):
+            self.init(
+                "the key is sealed by a TPM that cannot be reached: \(reason)",
+                hint: "check the TPM with `cordon doctor`, or restore with `cordon init --recovery`")
+        case .invalidRecoveryKey(let reason):
+            self.init(
+                "the recovery key is not accepted: \(reason)",
+                hint: "type the recovery key printed at `cordon init` exactly, in its groups of digits")
         }
     }
 }

@@ -116,6 +116,32 @@ struct DoctorCheck: Equatable {
             hint: "for tests only; restart cordond without --insecure-fast-kdf and CORDON_INSECURE_FAST_KDF")
     }
 
+    /// Which protection is in force and the TPM's lockout state; nil before initialisation.
+    static func keyProtection(_ status: AgentStatus) -> DoctorCheck? {
+        guard let protection = status.keyProtection else { return nil }
+        let rows = StatusCommand.protectionRows(protection).map { $0[1] }
+        let text = "key protection: " + rows.joined(separator: "; ")
+        if let warning = protection.warning {
+            return DoctorCheck(
+                outcome: .warn, text: text + " (\(warning))",
+                hint:
+                    "a TPM 2.0 limits passcode guesses; enable it in the firmware and give the user access to /dev/tpmrm0 (group tss), then `cordon passwd` re-seals"
+            )
+        }
+        if protection.kind == "software" {
+            return DoctorCheck(
+                outcome: .warn, text: text,
+                hint: "passcode.hardware is off: a copy of the database can be attacked offline")
+        }
+        if protection.problem != nil || protection.inLockout == true {
+            return DoctorCheck(
+                outcome: .fail, text: text,
+                hint: protection.inLockout == true
+                    ? "wait for the TPM to recover" : "check the TPM, or restore with `cordon init --recovery`")
+        }
+        return DoctorCheck(outcome: .ok, text: text)
+    }
+
     /// Fails while the agent cannot store audit records.
     static func audit(_ status: AgentStatus) -> DoctorCheck {
         guard let problem = status.auditProblem else {

@@ -27,6 +27,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if case .success(let status) = answer {
             checks.append(DoctorCheck.testMode(status))
             checks.append(DoctorCheck.kdf(status))
+            if let protection = DoctorCheck.keyProtection(status) { checks.append(protection) }
             if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
             checks.append(DoctorCheck.audit(status))
             if let policy = try? await Deadline.run(

@@ -43,6 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
             ["version:", status.version],
         ]
         rows += lockTriggerRows(status)
+        rows += protectionRows(status.keyProtection)
         rows.append(["audit log:", auditDescription(status.auditProblem)])
         var lines = Format.table(rows)
         if status.testMode == true {
@@ -50,6 +51,7 @@ struct StatusCommand: AsyncParsableCommand {
                 "WARNING: cordond runs in TEST MODE: its admin inputs come from flags and environment, not an "
                     + "administered policy")
         }
+        if let warning = status.keyProtection?.warning { lines.append("WARNING: \(warning)") }
         if status.insecureKDF {
             lines.append(
                 "WARNING: cordond runs with the INSECURE fast KDF (tests only): passcodes are trivial to brute-force")
@@ -63,6 +65,27 @@ struct StatusCommand: AsyncParsableCommand {
         let since = Format.time(Date(timeIntervalSince1970: problem.since))
         let records = Format.count(problem.unstored, "record")
         return "FAILING since \(since): \(records) only in cordond's log (\(problem.error))"
+    }
+
+    /// What protects the key and, with a TPM, its lockout state as the TPM reports it.
+    static func protectionRows(_ protection: KeyProtectionStatus?) -> [[String]] {
+        guard let protection else { return [] }
+        var kind: String
+        switch protection.kind {
+        case "tpm+pcrs": kind = "TPM with PCRs " + (protection.pcrs ?? []).map(String.init).joined(separator: ",")
+        case "tpm": kind = "TPM without PCRs"
+        default: kind = "software only (scrypt; no TPM limits guesses)"
+        }
+        var rows = [["key protection:", kind]]
+        if let problem = protection.problem {
+            rows.append(["TPM lockout:", "unknown (\(problem))"])
+        } else if protection.inLockout == true {
+            let retry = Format.seconds(protection.retryAfterSeconds ?? 0)
+            rows.append(["TPM lockout:", "LOCKED OUT: one attempt again in \(retry)"])
+        } else if let left = protection.attemptsLeft, let max = protection.maxFailures {
+            rows.append(["TPM lockout:", "\(left) of \(max) attempts left before the TPM locks out"])
+        }
+        return rows
     }
 
     /// The lock triggers row (none for agents that predate them).

@@ -3,6 +3,7 @@ import CordonLifecycle
 import CordonProtocol
 import CordonServer
 import CordonSystem
+import CordonTPM
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -78,6 +79,11 @@ struct Cordond: AsyncParsableCommand {
             "A Flatpak installation whose apps a \"flatpak\" binding may match; repeatable (default: /var/lib/flatpak; others must be root's outside test mode)."
     )
     var flatpakInstallation: [String] = []
+    @Option(
+        help:
+            "TCTI configuration of the TPM that seals the key, e.g. swtpm:host=127.0.0.1,port=2321 (default: device:/dev/tpmrm0; test mode only; also CORDON_TPM_TCTI)."
+    )
+    var tpmTcti: String?
     @Option(help: "Connections one process may hold (default: 64).")
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
@@ -99,6 +105,12 @@ struct Cordond: AsyncParsableCommand {
             (insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1", "--insecure-fast-kdf"),
         ] where given {
             values.append(name)
+        }
+        // A TPM of the user's own making (a simulator) must not count as hardware protection.
+        if let tcti = tpmTcti ?? environment["CORDON_TPM_TCTI"].flatMap({ $0.isEmpty ? nil : $0 }),
+            tcti != TPMConnection.defaultTCTI
+        {
+            values.append(tpmTcti != nil ? "--tpm-tcti" : "CORDON_TPM_TCTI")
         }
         var paths: [AdminInputs.PathInput] = []
         for (flag, variable, name) in [
@@ -153,6 +165,9 @@ struct Cordond: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "cordond")
+        // The TSS logs every TPM error response to stderr (a wrong passcode is one); the agent
+        // logs the outcome itself. Set before any thread starts; an explicit TSS2_LOG wins.
+        setenv("TSS2_LOG", "all+none", 0)
         do {
             try ProcessHardening.disableDumping()
         } catch {
@@ -210,6 +225,7 @@ struct Cordond: AsyncParsableCommand {
                 adminSettings, "CORDON_ADMIN_SETTINGS", AgentConfiguration.defaultAdminSettingsPath))
         configuration.testMode = inTestMode
         if !flatpakInstallation.isEmpty { configuration.flatpakInstallations = flatpakInstallation }
+        configuration.tpmTCTI = pick(tpmTcti, "CORDON_TPM_TCTI", TPMConnection.defaultTCTI)
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

@@ -18,7 +18,7 @@ import Testing
         ],
         "passcode": [
             "minLength": "8", "kind": #""alphanumeric""#, "allowSimple": "false", "maxAttempts": "3",
-            "onMaxAttempts": #""wipe""#,
+            "onMaxAttempts": #""wipe""#, "hardware": #""required""#, "pcrs": "[7]",
         ],
         "lock": [
             "idleTimeoutSeconds": "60", "onScreenLock": "true", "onSuspend": "true", "onSessionIdle": "true",

@@ -88,11 +88,17 @@ struct CordonErrorTests {
         case .tokenKindNotAllowed: 47
         case .notCodeReader: 48
         case .tokensLocked: 49
+        // MARK: TPM passcode sealing (#12)
+        case .hardwareRequired: 50
+        case .hardwareLockedOut: 51
+        case .hardwareKeyRejected: 52
+        case .hardwareUnavailable: 53
+        case .invalidRecoveryKey: 54
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...49))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...54))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -102,6 +108,9 @@ struct CordonErrorTests {
             "NotInitialized", "AlreadyInitialized", "WrongPasscode", "RetryLater", "PasscodeRequired",
             "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked", "TooManyConnections",
             "TooManyProcessConnections", "ConnectionIdle",
+            // MARK: TPM passcode sealing (#12)
+            "HardwareRequired", "HardwareLockedOut", "HardwareKeyRejected", "HardwareUnavailable",
+            "InvalidRecoveryKey",
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")

@@ -115,8 +115,13 @@ struct InterfaceDescriptionsTests {
         let status = AgentStatus(
             state: .unlocked, seq: 1, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0, idleTimeoutSeconds: 1,
             reauthGraceSeconds: 1, ackDeadlineMs: 1, apps: 0, version: "v", insecureKDF: false,
-            lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"), testMode: true)
+            lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"), testMode: true,
+            keyProtection: KeyProtectionStatus(
+                kind: "tpm+pcrs", pcrs: [7], attemptsLeft: 3, maxFailures: 32, inLockout: false, retryAfterSeconds: 0,
+                problem: "p", warning: "w"))
         #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
+        let protection = try #require(status.keyProtection)
+        #expect(Set(try #require(agent.typeFields("KeyProtection"))) == (try jsonKeys(protection)))
         let problem = AuditProblem(since: 1, unstored: 2, error: "e")
         #expect(Set(try #require(agent.typeFields("AuditProblem"))) == (try jsonKeys(problem)))
         let info = AppInfo(

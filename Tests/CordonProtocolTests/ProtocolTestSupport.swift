@@ -63,6 +63,12 @@ let everyCordonError: [CordonError] = [
     .tokenFormat(field: "ctfData", reason: "a v2 CTF string has 81 digits"), .tokenLimit(maximum: 10),
     .pinRequired(serial: "000123456789"), .tokenKindNotAllowed(kind: "sdtid"),
     .notCodeReader(appId: "com.example.mail"), .tokensLocked(state: "lockedKeyHeld"),
+    // MARK: TPM passcode sealing (#12)
+    .hardwareRequired(reason: "no TPM at device:/dev/tpmrm0"),
+    .hardwareLockedOut(retryAfterSeconds: 600.5),
+    .hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"),
+    .hardwareUnavailable(reason: "no TPM"),
+    .invalidRecoveryKey(reason: "group 3 is not a multiple of 11"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

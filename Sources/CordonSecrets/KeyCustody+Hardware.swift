@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// Wrapping with a hardware secret and a recovery key (docs/ARCHITECTURE.md, "Keys").
+///
+/// With a TPM, scrypt of the passcode (the *stretched* passcode) serves twice: HKDF of it with
+/// `cordon.tpm-auth.v1` is the authValue of the TPM object that seals a random 32-byte secret,
+/// and the wrapping key is HKDF(stretched ‖ secret, `cordon.kek.tpm.v1`). So unwrapping needs the
+/// passcode and the TPM, and the TPM counts every wrong passcode against its lockout.
+extension KeyCustody {
+    static let hardwareAuthInfo = Array("cordon.tpm-auth.v1".utf8)
+    static let hardwareKEKInfo = Array("cordon.kek.tpm.v1".utf8)
+    static let recoveryInfo = Array("cordon.recovery.v1".utf8)
+
+    /// scrypt of `passcode` with `kdf`, in locked memory.
+    public func stretch(passcode: String, kdf: KDFParameters) throws -> SecureBytes {
+        let key = try deriveWrappingKey(passcode: passcode, kdf: kdf)
+        return key.withUnsafeBytes { SecureBytes(copying: $0) }
+    }
+
+    /// A random 32-byte secret (the TPM-sealed secret, the recovery key).
+    public func makeSecret() -> SecureBytes { makeMasterKey() }
+
+    /// The TPM object's authValue for a stretched passcode.
+    public func hardwareAuthorization(stretched: SecureBytes) -> SecureBytes {
+        let derived = stretched.withUnsafeBytes { bytes in
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: bytes), info: Self.hardwareAuthInfo, outputByteCount: 32)
+        }
+        return derived.withUnsafeBytes { SecureBytes(copying: $0) }
+    }
+
+    /// Wraps `master` under the stretched passcode and, when given, the TPM's secret.
+    public func wrap(
+        _ master: SecureBytes, stretched: SecureBytes, hardwareSecret: SecureBytes?, kdf: KDFParameters
+    ) throws -> WrappedKey {
+        let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
+        return WrappedKey(kdf: kdf, sealed: try seal(master, under: kek, authenticating: Self.associatedData))
+    }
+
+    /// Unwraps with the stretched passcode and the TPM's secret (nil for software protection);
+    /// throws `KeyCustodyError.wrongPasscode` when they do not open the record.
+    public func unwrap(_ wrapped: WrappedKey, stretched: SecureBytes, hardwareSecret: SecureBytes?) throws
+        -> SecureBytes
+    {
+        let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
+        return try open(wrapped.sealed, under: kek, authenticating: Self.associatedData)
+    }
+
+    /// The master key wrapped under `recoveryKey` (HKDF of it with `cordon.recovery.v1`).
+    public func wrapForRecovery(_ master: SecureBytes, recoveryKey: SecureBytes) throws -> [UInt8] {
+        try seal(master, under: recoveryWrappingKey(recoveryKey), authenticating: Self.recoveryInfo)
+    }
+
+    /// The master key from its recovery wrapping; `wrongPasscode` when the recovery key is wrong.
+    public func unwrapWithRecovery(_ sealed: [UInt8], recoveryKey: SecureBytes) throws -> SecureBytes {
+        try open(sealed, under: recoveryWrappingKey(recoveryKey), authenticating: Self.recoveryInfo)
+    }
+
+    private func wrappingKey(stretched: SecureBytes, hardwareSecret: SecureBytes?) -> SymmetricKey {
+        guard let hardwareSecret else { return stretched.withUnsafeBytes { SymmetricKey(data: $0) } }
+        var material = [UInt8](repeating: 0, count: stretched.count + hardwareSecret.count)
+        defer { for index in material.indices { material[index] = 0 } }
+        stretched.withUnsafeBytes { bytes in material.replaceSubrange(0..<bytes.count, with: bytes) }
+        hardwareSecret.withUnsafeBytes { bytes in
+            material.replaceSubrange(stretched.count..<material.count, with: bytes)
+        }
+        return HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: material), info: Self.hardwareKEKInfo, outputByteCount: 32)
+    }
+
+    private func recoveryWrappingKey(_ recoveryKey: SecureBytes) -> SymmetricKey {
+        recoveryKey.withUnsafeBytes { bytes in
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: bytes), info: Self.recoveryInfo, outputByteCount: 32)
+        }
+    }
+
+    private func seal(_ master: SecureBytes, under key: SymmetricKey, authenticating data: [UInt8]) throws
+        -> [UInt8]
+    {
+        let box = try master.withUnsafeBytes { bytes in try AES.GCM.seal(bytes, using: key, authenticating: data) }
+        guard let combined = box.combined else { throw KeyCustodyError.sealFailed }
+        return Array(combined)
+    }
+
+    private func open(_ sealed: [UInt8], under key: SymmetricKey, authenticating data: [UInt8]) throws
+        -> SecureBytes
+    {
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            var plain = try AES.GCM.open(box, using: key, authenticating: data)
+            defer { plain.resetBytes(in: 0..<plain.count) }
+            return SecureBytes(copying: plain)
+        } catch {
+            throw KeyCustodyError.wrongPasscode
+        }
+    }
+}

@@ -1,0 +1,1 @@
+../EndToEndTests/Support/SoftwareTPM.swift
