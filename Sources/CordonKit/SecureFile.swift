@@ -101,7 +101,7 @@ public final class SecureFile: Sendable {
     // MARK: - Key
 
     /// Runs `body` with the app's identity and a check that the key is still the one it came from.
-    private func withIdentity<R>(
+    private func withIdentity<R: Sendable>(
         _ body: (AgeX25519Identity, _ isCurrent: @escaping @Sendable () -> Bool) throws -> R
     ) async throws -> R {
         let keys = app.keyState
@@ -116,7 +116,8 @@ public final class SecureFile: Sendable {
             current.withUnsafeBytes { AgeX25519Identity.derived(fromAppKey: SymmetricKey(data: $0)) }
         }
         do {
-            return try body(identity) { keys.epoch == epoch }
+            // The stream blocks on file I/O: never on the cooperative pool.
+            return try await Self.offThePool { try body(identity) { keys.epoch == epoch } }
         } catch {
             // Stopped by a revocation (or failing because of one): the container's error.
             if error is Revoked || keys.epoch != epoch {
@@ -125,4 +126,20 @@ public final class SecureFile: Sendable {
             throw error
         }
     }
+
+    /// Runs blocking `work` on a Dispatch thread and waits for it without holding a thread of the
+    /// cooperative pool.
+    static func offThePool<R: Sendable>(_ work: () throws -> R) async throws -> R {
+        try await withoutActuallyEscaping(work) { work in
+            let transfer = BlockingWork(run: work)
+            return try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(with: Result { try transfer.run() }) }
+            }
+        }
+    }
+}
+
+/// Blocking work handed to one Dispatch thread while its caller waits for it (never shared).
+private struct BlockingWork<R>: @unchecked Sendable {
+    let run: () throws -> R
 }

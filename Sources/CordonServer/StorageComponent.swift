@@ -43,13 +43,13 @@ final class StorageComponent: AgentComponent {
         case .storageWipeApp:
             let parameters = try call.parameters(StorageWipeAppParameters.self)
             try Self.validate(parameters.appId)
-            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
+            return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 .deferred(wipe(parameters.appId, reason: "cordon wipe --app").map { encoder.empty() })
             }
         case .storageExportIdentity:
             let parameters = try call.parameters(StorageWipeAppParameters.self)
             try Self.validate(parameters.appId)
-            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
+            return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 exportIdentity(parameters.appId, encoder: encoder)
             }
         default:
@@ -57,7 +57,7 @@ final class StorageComponent: AgentComponent {
             if let appId = operation.appId {
                 try Self.validate(appId)
                 guard let passcode = operation.passcode else { throw CordonError.passcodeRequired.varlinkError }
-                return authorized(passcode: passcode, encoder: encoder) { [self] in
+                return host.authorized(passcode: passcode, encoder: encoder) { [self] in
                     perform(operation, appId: appId, admin: true, encoder: encoder)
                 }
             }
@@ -106,28 +106,6 @@ final class StorageComponent: AgentComponent {
             path: AppStorage.path(dataDirectory: dataDirectory, appId: appId), appId: appId, appKey: key)
         open[appId] = storage
         return storage
-    }
-
-    /// Runs `body` once the passcode is checked (and counted) by the lifecycle machine.
-    private func authorized(passcode: String, encoder: ReplyEncoder, then body: @escaping () -> CallOutcome)
-        -> CallOutcome
-    {
-        let promise = host.loop.makePromise(of: ByteBuffer.self)
-        let success = encoder.empty()
-        host.run(
-            .authorizeRequested(hasPasscode: true, now: host.clock()),
-            request: Agent.RequestContext(promise: promise, encoder: encoder, passcode: passcode))
-        let loop = host.loop
-        return .deferred(
-            promise.futureResult.assumeIsolated().flatMap { reply -> EventLoopFuture<ByteBuffer> in
-                // The machine answers an authorized check with the empty reply, a refusal with its error.
-                guard reply == success else { return loop.makeSucceededFuture(reply) }
-                switch body() {
-                case .reply(let frame), .close(let frame): return loop.makeSucceededFuture(frame)
-                case .deferred(let future): return future
-                case .streaming: return loop.makeSucceededFuture(encoder.empty())
-                }
-            }.nonisolated())
     }
 
     /// Closes what the key may no longer open: on a lock the storages of `whenUnlocked` apps,

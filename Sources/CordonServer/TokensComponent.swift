@@ -53,7 +53,7 @@ final class TokensComponent: AgentComponent {
             }
             if let nickname = parameters.nickname { try typed { () throws(CordonError) in try Self.check(nickname) } }
             let appId = managedAppId(call.connection) ?? Self.cliAppId
-            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
+            return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 importTokens(parameters, appId: appId, encoder: encoder)
             }
         case .tokenList:
@@ -67,21 +67,22 @@ final class TokensComponent: AgentComponent {
         case .tokenRename:
             let parameters = try call.parameters(TokenRenameParameters.self)
             try typed { () throws(CordonError) in try Self.check(parameters.nickname) }
-            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
+            return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 manage("tokens.rename", serial: parameters.serial, encoder: encoder) { database in
                     try database.renameToken(serial: parameters.serial, nickname: parameters.nickname)
                 }
             }
         case .tokenRemove:
             let parameters = try call.parameters(TokenRemoveParameters.self)
-            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
+            return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 manage("tokens.remove", serial: parameters.serial, encoder: encoder) { database in
                     try database.removeToken(serial: parameters.serial)
                 }
             }
         default:
             let parameters = try call.parameters(TokenResetParameters.self)
-            return authorized(passcode: parameters.passcode, encoder: encoder) { [self] in reset(encoder: encoder) }
+            return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in reset(encoder: encoder)
+            }
         }
     }
 
@@ -98,7 +99,7 @@ final class TokensComponent: AgentComponent {
                 throw CordonError.notCodeReader(appId: Self.cliAppId).varlinkError
             }
             try typed { () throws(CordonError) in try checkOpen() }
-            return authorized(passcode: passcode, encoder: call.encoder) { body(Self.cliAppId) }
+            return host.authorized(passcode: passcode, encoder: call.encoder) { body(Self.cliAppId) }
         }
         // Only a verified managed registration reads codes (docs/THREAT-MODEL.md).
         let registration = try typed { () throws(CordonError) in
@@ -137,26 +138,6 @@ final class TokensComponent: AgentComponent {
     /// The app id of the caller's verified managed registration, if it has one.
     private func managedAppId(_ connection: AgentConnection) -> String? {
         try? host.verifiedRegistration(connection, for: .data).appId
-    }
-
-    /// Runs `body` once the passcode is checked (and counted) by the lifecycle machine.
-    func authorized(passcode: String, encoder: ReplyEncoder, then body: @escaping () -> CallOutcome) -> CallOutcome {
-        let promise = host.loop.makePromise(of: ByteBuffer.self)
-        let success = encoder.empty()
-        host.run(
-            .authorizeRequested(hasPasscode: true, now: host.clock()),
-            request: Agent.RequestContext(promise: promise, encoder: encoder, passcode: passcode))
-        let loop = host.loop
-        return .deferred(
-            promise.futureResult.assumeIsolated().flatMap { reply -> EventLoopFuture<ByteBuffer> in
-                // The machine answers an authorized check with the empty reply, a refusal with its error.
-                guard reply == success else { return loop.makeSucceededFuture(reply) }
-                switch body() {
-                case .reply(let frame), .close(let frame): return loop.makeSucceededFuture(frame)
-                case .deferred(let future): return future
-                case .streaming: return loop.makeSucceededFuture(encoder.empty())
-                }
-            }.nonisolated())
     }
 
     /// A full wipe takes the tokens with the master key: the table is emptied and a new

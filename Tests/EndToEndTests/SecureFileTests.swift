@@ -73,11 +73,16 @@ import Testing
         let chunk = [UInt8](repeating: 0x41, count: 100_000)
         let cut = daemon.root.appending("cut.age")
         let (readEnd, writeEnd) = (fds[0], fds[1])
+        // The test never blocks on the pipe: a reader that stopped would hold it forever.
+        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
         let writer = Task { try await files.write(from: readEnd, to: cut) }
         _ = chunk.withUnsafeBytes { write(writeEnd, $0.baseAddress, 65_536) }
+        // The write is under way (its temporary file exists) before the key is revoked.
+        try await eventually("the write started") {
+            try FileManager.default.contentsOfDirectory(atPath: daemon.root.path).contains { $0.hasPrefix("cut.age.") }
+        }
         try await client.logout()
         try await eventually("the app dropped its key") { app.keyState.epoch > 0 && app.keyState.key == nil }
-        // Less than a pipe's buffer: the reader has stopped reading.
         _ = chunk.withUnsafeBytes { write(writeEnd, $0.baseAddress, 1000) }
         close(writeEnd)
         do {
