@@ -60,8 +60,9 @@ module_sources() {
                 AgeArmor AgeArmorDecoder TypedBytes
             ;;
         CordonTokens)
-            # The parsers only: the files that need swift-crypto (codes, decryption) are left out.
-            grep -L -E '^import (Crypto|_CryptoExtras)|SecurIDCrypto\.' Sources/CordonTokens/*.swift
+            # The parsers only: the files that need swift-crypto (codes, decryption, import) are left out.
+            printf 'Sources/CordonTokens/%s.swift\n' Base32 Base64 BoundedXML MigrationPayload OATHToken OTPAuthURI \
+                PercentEncoding ProtobufReader SDTIDFile SecurIDCTF SecurIDToken TokenFormatError
             ;;
         *) printf '%s\n' Sources/"$1"/*.swift ;;
     esac
