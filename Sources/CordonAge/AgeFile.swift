@@ -74,7 +74,7 @@ public enum AgeFile {
     }
 
     /// Reads up to `buffer.count` bytes, retrying on EINTR; 0 at the end of the input.
-    static func readSome(_ descriptor: Int32, into buffer: inout [UInt8]) throws(AgeError) -> Int {
+    public static func readSome(_ descriptor: Int32, into buffer: inout [UInt8]) throws(AgeError) -> Int {
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count >= 0 { return count }
@@ -87,7 +87,7 @@ public enum AgeFile {
     }
 
     /// Writes all of `bytes`, retrying on EINTR and short writes.
-    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws(AgeError) {
+    public static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws(AgeError) {
         guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {

@@ -69,23 +69,10 @@ extension SecureFile {
     }
 
     static func readSome(_ descriptor: Int32, into buffer: inout [UInt8]) throws -> Int {
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count >= 0 { return count }
-            if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        }
+        try AgeFile.readSome(descriptor, into: &buffer)
     }
 
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let count = Glibc.write(descriptor, base + offset, bytes.count - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            }
-            offset += count
-        }
+        try AgeFile.writeAll(descriptor, bytes)
     }
 }

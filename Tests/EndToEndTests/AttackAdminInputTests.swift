@@ -47,6 +47,10 @@ import Testing
             #expect(byEnvironment.status == 2)
             #expect(byEnvironment.stderr.contains("\(variable) names \(admin)"))
         }
+        // Nor an "installation" of the user's own, which would make a Flatpak binding match their code.
+        let installation = try await start(["--flatpak-installation", admin])
+        #expect(installation.status == 2)
+        #expect(installation.stderr.contains("--flatpak-installation names \(admin), which is not owned by root"))
         // A prompt program of the user's own is no better.
         let program = planted.appending("prompt")
         try "#!/bin/sh\n".write(toFile: program, atomically: true, encoding: .utf8)

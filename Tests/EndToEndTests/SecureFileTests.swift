@@ -55,6 +55,19 @@ import Testing
         #expect(try await files.read(fromAge) == Data("written by age".utf8))
         let audit = try await client.audit(appId: app.appId).compactMap(\.action)
         #expect(audit.contains("storage.export-identity"))
+
+        // A same-user program without the passcode gets no identity (and its guess counts).
+        let attack = try await AttackScript.run(
+            """
+            s = connect(sys.argv[1])
+            none = call(s, "io.cordon.Storage.ExportIdentity", {"appId": sys.argv[2]})
+            wrong = call(s, "io.cordon.Storage.ExportIdentity", {"appId": sys.argv[2], "passcode": "0000"})
+            print(json.dumps({"none": error(none), "wrong": error(wrong),
+                              "leaked": "AGE-SECRET-KEY" in json.dumps(wrong)}))
+            """, [daemon.socketPath, app.appId], in: daemon.root)
+        #expect(attack["none"] as? String == "org.varlink.service.InvalidParameter")
+        #expect(attack["wrong"] as? String == "io.cordon.Agent.WrongPasscode")
+        #expect(attack["leaked"] as? Bool == false)
         await app.close()
         await client.close()
         try await daemon.stop()
