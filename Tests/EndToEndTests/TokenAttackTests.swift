@@ -64,6 +64,10 @@ import Testing
             out["reader"] = error(code)
             out["code"] = code.get("parameters", {}).get("code")
             out["readerManagement"] = error(call(reader, "io.cordon.Tokens.Remove", {"serial": serial, "passcode": "0000"}))
+            out["noPasscode"] = [error(call(reader, m, p)) for m, p in [
+                ("io.cordon.Tokens.Import", {"data": uri}), ("io.cordon.Tokens.Rename", {"serial": serial, "nickname": "x"}),
+                ("io.cordon.Tokens.Remove", {"serial": serial}), ("io.cordon.Tokens.Reset", {})]]
+            out["stillThere"] = [t["serial"] for t in call(reader, "io.cordon.Tokens.List", {})["parameters"]["tokens"]]
             call(s, "io.cordon.Agent.Lock", {})
             out["lockedReader"] = error(call(reader, "io.cordon.Tokens.Code", {"serial": serial}))
             out["lockedCLI"] = error(call(s, "io.cordon.Tokens.Code", {"serial": serial, "passcode": passcode}))
@@ -82,6 +86,9 @@ import Testing
         #expect(answer["reader"] is NSNull, "\(answer)")
         #expect((answer["code"] as? String)?.count == 6)
         #expect(answer["readerManagement"] as? String == "io.cordon.Agent.WrongPasscode")
+        // Management needs the passcode, whoever calls: even a code reader changes nothing without it.
+        #expect(answer["noPasscode"] as? [String] == Array(repeating: "org.varlink.service.InvalidParameter", count: 4))
+        #expect((answer["stillThere"] as? [String])?.count == 1)
         #expect(answer["lockedReader"] as? String == "io.cordon.Tokens.Locked")
         #expect(answer["lockedCLI"] as? String == "io.cordon.Tokens.Locked")
         // Every code read and refusal is audited with the serial, never the code or the seed.
