@@ -143,13 +143,18 @@ struct ConnectionLimitTests {
         var limits = ConnectionLimits.standard
         limits.maxConnectionsPerUID = 6
         limits.maxConnectionsPerProcess = 6
-        limits.idleConnectionTimeout = .seconds(1)
+        limits.idleConnectionTimeout = .seconds(3)
         try await withTestAgent(limits: limits) { agent in
             // On a loaded machine the app's connections may sit out the short timeout before they
-            // register and subscribe: then it tries again (a test artefact of a 1-second timeout).
+            // register and subscribe: then it tries again, under another id (the half-made
+            // registration of the last try may not be gone yet), a test artefact of a short timeout.
             var registered: CordonApp?
+            var attempt = 0
             try await eventually("the app registers") {
-                do { registered = try await agent.app("com.example.stays") } catch CordonError.connectionIdle {}
+                attempt += 1
+                do {
+                    registered = try await agent.app("com.example.stays\(attempt)")
+                } catch CordonError.connectionIdle {}
                 return registered != nil
             }
             let app = try #require(registered)
@@ -165,7 +170,7 @@ struct ConnectionLimitTests {
             for raw in idle {
                 let reply = try raw.readReply()  // blocks until the agent closes it: no sleeping here
                 #expect(reply.error == "io.cordon.Agent.ConnectionIdle", "\(reply.text)")
-                #expect(reply["seconds"]?.doubleValue == 1)
+                #expect(reply["seconds"]?.doubleValue == 3)
                 #expect(try raw.readsEOF())
             }
             idle.removeAll()
