@@ -1,4 +1,5 @@
 import ArgumentParser
+import CCordonBench
 import CordonSecrets
 import CordonStore
 import Dispatch
@@ -135,13 +136,31 @@ struct StorageKVSocket {
                 _ = try? app.receive()
             }
         }
+        try app.send(get)
+        let replyLength = try app.receive().utf8.count
+        // The round-trip baseline of `cordon-bench rtt`: a separate C process, replies of Get's size.
+        let echoPath = directory + "/echo.sock"
+        let echoPid = ccb_echo_spawn(echoPath, replyLength, -1)
+        guard echoPid > 0 else { throw BenchError.system("starting the echo process", -echoPid) }
+        defer { ccb_echo_stop(echoPid) }
+        let echo = try RawUnixSocket.connect(to: echoPath)
+        let request = Array(get.utf8) + [0]
         let (storageGet, getStatus) = StorageKVBenchmark.interleaved(iterations, roundTrip(get), roundTrip(status))
+        let (againstEcho, echoStats) = StorageKVBenchmark.interleaved(
+            iterations, roundTrip(get),
+            { _ in
+                try? echo.send(request)
+                _ = try? echo.receiveMessage()
+            })
         print("socket (median µs, p99 µs):")
         StorageKVBenchmark.row("Storage.Get", storageGet)
         StorageKVBenchmark.row("GetStatus", getStatus)
+        StorageKVBenchmark.row("Storage.Get", againstEcho)
+        StorageKVBenchmark.row("C echo", echoStats)
         print(
             String(
-                format: "Storage.Get is %.2fx GetStatus's round trip",
-                storageGet.medianMicroseconds / max(getStatus.medianMicroseconds, 0.001)))
+                format: "Storage.Get is %.2fx GetStatus's round trip and %.2fx the separate-process echo's",
+                storageGet.medianMicroseconds / max(getStatus.medianMicroseconds, 0.001),
+                againstEcho.medianMicroseconds / max(echoStats.medianMicroseconds, 0.001)))
     }
 }
