@@ -76,7 +76,8 @@ public struct PasscodeRules: Sendable, Equatable {
         let values = Array(passcode.lowercased().unicodeScalars)
         guard values.count > 1 else { return true }
         return (1...(values.count / 2)).contains { period in
-            values.count % period == 0 && values.indices.dropFirst(period).allSatisfy { values[$0] == values[$0 - period] }
+            values.count % period == 0
+                && values.indices.dropFirst(period).allSatisfy { values[$0] == values[$0 - period] }
         }
     }
 }

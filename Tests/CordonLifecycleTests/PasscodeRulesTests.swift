@@ -118,7 +118,8 @@ struct SoftwareOnlyPasscodeRulesTests {
     func withoutATPMRepeatingPatternsAreRefused(passcode: String) {
         #expect(
             hardened.problem(with: passcode)
-                == "the passcode is a repeating pattern (a shorter part repeated, as in 121212) (no TPM protects the key)")
+                == "the passcode is a repeating pattern (a shorter part repeated, as in 121212) (no TPM protects the key)"
+        )
     }
 
     @Test(arguments: ["135792", "1212123", "aabbcc", "worm-hole"])

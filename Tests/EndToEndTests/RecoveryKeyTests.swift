@@ -10,7 +10,6 @@ import Testing
 /// key. Against the real daemon, the real CLI and two TPM simulators.
 @Suite(.serialized) struct RecoveryKeyTests {
     static let passcode = "2468"
-    static let keyShape = #/[0-9]{6}(-[0-9]{6}){7}/#
 
     func daemon(_ simulator: SoftwareTPM, root: TemporaryDirectory) async throws -> DaemonProcess {
         try await DaemonProcess.started(
@@ -19,7 +18,7 @@ import Testing
 
     /// The recovery key in `output`, which must hold exactly one.
     func recoveryKey(in output: String) throws -> String {
-        let keys = output.matches(of: Self.keyShape).map { String($0.output.0) }
+        let keys = output.matches(of: #/[0-9]{6}(-[0-9]{6}){7}/#).map { String($0.output.0) }
         #expect(keys.count == 1, "\(output)")
         return try #require(keys.first)
     }
