@@ -14,6 +14,7 @@ import CordonSecrets
 extension Agent {
     /// The rules a passcode must meet when the key it wraps is protected by software only.
     var softwareOnlyRules: SoftwareOnlyRules {
+        guard configuration.softwareOnlyPasscodeDefaults else { return SoftwareOnlyRules(rules: passcodeRules) }
         let policy = policy.policy
         return SoftwareOnlyRules(
             rules: passcodeRules.hardenedForSoftwareOnly(
