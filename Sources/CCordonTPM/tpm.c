@@ -264,3 +264,23 @@ uint32_t cordon_tpm_pcr_read(cordon_tpm *tpm, uint32_t index, uint8_t digest_out
 }
 
 const char *cordon_tpm_rc_text(uint32_t rc) { return Tss2_RC_Decode(rc); }
+
+uint32_t cordon_tpm_load_check(
+    cordon_tpm *tpm, const uint8_t *public_blob, size_t public_len, const uint8_t *private_blob,
+    size_t private_len) {
+    TPM2B_PUBLIC in_public = {0};
+    TPM2B_PRIVATE in_private = {0};
+    ESYS_TR primary = ESYS_TR_NONE, object = ESYS_TR_NONE;
+    size_t offset = 0;
+    TSS2_RC rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(public_blob, public_len, &offset, &in_public);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    offset = 0;
+    rc = Tss2_MU_TPM2B_PRIVATE_Unmarshal(private_blob, private_len, &offset, &in_private);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = create_primary(tpm, &primary);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_Load(tpm->esys, primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &in_private, &in_public, &object);
+    if (object != ESYS_TR_NONE) Esys_FlushContext(tpm->esys, object);
+    Esys_FlushContext(tpm->esys, primary);
+    return rc;
+}

@@ -30,10 +30,21 @@ public final class CordonClient: Sendable {
         try await connection.call(.getStatus, NoParameters(), returning: StatusReply.self).status
     }
 
-    /// Sets the first passcode; the container stays locked until `unlock`.
-    public func initialize(passcode: String) async throws {
-        _ = try await connection.call(
-            .initialize, InitializeParameters(passcode: passcode), returning: NoParameters.self)
+    /// Sets the first passcode; the container stays locked until `unlock`. Returns the recovery key
+    /// (48 digits in 8 groups), which the agent gives only here: show it to the user once.
+    @discardableResult
+    public func initialize(passcode: String) async throws -> String? {
+        try await connection.call(
+            .initialize, InitializeParameters(passcode: passcode), returning: InitializeReply.self
+        ).recoveryKey
+    }
+
+    /// Restores with the recovery key (a TPM cleared or replaced, the database on another machine):
+    /// sets `passcode` and returns the new recovery key; the one given no longer works.
+    public func recover(recoveryKey: String, passcode: String) async throws -> String {
+        try await connection.call(
+            .recover, RecoverParameters(recoveryKey: recoveryKey, passcode: passcode), returning: RecoverReply.self
+        ).recoveryKey
     }
 
     /// Unlocks; `nil` works within the re-authentication grace.

@@ -139,8 +139,9 @@ public enum InterfaceDescriptions {
         # The current state, attempt counter and settings.
         method GetStatus() -> (status: Status)
 
-        # Sets the first passcode and creates the master key; the container stays locked.
-        method Initialize(passcode: string) -> ()
+        # Sets the first passcode and creates the master key; the container stays locked. The reply holds
+        # the recovery key (48 digits in 8 groups of 6), given only here.
+        method Initialize(passcode: string) -> (recoveryKey: ?string)
 
         # Unlocks; the passcode may be omitted within the re-authentication grace.
         method Unlock(passcode: ?string) -> ()
@@ -159,6 +160,10 @@ public enum InterfaceDescriptions {
 
         # The registered apps and their compliance.
         method ListApps() -> (apps: []App)
+
+        # Restores with the recovery key (a TPM cleared or replaced, the database on another machine): sets
+        # a new passcode, re-seals, and returns a new recovery key; the one given stops working.
+        method Recover(recoveryKey: string, passcode: string) -> (recoveryKey: string)
 
         # No passcode is set yet: call Initialize.
         error NotInitialized ()

@@ -45,4 +45,6 @@ public enum Method: String, Sendable, CaseIterable {
     case tokenRename = "io.cordon.Tokens.Rename"
     case tokenRemove = "io.cordon.Tokens.Remove"
     case tokenReset = "io.cordon.Tokens.Reset"
+    // MARK: Recovery key (#12)
+    case recover = "io.cordon.Agent.Recover"
 }

@@ -143,6 +143,10 @@ extension Agent {
             .tokenImport, .tokenList, .tokenCode, .tokenRename, .tokenRemove, .tokenReset:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
+        // MARK: Recovery key (#12)
+        case .recover:
+            let parameters = try codec.decodeParameters(RecoverParameters.self, from: message)
+            return try recover(parameters, encoder: encoder, now: now)
         }
     }
 

@@ -22,11 +22,17 @@ extension Agent {
             return
         }
         pending = PendingRequest(
-            promise: request.promise, passcode: passcode, newPasscode: request.newPasscode, encoder: request.encoder)
+            promise: request.promise, passcode: passcode, newPasscode: request.newPasscode, encoder: request.encoder,
+            recoveryKey: request.recoveryKey)
+        if let recoveryKey = request.recoveryKey {
+            startRecovery(with: recoveryKey, newPasscode: passcode, count: count, lastFailureAt: lastFailureAt)
+            return
+        }
         let rewrapTo = work == .rewrapMasterKey ? request.newPasscode : nil
         let database = self.database
         let custody = self.custody
         let sealing = keySealing
+        let softwareRules = softwareOnlyRules
         let job = storePool.runIfActive(eventLoop: loop) { () throws -> CheckResult in
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
@@ -49,6 +55,9 @@ extension Agent {
             kdf.salt = custody.makeSalt()
             let (rewrapped, warning) = try sealing.wrap(
                 master, passcode: rewrapTo, kdf: kdf, recovery: wrapped.recovery)
+            if let refusal = softwareRules.problem(with: rewrapTo, wrapped: rewrapped) {
+                return .newPasscodeRefused(refusal)
+            }
             try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
             return .correct(nil, rewrapped, sealing.status(of: rewrapped, warning: warning))
         }
@@ -57,7 +66,7 @@ extension Agent {
         }
     }
 
-    private func finishCheck(_ result: Result<CheckResult, any Error>, unlocking: Bool) {
+    func finishCheck(_ result: Result<CheckResult, any Error>, unlocking: Bool) {
         let now = clock()
         switch result {
         case .success(.counterNotStored(let reason)):
@@ -86,6 +95,27 @@ extension Agent {
                 if unlocking && !isShuttingDown { candidateKey = key } else { key.zero() }
             }
             run(.passcodeChecked(correct: true, now: now))
+        case .success(.recovered(let rewrapped, let recoveryKey, let protection)):
+            keyProtection = protection ?? keyProtection
+            wrappedKey = rewrapped
+            // The new key goes only to the caller: never to the log or the audit.
+            if let encoder = pending?.encoder {
+                pending?.successReply = encoder.reply(RecoverReply(recoveryKey: recoveryKey))
+            }
+            logger.notice(
+                "restored with the recovery key; the master key is re-wrapped and a new recovery key made",
+                metadata: ["protection": "\(rewrapped.protection)"])
+            run(.passcodeChecked(correct: true, now: now))
+        case .success(.newPasscodeRefused(let refusal)):
+            // The current passcode (or recovery key) was right; the new passcode is refused and nothing stored.
+            failPending(refusal)
+            run(.passcodeChecked(correct: true, now: now))
+        case .success(.wrongRecoveryKey):
+            logger.notice("wrong recovery key", metadata: ["failedAttempts": "\(machine.failedAttempts)"])
+            let left = max(0, machine.configuration.maxAttempts - machine.failedAttempts)
+            // Answered as the typed error first; the machine counts it as a wrong passcode.
+            failPending(.invalidRecoveryKey(reason: "it does not open the stored key (\(left) attempts left)"))
+            run(.passcodeChecked(correct: false, now: now))
         case .failure(let error):
             logger.error("passcode check failed: \(error)")
             if let error = error as? CordonError { failPending(error) }
@@ -112,6 +142,7 @@ extension Agent {
         let custody = self.custody
         let sealing = keySealing
         let insecure = configuration.insecureFastKDF
+        let softwareRules = softwareOnlyRules
         let tuner = KDFTuner(targetSeconds: configuration.kdfTargetSeconds)
         storePool.runIfActive(eventLoop: loop) { () throws -> CreateResult in
             let master = custody.makeMasterKey()
@@ -125,15 +156,25 @@ extension Agent {
                     _ = try custody.wrap(master, passcode: "calibration", kdf: candidate)
                     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
                 }
-            let (wrapped, warning) = try sealing.wrap(master, passcode: passcode, kdf: kdf, recovery: nil)
+            // The recovery key also unwraps the master key; it leaves the agent once, in the reply.
+            let recoveryKey = RecoveryKey.generate()
+            defer { recoveryKey.secret.zero() }
+            let recovery = try custody.wrapForRecovery(master, recoveryKey: recoveryKey.secret)
+            let (wrapped, warning) = try sealing.wrap(master, passcode: passcode, kdf: kdf, recovery: recovery)
+            if let refusal = softwareRules.problem(with: passcode, wrapped: wrapped) { throw refusal }
             try database.saveWrappedKey(wrapped, now: Date().timeIntervalSince1970)
             try database.saveAttempts(count: 0, lastFailureAt: nil)
-            return CreateResult(wrapped: wrapped, protection: sealing.status(of: wrapped, warning: warning))
+            return CreateResult(
+                wrapped: wrapped, protection: sealing.status(of: wrapped, warning: warning),
+                recoveryKey: recoveryKey.formatted)
         }.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let created):
                 wrappedKey = created.wrapped
                 keyProtection = created.protection
+                if let encoder = pending?.encoder {
+                    pending?.successReply = encoder.reply(InitializeReply(recoveryKey: created.recoveryKey))
+                }
                 if let warning = created.protection?.warning { logger.warning("\(warning)") }
                 logger.notice(
                     "container initialized",
@@ -166,6 +207,8 @@ extension Agent {
 struct CreateResult: Sendable {
     let wrapped: WrappedKey
     let protection: KeyProtectionStatus?
+    /// The recovery key, formatted for the reply only.
+    let recoveryKey: String
 }
 
 /// The outcome of a passcode check run off the loop, with the key's protection read after it.
@@ -180,4 +223,10 @@ enum CheckResult: @unchecked Sendable {
     case refused(CordonError, KeyProtectionStatus?)
     /// The unwrapped master key (unlock) and the re-wrapped record (passcode change).
     case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?)
+    /// Restored with the recovery key: the re-wrapped record and the new recovery key, formatted.
+    case recovered(WrappedKey, String, KeyProtectionStatus?)
+    /// The recovery key does not open the stored key (counted like a wrong passcode).
+    case wrongRecoveryKey
+    /// The check passed, but the new passcode breaks the rules for a key only software protects.
+    case newPasscodeRefused(CordonError)
 }

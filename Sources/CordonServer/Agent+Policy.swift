@@ -46,7 +46,8 @@ extension Agent {
         stateObserver?()
     }
 
-    /// The passcode rules the policy dictates.
+    /// The passcode rules the policy dictates (stronger by default where no TPM protects the key:
+    /// `Agent+PasscodeRules.swift`).
     var passcodeRules: PasscodeRules {
         let policy = policy.policy
         return PasscodeRules(

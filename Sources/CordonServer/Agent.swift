@@ -73,6 +73,10 @@ final class Agent {
         let passcode: String
         let newPasscode: String?
         let encoder: ReplyEncoder
+        /// A recovery key to restore with instead of checking `passcode` (`Agent+Recovery.swift`).
+        var recoveryKey: RecoveryKey? = nil
+        /// The reply for success, when it is not empty (the recovery key of `Initialize`, `Recover`).
+        var successReply: ByteBuffer? = nil
     }
 
     init(
@@ -158,10 +162,12 @@ final class Agent {
         let encoder: ReplyEncoder
         var passcode: String?
         var newPasscode: String?
+        var recoveryKey: RecoveryKey?
     }
 
     private func complete(_ request: RequestContext?, with result: Result<Void, CordonError>) {
         let target: (EventLoopPromise<ByteBuffer>, ReplyEncoder)?
+        let successReply = pending?.successReply
         if let request {
             target = (request.promise, request.encoder)
         } else if let pending {
@@ -172,6 +178,7 @@ final class Agent {
         }
         guard let (promise, encoder) = target else { return }
         switch result {
+        case .success where request == nil && successReply != nil: promise.succeed(successReply ?? encoder.empty())
         case .success: promise.succeed(encoder.empty())
         case .failure(let error): promise.succeed(encoder.error(error.varlinkError))
         }

@@ -37,6 +37,10 @@ public struct AgentConfiguration: Sendable {
     /// The Flatpak installations an administrator owns: a sandboxed app's code must come from one
     /// of them for a `flatpak` binding to match (docs/THREAT-MODEL.md, "Sandboxed apps").
     public var flatpakInstallations = [FlatpakSandbox.systemInstallation]
+    /// Whether the stronger default passcode rules apply where no TPM protects the key
+    /// (`Agent+PasscodeRules.swift`); cordond always applies them, code embedding the agent may not
+    /// (its tests' short passcodes).
+    public var softwareOnlyPasscodeDefaults = true
     /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
     /// trusted only when root's (see `PromptPinentry`).
     public var adminSettingsPath: String

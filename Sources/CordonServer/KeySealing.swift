@@ -87,6 +87,11 @@ struct KeySealing: Sendable {
         }
     }
 
+    /// What `status` says when the TPM no longer loads the sealed key.
+    static let clearedProblem =
+        "this TPM does not load the sealed key (the TPM was cleared or replaced, or the database comes from another "
+        + "machine): restore with the recovery key, `cordon init --recovery`"
+
     /// The typed outcome of a TPM failure while unsealing.
     static func failure(_ error: TPMError, tpm lockout: () -> TPMLockoutState?) -> Failure {
         switch error {
@@ -96,7 +101,10 @@ struct KeySealing: Sendable {
         case .policyMismatch:
             return .refused(.hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"))
         case .objectRejected(let reason):
-            return .refused(.hardwareKeyRejected(reason: "this TPM did not seal it or was cleared (\(reason))"))
+            return .refused(
+                .hardwareKeyRejected(
+                    reason:
+                        "this TPM did not seal it or was cleared (\(reason)); restore with `cordon init --recovery`"))
         case .unavailable(let reason): return .refused(.hardwareUnavailable(reason: reason))
         case .failed: return .refused(.hardwareUnavailable(reason: error.description))
         }
@@ -115,12 +123,20 @@ struct KeySealing: Sendable {
             return status
         }
         status.pcrs = wrapped.hardware?.pcrs
-        do {
-            let state = try TPMConnection(tcti: tcti).lockoutState()
+        do throws(TPMError) {
+            let tpm = try TPMConnection(tcti: tcti)
+            let state = try tpm.lockoutState()
             status.attemptsLeft = state.attemptsLeft
             status.maxFailures = state.maxFailures
             status.inLockout = state.inLockout
             status.retryAfterSeconds = Double(state.retryAfterSeconds)
+            if let seal = wrapped.hardware {
+                // Loading needs no authorization and counts nothing against the lockout.
+                try tpm.checkLoads(
+                    TPMSealedObject(publicBlob: seal.publicBlob, privateBlob: seal.privateBlob, pcrs: seal.pcrs))
+            }
+        } catch .objectRejected(_) {
+            status.problem = Self.clearedProblem
         } catch {
             status.problem = error.description
         }

@@ -80,6 +80,17 @@ public final class TPMConnection {
         return secret.withUnsafeBytes { SecureBytes(copying: $0.prefix(length)) }
     }
 
+    /// Throws `.objectRejected` when this TPM no longer loads `object` (cleared or replaced); needs
+    /// no authorization and counts nothing against the lockout.
+    public func checkLoads(_ object: TPMSealedObject) throws(TPMError) {
+        let code = cordon_tpm_load_check(
+            context, object.publicBlob, object.publicBlob.count, object.privateBlob, object.privateBlob.count)
+        guard code == 0 else {
+            if TPMError.tpmCode(code) == TPMError.lockout { throw .lockedOut }
+            throw .objectRejected(TPMError.text(code))
+        }
+    }
+
     /// The dictionary-attack state.
     public func lockoutState() throws(TPMError) -> TPMLockoutState {
         var state = cordon_tpm_da_state()

@@ -8,7 +8,9 @@ enum DaemonLauncher {
             .appendingPathComponent("cordond").path
     }
 
-    static func start(in directory: String, adminPolicies: [String] = []) throws -> (process: Process, socket: String) {
+    static func start(in directory: String, adminPolicies: [String] = [], arguments extra: [String] = []) throws -> (
+        process: Process, socket: String
+    ) {
         try FileManager.default.createDirectory(atPath: directory + "/admin", withIntermediateDirectories: true)
         // The benchmark's apps are unbound: trust them, as a policy must say plainly (docs/THREAT-MODEL.md).
         try #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
@@ -20,15 +22,16 @@ enum DaemonLauncher {
         let executable = URL(fileURLWithPath: cordondPath)
         let process = Process()
         process.executableURL = executable
-        process.arguments = [
-            "--runtime-dir", directory + "/run", "--data-dir", directory + "/data", "--config-dir",
-            directory + "/config", "--admin-policy-dir", directory + "/admin", "--trust-dir", directory + "/trust",
-            "--log-level", "warning", "--idle-timeout", "0",
-            // Admin inputs from flags and temporary directories: test mode, which status shows.
-            "--test-mode",
-            // The benchmark's one process plays every client (up to 2,000 apps, two connections each).
-            "--max-connections-per-process", "4096",
-        ]
+        process.arguments =
+            [
+                "--runtime-dir", directory + "/run", "--data-dir", directory + "/data", "--config-dir",
+                directory + "/config", "--admin-policy-dir", directory + "/admin", "--trust-dir", directory + "/trust",
+                "--log-level", "warning", "--idle-timeout", "0",
+                // Admin inputs from flags and temporary directories: test mode, which status shows.
+                "--test-mode",
+                // The benchmark's one process plays every client (up to 2,000 apps, two connections each).
+                "--max-connections-per-process", "4096",
+            ] + extra
         process.standardError = FileHandle.nullDevice
         try process.run()
         let socket = directory + "/run/agent.sock"

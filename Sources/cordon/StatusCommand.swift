@@ -78,7 +78,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         var rows = [["key protection:", kind]]
         if let problem = protection.problem {
-            rows.append(["TPM lockout:", "unknown (\(problem))"])
+            rows.append(["TPM problem:", problem])
         } else if protection.inLockout == true {
             let retry = Format.seconds(protection.retryAfterSeconds ?? 0)
             rows.append(["TPM lockout:", "LOCKED OUT: one attempt again in \(retry)"])

@@ -94,3 +94,47 @@ struct PasscodeRulesTests {
         #expect(PasscodeRules(allowSimple: false) != PasscodeRules())
     }
 }
+
+/// The stronger defaults where no TPM protects the key (Intune-like), and what the policy keeps.
+struct SoftwareOnlyPasscodeRulesTests {
+    let hardened = PasscodeRules().hardenedForSoftwareOnly(minLengthSet: false, allowSimpleSet: false)
+
+    @Test func withoutATPMTheDefaultNeedsSixCharactersAndNamesWhy() {
+        #expect(hardened.minLength == 6)
+        #expect(
+            hardened.problem(with: "2468")
+                == "the passcode must have at least 6 characters (no TPM protects the key)")
+        #expect(hardened.problem(with: "246813") == nil)
+    }
+
+    @Test(arguments: ["123456", "654321", "111111", "abcdef"])
+    func withoutATPMSimpleSequencesAreRefused(passcode: String) {
+        #expect(
+            hardened.problem(with: passcode)
+                == "the passcode is too simple (a repeated character or a straight sequence) (no TPM protects the key)")
+    }
+
+    @Test(arguments: ["121212", "123123", "abcabc", "258258258", "ababab"])
+    func withoutATPMRepeatingPatternsAreRefused(passcode: String) {
+        #expect(
+            hardened.problem(with: passcode)
+                == "the passcode is a repeating pattern (a shorter part repeated, as in 121212) (no TPM protects the key)"
+        )
+    }
+
+    @Test(arguments: ["135792", "1212123", "aabbcc", "worm-hole"])
+    func withoutATPMOtherPasscodesAreAccepted(passcode: String) {
+        #expect(hardened.problem(with: passcode) == nil)
+    }
+
+    @Test func whatThePolicySetsStands() {
+        let explicit = PasscodeRules(minLength: 4).hardenedForSoftwareOnly(minLengthSet: true, allowSimpleSet: true)
+        #expect(explicit == PasscodeRules(minLength: 4))
+        #expect(explicit.problem(with: "1234") == nil)
+        // A longer policy minimum is never lowered.
+        let longer = PasscodeRules(minLength: 8).hardenedForSoftwareOnly(minLengthSet: true, allowSimpleSet: false)
+        #expect(longer.minLength == 8)
+        #expect(longer.allowSimple == false)
+        #expect(longer.problem(with: "12345678") != nil)
+    }
+}

@@ -242,6 +242,9 @@ enum VarlinkParameterFuzzCheck {
             return roundTrip(TokenRenameParameters.self, method, data, fields: ["serial", "nickname", "passcode"])
         case .tokenRemove: return roundTrip(TokenRemoveParameters.self, method, data, fields: ["serial", "passcode"])
         case .tokenReset: return roundTrip(TokenResetParameters.self, method, data, fields: ["passcode"])
+        // MARK: Recovery key (#12)
+        case .recover:
+            return roundTrip(RecoverParameters.self, method, data, fields: ["recoveryKey", "passcode"])
         }
     }
 

@@ -156,7 +156,7 @@ struct InterfaceDescriptionsTests {
         case .getInterfaceDescription:
             return (InterfaceDescriptionParameters(interface: "i"), InterfaceDescriptionReply(description: "d"))
         case .getStatus: return (none, StatusReply(status: status))
-        case .initialize: return (InitializeParameters(passcode: "p"), none)
+        case .initialize: return (InitializeParameters(passcode: "p"), InitializeReply(recoveryKey: "k"))
         case .unlock: return (UnlockParameters(passcode: "p"), none)
         case .lock, .logout, .reportActivity: return (none, none)
         case .changePasscode: return (ChangePasscodeParameters(old: "o", new: "n"), none)
@@ -253,6 +253,8 @@ struct InterfaceDescriptionsTests {
         case .tokenRename: return (TokenRenameParameters(serial: "s", nickname: "n", passcode: "p"), none)
         case .tokenRemove: return (TokenRemoveParameters(serial: "s", passcode: "p"), none)
         case .tokenReset: return (TokenResetParameters(passcode: "p"), none)
+        // MARK: Recovery key (#12)
+        case .recover: return (RecoverParameters(recoveryKey: "k", passcode: "p"), RecoverReply(recoveryKey: "k"))
         }
     }
 

@@ -32,7 +32,7 @@ final class TestAgent: Sendable {
     /// its config directory, keys from `<directory>/trust`).
     static func start(
         lifecycle: LifecycleConfiguration, limits: ConnectionLimits, policies: Bool = false,
-        trustUnboundApps: Bool = true
+        trustUnboundApps: Bool = true, shortPasscodes: Bool = true
     ) async throws -> TestAgent {
         let directory = try makeTemporaryDirectory()
         let paths = CordonPaths(
@@ -53,6 +53,8 @@ final class TestAgent: Sendable {
             policyDirectories: directories)
         // A test's apps get their keys without binding each one; tests of the default pass false.
         configuration.trustUnboundApps = trustUnboundApps
+        // The tests' short passcodes (2468) without a TPM; tests of the stronger defaults pass false.
+        configuration.softwareOnlyPasscodeDefaults = !shortPasscodes
         let logs = LogCapture()
         do {
             let server = try AgentServer(configuration: configuration, logger: logs.logger(label: "cordon.test"))
@@ -118,10 +120,12 @@ func withTestAgent<R>(
     limits: ConnectionLimits = .standard,
     policies: Bool = false,
     trustUnboundApps: Bool = true,
+    shortPasscodes: Bool = true,
     _ body: (TestAgent) async throws -> R
 ) async throws -> R {
     let agent = try await TestAgent.start(
-        lifecycle: lifecycle, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps)
+        lifecycle: lifecycle, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps,
+        shortPasscodes: shortPasscodes)
     let result: R
     do {
         result = try await body(agent)

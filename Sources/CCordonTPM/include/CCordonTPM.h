@@ -64,6 +64,13 @@ uint32_t cordon_tpm_da_state_read(cordon_tpm *tpm, cordon_tpm_da_state *out);
 /// Reads PCR `index` of the SHA-256 bank (32 bytes).
 uint32_t cordon_tpm_pcr_read(cordon_tpm *tpm, uint32_t index, uint8_t digest_out[32]);
 
+/// Loads the sealed object under the primary and flushes it, without its authValue: whether this TPM
+/// still holds the seed that sealed it (a TPM cleared or replaced refuses it). Nothing is counted
+/// against the dictionary-attack lockout.
+uint32_t cordon_tpm_load_check(
+    cordon_tpm *tpm, const uint8_t *public_blob, size_t public_len, const uint8_t *private_blob,
+    size_t private_len);
+
 /// A description of `rc` from the TSS (static storage).
 const char *cordon_tpm_rc_text(uint32_t rc);
 

@@ -21,11 +21,17 @@ final class DaemonProcess: @unchecked Sendable {
     /// the real default (docs/THREAT-MODEL.md).
     static let trustUnboundFile = "00-test-trust-unbound.json"
 
+    /// The admin file that keeps the short test passcodes (2468) valid where no TPM protects the key
+    /// (`passcode.minLength: 4`, `allowSimple: true`, so the stronger software-only defaults do not
+    /// apply); tests of those defaults pass `shortPasscodes: false`.
+    static let shortPasscodesFile = "00-test-short-passcodes.json"
+
     /// Starts `cordond` with test defaults (insecure fast KDF, no idle lock, unbound apps trusted)
     /// plus `arguments`.
     init(
         root: TemporaryDirectory? = nil, arguments: [String] = [], fastKDF: Bool = true,
-        environment: [String: String] = [:], launcher: Launcher? = nil, trustUnboundApps: Bool = true
+        environment: [String: String] = [:], launcher: Launcher? = nil, trustUnboundApps: Bool = true,
+        shortPasscodes: Bool = true
     ) throws {
         self.root = try root ?? TemporaryDirectory()
         if trustUnboundApps {
@@ -33,6 +39,12 @@ final class DaemonProcess: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
             try #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
                 .write(toFile: admin + "/" + Self.trustUnboundFile, atomically: true, encoding: .utf8)
+        }
+        if shortPasscodes {
+            let admin = self.root.appending("admin")
+            try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
+            try #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 4, "allowSimple": true}}"#
+                .write(toFile: admin + "/" + Self.shortPasscodesFile, atomically: true, encoding: .utf8)
         }
         self.launcher = launcher
         logPath = self.root.appending("cordond-\(UUID().uuidString.prefix(4)).log")
@@ -83,11 +95,12 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts and waits until ready.
     static func started(
         root: TemporaryDirectory? = nil, arguments: [String] = [], fastKDF: Bool = true,
-        environment: [String: String] = [:], launcher: Launcher? = nil, trustUnboundApps: Bool = true
+        environment: [String: String] = [:], launcher: Launcher? = nil, trustUnboundApps: Bool = true,
+        shortPasscodes: Bool = true
     ) async throws -> DaemonProcess {
         let daemon = try DaemonProcess(
             root: root, arguments: arguments, fastKDF: fastKDF, environment: environment, launcher: launcher,
-            trustUnboundApps: trustUnboundApps)
+            trustUnboundApps: trustUnboundApps, shortPasscodes: shortPasscodes)
         do {
             try await daemon.waitUntilReady()
         } catch {

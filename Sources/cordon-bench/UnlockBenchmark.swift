@@ -1,0 +1,163 @@
+import ArgumentParser
+import CordonSecrets
+import CordonStore
+import Dispatch
+import Foundation
+
+/// `cordon-bench unlock`: an `Unlock` with the passcode, software-only vs sealed by a TPM (swtpm),
+/// against scrypt alone with the same parameters as the baseline, in the same run.
+struct UnlockBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Unlock latency: software-only vs TPM (swtpm) vs the scrypt KDF alone.",
+        discussion: """
+            Two agents (test mode, the real KDF tuned to --kdf-target-ms): one with passcode.hardware off, \
+            one sealing to a fresh swtpm on 127.0.0.1. Each run is Logout (the key is zeroed) then Unlock \
+            with the passcode, timed from the call to the reply. The baseline is scrypt of the passcode \
+            with the parameters the software agent stored, in this process. A real TPM is slower than swtpm.
+            """)
+
+    @Option(help: "Unlocks measured per agent.")
+    var runs = 20
+    @Option(help: "The agent's scrypt target in milliseconds (--kdf-target-ms).")
+    var kdfTargetMs = 250
+    @Option(help: "The swtpm binary.")
+    var swtpm = "/usr/bin/swtpm"
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    struct Report: Codable {
+        let runs: Int
+        let kdf: String
+        let scryptAlone: LatencyStats
+        let softwareUnlock: LatencyStats
+        let tpmUnlock: LatencyStats
+    }
+
+    static let passcode = "bench-passcode-4711"
+
+    func run() throws {
+        unsetenv("CORDON_INSECURE_FAST_KDF")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-bench-unlock-\(getpid())")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let off = directory + "/50-hardware-off.json"
+        try #"{"schema": "cordon.policy.v1", "passcode": {"hardware": "off"}}"#
+            .write(toFile: off, atomically: true, encoding: .utf8)
+        let (software, kdf) = try measure(in: directory + "/software", admin: [off], tcti: nil)
+        let simulator = try BenchSimulator(binary: swtpm, directory: directory + "/swtpm")
+        defer { simulator.stop() }
+        let (tpm, _) = try measure(in: directory + "/tpm", admin: [], tcti: simulator.tcti)
+        let custody = KeyCustody()
+        var scrypt: [UInt64] = []
+        for _ in 0..<max(1, runs) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let stretched = try custody.stretch(passcode: Self.passcode, kdf: kdf)
+            scrypt.append(DispatchTime.now().uptimeNanoseconds - start)
+            stretched.zero()
+        }
+        let report = Report(
+            runs: software.count, kdf: "scrypt N=\(kdf.rounds) r=\(kdf.blockSize) p=\(kdf.parallelism)",
+            scryptAlone: LatencyStats(samples: scrypt), softwareUnlock: LatencyStats(samples: software),
+            tpmUnlock: LatencyStats(samples: tpm))
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print("unlock latency, \(report.runs) runs each, \(report.kdf)")
+            print("                      median ms    p99 ms   mean ms")
+            for (name, stats) in [
+                ("scrypt alone", report.scryptAlone), ("Unlock, software", report.softwareUnlock),
+                ("Unlock, TPM (swtpm)", report.tpmUnlock),
+            ] {
+                let cells = [stats.medianMicroseconds, stats.p99Microseconds, stats.meanMicroseconds].map {
+                    String(format: "%9.1f", $0 / 1000)
+                }
+                print(name.padding(toLength: 20, withPad: " ", startingAt: 0) + "  " + cells.joined(separator: " "))
+            }
+        }
+    }
+
+    /// Starts an agent, initializes it, and times `runs` Logout + Unlock; returns the samples and the
+    /// KDF parameters it stored.
+    private func measure(in directory: String, admin: [String], tcti: String?) throws -> ([UInt64], KDFParameters) {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (process, socket) = try DaemonLauncher.start(
+            in: directory, adminPolicies: admin,
+            arguments: ["--kdf-target-ms", "\(kdfTargetMs)", "--tpm-tcti", tcti ?? "swtpm:host=127.0.0.1,port=1"])
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let control = try VarlinkConnection(path: socket)
+        try control.call("io.cordon.Agent.Initialize", ["passcode": Self.passcode])
+        guard let wrapped = try CordonDatabase(path: directory + "/data/cordon.sqlite", readOnly: true).loadWrappedKey()
+        else { throw BenchError.daemon("no keystore after Initialize") }
+        guard (tcti == nil) == (wrapped.protection == .software) else {
+            throw BenchError.daemon("the key is protected by \(wrapped.protection.rawValue), not as asked")
+        }
+        var samples: [UInt64] = []
+        for _ in 0..<max(1, runs) {
+            try control.call("io.cordon.Agent.Logout")
+            let start = DispatchTime.now().uptimeNanoseconds
+            try control.call("io.cordon.Agent.Unlock", ["passcode": Self.passcode])
+            samples.append(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return (samples, wrapped.kdf)
+    }
+}
+
+/// A swtpm TPM 2.0 simulator on 127.0.0.1 for the benchmark's TPM agent.
+struct BenchSimulator {
+    let process: Process
+    let port: Int
+    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+
+    init(binary: String, directory: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw BenchError.daemon("\(binary) not found (install swtpm)")
+        }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        port = Int.random(in: 20_000...60_000)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server",
+            "type=tcp,port=\(port),bindaddr=127.0.0.1",
+            "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<500 {
+            if Self.accepts(port) { return }
+            guard process.isRunning else { throw BenchError.daemon("swtpm exited (port \(port) taken?)") }
+            usleep(10_000)
+        }
+        stop()
+        throw BenchError.daemon("swtpm did not listen on \(port)")
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port`.
+    static func accepts(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
