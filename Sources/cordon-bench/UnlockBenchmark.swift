@@ -45,20 +45,30 @@ struct UnlockBenchmark: ParsableCommand {
         let off = directory + "/50-hardware-off.json"
         try #"{"schema": "cordon.policy.v1", "passcode": {"hardware": "off"}}"#
             .write(toFile: off, atomically: true, encoding: .utf8)
-        let (software, kdf) = try measure(in: directory + "/software", admin: [off], tcti: nil)
+        let softwareAgent = try UnlockAgent(
+            directory: directory + "/software", admin: [off], tcti: nil, kdfTargetMs: kdfTargetMs)
+        defer { softwareAgent.stop() }
         let simulator = try BenchSimulator(binary: swtpm, directory: directory + "/swtpm")
         defer { simulator.stop() }
-        let (tpm, _) = try measure(in: directory + "/tpm", admin: [], tcti: simulator.tcti)
+        let tpmAgent = try UnlockAgent(
+            directory: directory + "/tpm", admin: [], tcti: simulator.tcti, kdfTargetMs: kdfTargetMs)
+        defer { tpmAgent.stop() }
+        let kdf = softwareAgent.kdf
         let custody = KeyCustody()
-        var scrypt: [UInt64] = []
+        // The three sides in turn, run by run, so the machine's load falls on all of them alike.
+        var (software, tpm, scrypt): ([UInt64], [UInt64], [UInt64]) = ([], [], [])
         for _ in 0..<max(1, runs) {
+            software.append(try softwareAgent.timeUnlock())
+            tpm.append(try tpmAgent.timeUnlock())
             let start = DispatchTime.now().uptimeNanoseconds
             let stretched = try custody.stretch(passcode: Self.passcode, kdf: kdf)
             scrypt.append(DispatchTime.now().uptimeNanoseconds - start)
             stretched.zero()
         }
         let report = Report(
-            runs: software.count, kdf: "scrypt N=\(kdf.rounds) r=\(kdf.blockSize) p=\(kdf.parallelism)",
+            runs: software.count,
+            kdf: "scrypt N=\(kdf.rounds) r=\(kdf.blockSize) p=\(kdf.parallelism)"
+                + (tpmAgent.kdf.rounds == kdf.rounds ? "" : " (the TPM agent tuned N=\(tpmAgent.kdf.rounds))"),
             scryptAlone: LatencyStats(samples: scrypt), softwareUnlock: LatencyStats(samples: software),
             tpmUnlock: LatencyStats(samples: tpm))
         if json {
@@ -79,33 +89,42 @@ struct UnlockBenchmark: ParsableCommand {
             }
         }
     }
+}
 
-    /// Starts an agent, initializes it, and times `runs` Logout + Unlock; returns the samples and the
-    /// KDF parameters it stored.
-    private func measure(in directory: String, admin: [String], tcti: String?) throws -> ([UInt64], KDFParameters) {
+/// One agent of the unlock benchmark: started, initialized, its stored protection checked.
+struct UnlockAgent {
+    let process: Process
+    let control: VarlinkConnection
+    /// The KDF parameters it stored at `Initialize`.
+    let kdf: KDFParameters
+
+    init(directory: String, admin: [String], tcti: String?, kdfTargetMs: Int) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (process, socket) = try DaemonLauncher.start(
             in: directory, adminPolicies: admin,
             arguments: ["--kdf-target-ms", "\(kdfTargetMs)", "--tpm-tcti", tcti ?? "swtpm:host=127.0.0.1,port=1"])
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let control = try VarlinkConnection(path: socket)
-        try control.call("io.cordon.Agent.Initialize", ["passcode": Self.passcode])
+        self.process = process
+        control = try VarlinkConnection(path: socket)
+        try control.call("io.cordon.Agent.Initialize", ["passcode": UnlockBenchmark.passcode])
         guard let wrapped = try CordonDatabase(path: directory + "/data/cordon.sqlite", readOnly: true).loadWrappedKey()
         else { throw BenchError.daemon("no keystore after Initialize") }
         guard (tcti == nil) == (wrapped.protection == .software) else {
             throw BenchError.daemon("the key is protected by \(wrapped.protection.rawValue), not as asked")
         }
-        var samples: [UInt64] = []
-        for _ in 0..<max(1, runs) {
-            try control.call("io.cordon.Agent.Logout")
-            let start = DispatchTime.now().uptimeNanoseconds
-            try control.call("io.cordon.Agent.Unlock", ["passcode": Self.passcode])
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
-        }
-        return (samples, wrapped.kdf)
+        kdf = wrapped.kdf
+    }
+
+    /// Logout (the key is zeroed), then the time of one Unlock with the passcode, in nanoseconds.
+    func timeUnlock() throws -> UInt64 {
+        try control.call("io.cordon.Agent.Logout")
+        let start = DispatchTime.now().uptimeNanoseconds
+        try control.call("io.cordon.Agent.Unlock", ["passcode": UnlockBenchmark.passcode])
+        return DispatchTime.now().uptimeNanoseconds - start
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
     }
 }
 
