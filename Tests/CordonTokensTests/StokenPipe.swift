@@ -27,6 +27,16 @@ struct StokenPipe {
             guard let file = options["file"] else { throw PipeError.unsupported("no --token or --file") }
             return try String(contentsOf: URL(fileURLWithPath: file), encoding: .utf8)
         }
+
+        /// `--devid`; for an SDTID file without it, the file's own `DeviceSerialNumber`: stoken does
+        /// not check an SDTID's device, Cordon refuses a bound token without the matching device id.
+        func deviceID() throws -> String? {
+            if let devid = options["devid"] { return devid }
+            let data = try tokenData()
+            guard data.hasPrefix("<") else { return nil }
+            let device = try SDTIDFile.parse(Array(data.utf8)).lookup("DeviceSerialNumber")
+            return device.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        }
     }
 
     /// What a replay produced: stoken's output itself, or the token the reference output holds and
@@ -99,7 +109,7 @@ struct StokenPipe {
         let now = try line.options["use-time"].map { try Self.integer($0, "use-time") } ?? 1_650_000_000
         let imported = try TokenImporter.read(
             TokenImportRequest(
-                data: line.tokenData(), password: line.options["password"], deviceID: line.options["devid"]),
+                data: line.tokenData(), password: line.options["password"], deviceID: line.deviceID()),
             now: now, oathIDKey: [])
         guard imported.tokens.count == 1, case .securID(let token) = imported.tokens[0].secret else {
             throw PipeError.unsupported("\(name): not one SecurID token")
