@@ -109,6 +109,12 @@ import Testing
             try await TokenCLITests.cordon(daemon, ["code", "--passcode-stdin", Self.securIDSerial, "--pin", "1234"]),
             "io.cordon.cli may not read token codes",
             hint: "the policy's tokens.codeReaders and tokens.cliReadsCodes say who may")
+        // `list` is a reader's call too: refused the same way; with the default policy the token is still there.
+        TokenCLITests.expectRefused(
+            try await TokenCLITests.cordon(daemon, ["list", "--passcode-stdin"]),
+            "io.cordon.cli may not read token codes",
+            hint: "the policy's tokens.codeReaders and tokens.cliReadsCodes say who may")
+        try await Self.writePolicy(daemon, "{}")
         #expect(try await TokenCLITests.listed(daemon).keys.sorted() == [Self.securIDSerial])
         try await daemon.stop()
     }
