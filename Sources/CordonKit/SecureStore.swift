@@ -55,8 +55,7 @@ public final class SecureStore: Sendable {
 
     /// The value stored under `name`, or `nil`.
     public func get(_ name: String) async throws -> Data? {
-        guard let value = try await storage().get(namespace: namespace, name: name) else { return nil }
-        return value.withUnsafeBytes { Data($0) }
+        try await storage().withValue(namespace: namespace, name: name) { Data($0) }
     }
 
     /// Deletes `name`; returns whether it was there.

@@ -1,3 +1,4 @@
+import CCordonLinux
 import Crypto
 import Foundation
 
@@ -33,16 +34,26 @@ public struct RecordSealer: Sendable {
 
     /// Opens a sealed record for `slot` into locked memory; throws `.tampered` when the bytes were
     /// changed, belong to another slot, or were sealed under another key.
-    public func open(_ sealed: [UInt8], slot: [String]) throws(RecordSealError) -> SecureBytes {
+    public func open<Sealed: DataProtocol>(_ sealed: Sealed, slot: [String]) throws(RecordSealError) -> SecureBytes {
+        try withOpened(sealed, slot: slot) { SecureBytes(copying: $0) }
+    }
+
+    /// Opens a sealed record for `slot` and lends the plaintext to `body`, zeroing it afterwards:
+    /// for a caller that makes its own copy (a reply, an app's `Data`), so no locked page is
+    /// allocated per record. Throws as `open` does.
+    public func withOpened<Sealed: DataProtocol, R>(
+        _ sealed: Sealed, slot: [String], _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(RecordSealError) -> R {
         guard sealed.count >= Self.overhead else { throw .truncated(sealed.count) }
+        var plain: Data
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
-            var plain = try AES.GCM.open(box, using: key, authenticating: Self.associatedData(slot))
-            defer { plain.resetBytes(in: 0..<plain.count) }
-            return SecureBytes(copying: plain)
+            plain = try AES.GCM.open(box, using: key, authenticating: Self.associatedData(slot))
         } catch {
             throw .tampered
         }
+        defer { plain.withUnsafeMutableBytes { cordon_secure_zero($0.baseAddress, $0.count) } }
+        return plain.withUnsafeBytes(body)
     }
 
     /// The slot's associated data: each field's UTF-8 length (4 bytes, big-endian), then its bytes.

@@ -64,11 +64,10 @@ struct StorageOperation: Sendable {
             try storage.put(namespace: namespace, name: name, value: value)
             return .done
         case .get(let name):
-            guard let value = try storage.get(namespace: namespace, name: name) else {
-                throw .recordNotFound(namespace: namespace, name: name)
-            }
-            defer { value.zero() }
-            return .value(value.withUnsafeBytes { Data($0).base64EncodedString() })
+            guard
+                let value = try storage.withValue(namespace: namespace, name: name, { Data($0).base64EncodedString() })
+            else { throw .recordNotFound(namespace: namespace, name: name) }
+            return .value(value)
         case .delete(let name):
             return .deleted(try storage.delete(namespace: namespace, name: name))
         case .list(let prefix):

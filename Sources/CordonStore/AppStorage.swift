@@ -95,8 +95,17 @@ public final class AppStorage: Sendable {
     /// The value of `name` in `namespace`, in locked memory; `nil` when there is none. Throws
     /// `recordTampered` when the stored bytes do not open for this slot.
     public func get(namespace: String, name: String) throws(CordonError) -> SecureBytes? {
+        try withValue(namespace: namespace, name: name) { SecureBytes(copying: $0) }
+    }
+
+    /// Lends the value of `name` in `namespace` to `body` and zeroes it afterwards; `nil` when
+    /// there is none. For callers that copy the value out anyway (the SDK's `Data`, the agent's
+    /// reply): no locked page per read. Throws `recordTampered` as `get` does.
+    public func withValue<R>(namespace: String, name: String, _ body: (UnsafeRawBufferPointer) -> R)
+        throws(CordonError) -> R?
+    {
         try Self.check(namespace: namespace, name: name)
-        return try withOpen(create: false) { (keys, queue) throws(CordonError) -> SecureBytes? in
+        return try withOpen(create: false) { (keys, queue) throws(CordonError) -> R? in
             guard let queue else { return nil }
             let lookup = keys.lookup(namespace: namespace, name: name)
             let sealed = try read(queue) { db in
@@ -105,7 +114,7 @@ public final class AppStorage: Sendable {
             }
             guard let sealed else { return nil }
             do {
-                return try keys.sealer.open(Array(sealed), slot: [appId, namespace, name])
+                return try keys.sealer.withOpened(sealed, slot: [appId, namespace, name], body)
             } catch {
                 throw .recordTampered(namespace: namespace, name: name)
             }

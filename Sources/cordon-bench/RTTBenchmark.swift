@@ -2,19 +2,25 @@ import ArgumentParser
 import Dispatch
 import Foundation
 
-/// `cordon-bench rtt`: `GetStatus` over the agent's socket against a raw Unix-socket echo.
+/// `cordon-bench rtt`: calls over the agent's socket against a separate-process echo, per placement.
 struct RTTBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtt",
-        abstract: "Round trip of GetStatus over the socket vs a raw Unix-socket echo of the same sizes.",
+        abstract: "Round trips over the agent's socket vs a separate-process echo of the same sizes.",
         discussion: """
-            Both sides use the same blocking client; the echo server answers with a message as long
-            as the agent's reply, so the ratio is what the agent adds to a bare socket round trip.
-            Without --socket a cordond next to this binary is started on a temporary directory.
+            Both sides use the same blocking client, call by call in turn; the echo is a forked C \
+            process that answers with a message as long as the agent's reply, so the difference is \
+            the agent's own cost per call. Each placement (one-cpu: everything on CPU 0; split: the \
+            client on CPU 0, agent and echo on CPU 1; unpinned) is measured --runs times. Without \
+            --socket a cordond next to this binary is started on a temporary directory.
             """)
 
-    @Option(help: "Round trips measured per side.")
-    var iterations = 20000
+    @Option(help: "Round trips measured per side in each run.")
+    var iterations = 10000
+    @Option(help: "Runs per placement (the report gives their spread).")
+    var runs = 5
+    @Option(help: "A placement to measure (one-cpu, split, unpinned); repeat for several. Default: all.")
+    var placement: [RoundTripPlacement] = []
     @Option(help: "Round trips before measuring.")
     var warmup = 2000
     @Option(help: "Use an already running agent at this socket.")
@@ -42,7 +48,9 @@ struct RTTBenchmark: ParsableCommand {
             daemon?.waitUntilExit()
         }
 
-        let comparison = RoundTripComparison(directory: directory, iterations: iterations, warmup: warmup)
+        let comparison = RoundTripComparison(
+            directory: directory, iterations: iterations, warmup: warmup, runs: runs,
+            placements: placement.isEmpty ? RoundTripPlacement.allCases : placement)
         var reports: [RTTReport] = []
         for (name, request) in Self.requests {
             reports.append(try comparison.run(name: name, request: request, socketPath: socketPath))

@@ -1,29 +1,77 @@
 import Foundation
 
-/// One call measured over the agent's socket against the raw echo.
+/// One call measured over the agent's socket against the separate-process echo, per placement.
 struct RTTReport: Codable {
     let method: String
     let requestBytes: Int
     let replyBytes: Int
-    let agent: LatencyStats
-    let rawEcho: LatencyStats
-    let medianRatio: Double
-    let p99Ratio: Double
-    let target: String
+    let placements: [RTTPlacementReport]
 
     func printTable() {
-        let format = { (value: Double) in String(format: "%9.1f", value) }
-        let label = "cordond " + method
-        print("rtt: \(method) over the agent socket vs raw Unix-socket echo (\(agent.count) round trips each)")
-        print("                      median µs     p99 µs    mean µs")
+        let runs = placements.first?.runs.count ?? 0
+        let count = placements.first?.runs.first?.agent.count ?? 0
         print(
-            label.padding(toLength: 22, withPad: " ", startingAt: 0) + "\(format(agent.medianMicroseconds))  "
-                + "\(format(agent.p99Microseconds))  \(format(agent.meanMicroseconds))")
-        print(
-            "raw socket echo       \(format(rawEcho.medianMicroseconds))  \(format(rawEcho.p99Microseconds))  "
-                + "\(format(rawEcho.meanMicroseconds))")
-        print(
-            String(format: "ratio (agent / raw)   median %.2f×, p99 %.2f×   target: %@", medianRatio, p99Ratio, target))
+            "rtt: \(method) (request \(requestBytes) B, reply \(replyBytes) B) vs a separate-process C echo of the "
+                + "same sizes; \(runs) runs of \(count) round trips per side, alternating")
+        print("placement  run  agent median  agent p99  echo median  echo p99  agent cost µs  ratio   target")
+        for placement in placements {
+            for (index, run) in placement.runs.enumerated() {
+                let target = placement.target.map {
+                    String(format: "<= %.1fx %@", $0, run.met == true ? "met" : "not met")
+                }
+                print(
+                    placement.placement.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                        + String(
+                            format: " %3d  %12.1f  %9.1f  %11.1f  %8.1f  %12.1f  %5.2fx  ", index + 1,
+                            run.agent.medianMicroseconds, run.agent.p99Microseconds, run.echo.medianMicroseconds,
+                            run.echo.p99Microseconds, run.agentCostMicroseconds, run.ratio) + (target ?? "-"))
+            }
+            print("  " + placement.summary)
+        }
         print("")
+    }
+}
+
+/// The runs of one placement.
+struct RTTPlacementReport: Codable {
+    let placement: RoundTripPlacement
+    let target: Double?
+    let runs: [RTTRun]
+
+    /// The spread of the ratio and of the agent's cost, and how many runs met the target.
+    var summary: String {
+        let ratios = runs.map(\.ratio).sorted()
+        let costs = runs.map(\.agentCostMicroseconds).sorted()
+        guard let low = ratios.first, let high = ratios.last, let cheapest = costs.first, let dearest = costs.last
+        else { return "\(placement.rawValue): no runs" }
+        var line = String(
+            format: "%@: ratio %.2f–%.2fx (median %.2fx), agent cost %.1f–%.1f µs", placement.rawValue, low, high,
+            ratios[ratios.count / 2], cheapest, dearest)
+        if let target {
+            line += String(
+                format: "; %d of %d runs met <= %.1fx", runs.filter { $0.met == true }.count, runs.count, target)
+        }
+        return line
+    }
+}
+
+/// One run: both sides' latencies, their ratio and difference.
+struct RTTRun: Codable {
+    let agent: LatencyStats
+    let echo: LatencyStats
+    /// Median agent / median echo.
+    let ratio: Double
+    /// Median agent minus median echo: what the agent adds to a socket round trip.
+    let agentCostMicroseconds: Double
+    /// Whether the ratio is within the placement's target (nil when there is none).
+    let met: Bool?
+
+    init(agent: LatencyStats, echo: LatencyStats, target: Double?) {
+        self.agent = agent
+        self.echo = echo
+        let ratio = agent.medianMicroseconds / max(echo.medianMicroseconds, 0.001)
+        self.ratio = ratio
+        agentCostMicroseconds = agent.medianMicroseconds - echo.medianMicroseconds
+        met = target.map { ratio <= $0 }
     }
 }

@@ -1,3 +1,4 @@
+import CCordonBench
 import Foundation
 
 #if canImport(Glibc)
@@ -78,6 +79,13 @@ final class RawUnixSocket: @unchecked Sendable {
             total += count
             if buffer[count - 1] == 0 { return total - 1 }
         }
+    }
+
+    /// The pid of the process at the other end (`SO_PEERCRED`).
+    func peerProcess() throws -> Int32 {
+        let pid = ccb_peer_pid(descriptor)
+        guard pid > 0 else { throw BenchError.system("getsockopt(SO_PEERCRED)", -pid) }
+        return pid
     }
 
     deinit { close(descriptor) }

@@ -1,51 +1,72 @@
+import CCordonBench
 import Dispatch
 import Foundation
 
-/// Measures one varlink call over the agent's socket, then a raw Unix-socket echo of the same
-/// request and reply sizes, with the same blocking client: their ratio is what the agent adds.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Measures one varlink call over the agent's socket against an echo server in a separate
+/// process (plain C, `ccb_echo_spawn`) that answers with a reply of the agent's reply size, with
+/// the same blocking client: their difference is the agent's own cost per call.
+///
+/// The two sides alternate call by call (agent, echo, agent, echo …) so that whatever else the
+/// machine does falls on both alike, and each placement is measured `runs` times so the report
+/// shows the spread, not one lucky run (docs/PERFORMANCE.md, "Round trips").
 struct RoundTripComparison {
     let directory: String
     let iterations: Int
     let warmup: Int
+    var runs = 5
+    var placements: [RoundTripPlacement] = RoundTripPlacement.allCases
 
     func run(name: String, request text: String, socketPath: String) throws -> RTTReport {
         let request = Array(text.utf8) + [0]
         let agent = try RawUnixSocket.connect(to: socketPath)
+        let agentPid = try agent.peerProcess()
         try agent.send(request)
         let replyLength = try agent.receiveMessage()
-        let agentStats = try measure(agent, request: request)
 
         let echoPath = directory + "/echo-\(name).sock"
-        let listener = try RawUnixSocket.listen(at: echoPath)
-        let reply = [UInt8](repeating: 0x20, count: replyLength) + [0]
-        let echoThread = Thread {
-            guard let connection = try? listener.accept() else { return }
-            while (try? connection.receiveMessage()) != nil {
-                if (try? connection.send(reply)) == nil { return }
-            }
-        }
-        echoThread.start()
+        let echoPid = ccb_echo_spawn(echoPath, replyLength, -1)
+        guard echoPid > 0 else { throw BenchError.system("starting the echo process", -echoPid) }
+        defer { ccb_echo_stop(echoPid) }
         let echo = try RawUnixSocket.connect(to: echoPath)
-        let echoStats = try measure(echo, request: request)
+        defer { _ = ccb_pin_thread(-1) }
+
+        var reports: [RTTPlacementReport] = []
+        for placement in placements where placement.isPossible {
+            try placement.apply(agent: agentPid, echo: echoPid)
+            _ = try measure(agent, echo, request: request, count: warmup)
+            var measured: [RTTRun] = []
+            for _ in 0..<runs {
+                let (agentStats, echoStats) = try measure(agent, echo, request: request, count: iterations)
+                measured.append(RTTRun(agent: agentStats, echo: echoStats, target: placement.target))
+            }
+            reports.append(RTTPlacementReport(placement: placement, target: placement.target, runs: measured))
+        }
+        try RoundTripPlacement.unpinned.apply(agent: agentPid, echo: echoPid)
         return RTTReport(
-            method: name, requestBytes: request.count, replyBytes: replyLength + 1, agent: agentStats,
-            rawEcho: echoStats, medianRatio: agentStats.medianMicroseconds / echoStats.medianMicroseconds,
-            p99Ratio: agentStats.p99Microseconds / echoStats.p99Microseconds, target: "median ratio <= 2.0")
+            method: name, requestBytes: request.count, replyBytes: replyLength + 1, placements: reports)
     }
 
-    private func measure(_ socket: RawUnixSocket, request: [UInt8]) throws -> LatencyStats {
-        for _ in 0..<warmup {
-            try socket.send(request)
-            _ = try socket.receiveMessage()
+    /// `count` round trips on each side, alternating.
+    private func measure(_ agent: RawUnixSocket, _ echo: RawUnixSocket, request: [UInt8], count: Int) throws -> (
+        LatencyStats, LatencyStats
+    ) {
+        var samples: ([UInt64], [UInt64]) = ([], [])
+        samples.0.reserveCapacity(count)
+        samples.1.reserveCapacity(count)
+        for _ in 0..<count {
+            var start = DispatchTime.now().uptimeNanoseconds
+            try agent.send(request)
+            _ = try agent.receiveMessage()
+            samples.0.append(DispatchTime.now().uptimeNanoseconds - start)
+            start = DispatchTime.now().uptimeNanoseconds
+            try echo.send(request)
+            _ = try echo.receiveMessage()
+            samples.1.append(DispatchTime.now().uptimeNanoseconds - start)
         }
-        var samples = [UInt64]()
-        samples.reserveCapacity(iterations)
-        for _ in 0..<iterations {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try socket.send(request)
-            _ = try socket.receiveMessage()
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
-        }
-        return LatencyStats(samples: samples)
+        return (LatencyStats(samples: samples.0), LatencyStats(samples: samples.1))
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CCordonBench
 import CordonSecrets
 import CordonStore
 import Dispatch
@@ -10,7 +11,7 @@ import GRDB
 /// kv: AppStorage (what SecureStore runs once it holds the key: an HMAC lookup, a SQLite read, an
 /// AES-GCM open) against a plain GRDB read of the same row without encryption, on a file with the
 /// same settings (WAL, synchronous FULL). socket: io.cordon.Storage.Get of the same 1 KiB value by
-/// a registered app against GetStatus on the same connection. Targets: get <= 1.5x, put <= 2x the
+/// a registered app against GetStatus on the same connection. Each pair is timed alternately. Targets: get <= 1.5x, put <= 2x the
 /// plain operation.
 struct StorageKVBenchmark: ParsableArguments {
     @Flag(help: "Measure the encrypted key-value store (get, put, io.cordon.Storage.Get).")
@@ -33,15 +34,14 @@ struct StorageKVBenchmark: ParsableArguments {
             try storage.put(namespace: "default", name: "record-\(index)", value: value)
             try plain.put(name: "record-\(index)", value: value)
         }
-        let getSealed = Self.measure(iterations) { index in
-            _ = try? storage.get(namespace: "default", name: "record-\(index % 100)")
-        }
-        let getPlain = Self.measure(iterations) { index in _ = try? plain.get(name: "record-\(index % 100)") }
-        let puts = max(iterations / 10, 100)
-        let putSealed = Self.measure(puts) { index in
-            try? storage.put(namespace: "default", name: "record-\(index % 100)", value: value)
-        }
-        let putPlain = Self.measure(puts) { index in try? plain.put(name: "record-\(index % 100)", value: value) }
+        let (getSealed, getPlain) = Self.interleaved(
+            iterations,
+            { index in _ = try? storage.withValue(namespace: "default", name: "record-\(index % 100)") { Data($0) } },
+            { index in _ = try? plain.get(name: "record-\(index % 100)") })
+        let (putSealed, putPlain) = Self.interleaved(
+            max(iterations / 10, 100),
+            { index in try? storage.put(namespace: "default", name: "record-\(index % 100)", value: value) },
+            { index in try? plain.put(name: "record-\(index % 100)", value: value) })
         print("kv, \(valueBytes)-byte values (median µs, p99 µs):")
         Self.row("get sealed", getSealed, against: getPlain, target: 1.5)
         Self.row("get plain GRDB", getPlain)
@@ -50,16 +50,27 @@ struct StorageKVBenchmark: ParsableArguments {
         try StorageKVSocket(directory: directory + "/agent", value: value, iterations: iterations).run()
     }
 
-    static func measure(_ count: Int, _ body: (Int) -> Void) -> LatencyStats {
-        for index in 0..<min(count, 1000) { body(index) }
-        var samples: [UInt64] = []
-        samples.reserveCapacity(count)
-        for index in 0..<count {
-            let start = DispatchTime.now().uptimeNanoseconds
-            body(index)
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
+    /// Times `sealed` and `plain` alternately, one operation each in turn, so that whatever else
+    /// the machine does falls on both sides alike.
+    static func interleaved(_ count: Int, _ sealed: (Int) -> Void, _ plain: (Int) -> Void) -> (
+        LatencyStats, LatencyStats
+    ) {
+        for index in 0..<min(count, 1000) {
+            sealed(index)
+            plain(index)
         }
-        return LatencyStats(samples: samples)
+        var samples: ([UInt64], [UInt64]) = ([], [])
+        samples.0.reserveCapacity(count)
+        samples.1.reserveCapacity(count)
+        for index in 0..<count {
+            var start = DispatchTime.now().uptimeNanoseconds
+            sealed(index)
+            samples.0.append(DispatchTime.now().uptimeNanoseconds - start)
+            start = DispatchTime.now().uptimeNanoseconds
+            plain(index)
+            samples.1.append(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        return (LatencyStats(samples: samples.0), LatencyStats(samples: samples.1))
     }
 
     static func row(_ name: String, _ stats: LatencyStats, against baseline: LatencyStats? = nil, target: Double? = nil)
@@ -120,19 +131,36 @@ struct StorageKVSocket {
             method: "io.cordon.Storage.Get", parameters: ["name": "record"], more: false)
         let status = try VarlinkConnection.encode(method: "io.cordon.Agent.GetStatus", parameters: [:], more: false)
         let roundTrip = { (message: String) in
-            StorageKVBenchmark.measure(iterations) { _ in
+            { (_: Int) in
                 try? app.send(message)
                 _ = try? app.receive()
             }
         }
-        let storageGet = roundTrip(get)
-        let getStatus = roundTrip(status)
+        try app.send(get)
+        let replyLength = try app.receive().utf8.count
+        // The round-trip baseline of `cordon-bench rtt`: a separate C process, replies of Get's size.
+        let echoPath = directory + "/echo.sock"
+        let echoPid = ccb_echo_spawn(echoPath, replyLength, -1)
+        guard echoPid > 0 else { throw BenchError.system("starting the echo process", -echoPid) }
+        defer { ccb_echo_stop(echoPid) }
+        let echo = try RawUnixSocket.connect(to: echoPath)
+        let request = Array(get.utf8) + [0]
+        let (storageGet, getStatus) = StorageKVBenchmark.interleaved(iterations, roundTrip(get), roundTrip(status))
+        let (againstEcho, echoStats) = StorageKVBenchmark.interleaved(
+            iterations, roundTrip(get),
+            { _ in
+                try? echo.send(request)
+                _ = try? echo.receiveMessage()
+            })
         print("socket (median µs, p99 µs):")
         StorageKVBenchmark.row("Storage.Get", storageGet)
         StorageKVBenchmark.row("GetStatus", getStatus)
+        StorageKVBenchmark.row("Storage.Get", againstEcho)
+        StorageKVBenchmark.row("C echo", echoStats)
         print(
             String(
-                format: "Storage.Get is %.2fx GetStatus's round trip",
-                storageGet.medianMicroseconds / max(getStatus.medianMicroseconds, 0.001)))
+                format: "Storage.Get is %.2fx GetStatus's round trip and %.2fx the separate-process echo's",
+                storageGet.medianMicroseconds / max(getStatus.medianMicroseconds, 0.001),
+                againstEcho.medianMicroseconds / max(echoStats.medianMicroseconds, 0.001)))
     }
 }

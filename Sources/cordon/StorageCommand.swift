@@ -19,20 +19,33 @@ struct StorageCommand: AsyncParsableCommand {
         ])
 }
 
-/// Options of the commands that reach one app's records.
-struct StorageRecordOptions: ParsableArguments {
+/// Options of the commands that reach one app through the agent with the passcode.
+struct StorageAppOptions: ParsableArguments {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var passcode: PasscodeOptions
 
-    @Option(help: ArgumentHelp("The app whose records to reach.", valueName: "app-id"))
+    @Option(help: ArgumentHelp("The app whose storage to reach.", valueName: "app-id"))
     var app: String
-
-    @Option(help: "The namespace (default: default).")
-    var namespace: String?
 
     /// Reads the passcode, connects and runs `body` with the client and the passcode.
     func run<R>(_ body: (CordonClient, String) async throws -> R) async throws -> R {
         try await passcode.withClient(global, body)
+    }
+}
+
+/// Options of the commands that reach one app's records: the app and a namespace.
+struct StorageRecordOptions: ParsableArguments {
+    @OptionGroup var target: StorageAppOptions
+
+    @Option(help: "The namespace (default: default).")
+    var namespace: String?
+
+    /// The app whose records to reach.
+    var app: String { target.app }
+
+    /// Reads the passcode, connects and runs `body` with the client and the passcode.
+    func run<R>(_ body: (CordonClient, String) async throws -> R) async throws -> R {
+        try await target.run(body)
     }
 }
 

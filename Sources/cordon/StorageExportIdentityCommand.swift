@@ -15,7 +15,7 @@ struct StorageExportIdentityCommand: AsyncParsableCommand {
             you would the passcode.
             """)
 
-    @OptionGroup var options: StorageRecordOptions
+    @OptionGroup var options: StorageAppOptions
 
     func run() async throws {
         let exported = try await options.run { client, passcode in

@@ -93,6 +93,26 @@ import Testing
         #expect(tampered == 1, "exactly the overwritten record fails to open")
     }
 
+    @Test func withValueLendsTheSameBytesAndRefusesWhatGetRefuses() throws {
+        let store = storage()
+        try store.put(namespace: "default", name: "n", value: Array("lent".utf8))
+        #expect(try store.withValue(namespace: "default", name: "n") { String(decoding: $0, as: UTF8.self) } == "lent")
+        #expect(try store.withValue(namespace: "default", name: "missing") { $0.count } == nil)
+        #expect(throws: CordonError.invalidRecordName(field: "name", reason: "it contains a NUL byte")) {
+            try store.withValue(namespace: "default", name: "a\u{0}b") { $0.count }
+        }
+        store.close()
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE records SET sealedValue = zeroblob(40)") }
+        try queue.close()
+        #expect(throws: CordonError.recordTampered(namespace: "default", name: "n")) {
+            try storage().withValue(namespace: "default", name: "n") { $0.count }
+        }
+        #expect(throws: CordonError.containerLocked(appId: appId, state: "closed")) {
+            try store.withValue(namespace: "default", name: "n") { $0.count }
+        }
+    }
+
     @Test func anotherKeyOpensNothing() throws {
         try storage(1).put(namespace: "default", name: "n", value: Array("v".utf8))
         let other = storage(2)

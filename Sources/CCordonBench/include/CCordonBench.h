@@ -50,3 +50,20 @@ int ccb_bus_sender_open(const char *address, sd_bus **out);
 /// like a Cordon event: seq, kind, reason, state, time) and flushes it. Returns 0 or -errno.
 int ccb_bus_emit(sd_bus *bus, uint64_t seq, double time);
 void ccb_bus_close(sd_bus *bus);
+
+/// The round-trip baseline: forks a separate process (plain C, system calls only) that accepts
+/// one connection on `path` and answers every NUL-terminated message with `reply_length` spaces
+/// and a NUL, until the peer closes. The socket listens before this returns; the child is pinned
+/// to `cpu` when `cpu >= 0`. Returns the child's pid, or -errno.
+int32_t ccb_echo_spawn(const char *path, size_t reply_length, int cpu);
+/// Kills and reaps the echo process.
+void ccb_echo_stop(int32_t pid);
+/// Pins the calling thread to `cpu`; `-1` allows every online CPU. Returns 0 or -errno.
+int ccb_pin_thread(int cpu);
+/// Pins every thread of process `pid` (as listed in /proc/PID/task) to `cpu`; `-1` allows every
+/// online CPU. Returns 0 or -errno.
+int ccb_pin_process(int32_t pid, int cpu);
+/// The number of online CPUs.
+int ccb_cpu_count(void);
+/// The pid of the process at the other end of Unix socket `fd` (`SO_PEERCRED`), or -errno.
+int32_t ccb_peer_pid(int fd);
