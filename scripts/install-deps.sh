@@ -9,7 +9,8 @@
 # oathtool and stoken (the HOTP/TOTP and SecurID peers CordonTokensTests compare codes with),
 # libtss2-dev (the TPM Software Stack CordonTPM links), swtpm and swtpm-tools (the TPM 2.0 simulator the TPM
 # tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
-# Python (test peers): varlink, jsonschema.
+# Python (test peers): varlink, jsonschema, rsa-ct-kip (RSA's CT-KIP client and fake server the CT-KIP
+# import tests provision from; it brings flask and pycryptodome).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -61,4 +62,10 @@ fi
 if ! "$python" -c "import jsonschema" >/dev/null 2>&1; then
     echo "installing the Python jsonschema validator"
     "$python" -m pip install -q jsonschema 2>/dev/null || "$python" -m pip install -q --break-system-packages jsonschema
+fi
+
+# RSA's CT-KIP dialect: the fake server the CT-KIP import tests provision from, and its client.
+if ! "$python" -c "import rsa_ct_kip, flask, Crypto" >/dev/null 2>&1; then
+    echo "installing the Python rsa-ct-kip package"
+    "$python" -m pip install -q rsa-ct-kip==0.6.0 2>/dev/null || "$python" -m pip install -q --break-system-packages rsa-ct-kip==0.6.0
 fi

@@ -31,13 +31,19 @@ public struct Tokens: Sendable {
 
 extension CordonClient {
     /// Imports the tokens in `data` (a CTF string or URL, an `otpauth://` or
-    /// `otpauth-migration://` URI, or an SDTID file's XML); needs the passcode.
+    /// `otpauth-migration://` URI, an SDTID file's XML, or a CT-KIP URL the agent provisions from
+    /// its server); needs the passcode. `insecure` retries a CT-KIP import without validating the
+    /// server's certificate: audited, and refused with `CordonError.ctkipInsecureNotAllowed`
+    /// unless the policy's `tokens.ctkipAllowInsecure` is true.
     public func importTokens(
-        _ data: String, password: String? = nil, pin: String? = nil, nickname: String? = nil, passcode: String
+        _ data: String, password: String? = nil, pin: String? = nil, nickname: String? = nil, passcode: String,
+        insecure: Bool = false
     ) async throws -> [TokenInfo] {
         try await connection.call(
             .tokenImport,
-            TokenImportParameters(data: data, password: password, pin: pin, nickname: nickname, passcode: passcode),
+            TokenImportParameters(
+                data: data, password: password, pin: pin, nickname: nickname, passcode: passcode,
+                insecure: insecure ? true : nil),
             returning: TokenListReply.self
         ).tokens
     }

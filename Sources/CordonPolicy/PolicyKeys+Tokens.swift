@@ -13,7 +13,7 @@ extension PolicyKeys {
             .strings(.tokenImportKind, noun: "import kinds", item: "an import format"), resolve: { Set($0) },
             merge: .combine(Stricter.intersect), unset: nil, builtin: nil,
             summary:
-                "When present, only these formats may be imported: \"ctf\", \"sdtid\", \"otpauth\", \"otpauth-migration\" (lists of several files intersect)."
+                "When present, only these formats may be imported: \"ctf\", \"sdtid\", \"otpauth\", \"otpauth-migration\", \"ctkip\" (lists of several files intersect)."
         )
         /// Whether a PIN token's code needs the PIN in every call; `true` is stricter.
         public static let pinRequired = PolicySetting<Bool, Bool>(
@@ -44,8 +44,16 @@ extension PolicyKeys {
             summary:
                 "\"whenUnlocked\" (codes only while the container is unlocked) or \"afterFirstUnlock\" (also while locked with the key held)."
         )
+        /// Whether a CT-KIP import may be retried without certificate validation (`--insecure`,
+        /// audited); `false` is stricter.
+        public static let ctkipAllowInsecure = PolicySetting<Bool, Bool>(
+            section, "ctkipAllowInsecure", scope: .global, .boolean, merge: .stricter(Stricter.whenFalse),
+            unset: false, builtin: false,
+            summary:
+                "Whether a CT-KIP import may be retried without validating the server's certificate (`cordon token import --insecure`; audited)."
+        )
         static let all: [any AnyPolicySetting] = [
-            importKinds, pinRequired, maxTokens, codeReaders, cliReadsCodes, dataAccess,
+            importKinds, pinRequired, maxTokens, codeReaders, cliReadsCodes, dataAccess, ctkipAllowInsecure,
         ]
     }
 }
@@ -53,7 +61,7 @@ extension PolicyKeys {
 extension StringPattern {
     /// A token import format.
     static let tokenImportKind = StringPattern(
-        expected: "an import format (\"ctf\", \"sdtid\", \"otpauth\" or \"otpauth-migration\")",
-        accepts: { ["ctf", "sdtid", "otpauth", "otpauth-migration"].contains($0) },
-        regex: "^(ctf|sdtid|otpauth|otpauth-migration)$")
+        expected: "an import format (\"ctf\", \"sdtid\", \"otpauth\", \"otpauth-migration\" or \"ctkip\")",
+        accepts: { ["ctf", "sdtid", "otpauth", "otpauth-migration", "ctkip"].contains($0) },
+        regex: "^(ctf|sdtid|otpauth|otpauth-migration|ctkip)$")
 }

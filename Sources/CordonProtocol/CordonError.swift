@@ -130,6 +130,13 @@ public enum CordonError: Error, Sendable, Equatable {
     case hardwareUnavailable(reason: String)
     /// The recovery key does not open the stored key, or the container has none.
     case invalidRecoveryKey(reason: String)
+    // MARK: CT-KIP (#14)
+    /// A CT-KIP provisioning from `server` (host) failed at `step` (`ClientHello`, `ServerHello`,
+    /// `ClientNonce`, `ServerFinished`): `reason` says why (a certificate problem, a timeout, a
+    /// malformed or lying answer). Never holds the activation code or the seed; nothing was stored.
+    case ctkipFailed(server: String, step: String, reason: String)
+    /// A CT-KIP import asked to skip certificate validation and `tokens.ctkipAllowInsecure` is false.
+    case ctkipInsecureNotAllowed(server: String)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -192,6 +199,9 @@ public enum CordonError: Error, Sendable, Equatable {
         case .hardwareKeyRejected: return "io.cordon.Agent.HardwareKeyRejected"
         case .hardwareUnavailable: return "io.cordon.Agent.HardwareUnavailable"
         case .invalidRecoveryKey: return "io.cordon.Agent.InvalidRecoveryKey"
+        // MARK: CT-KIP (#14)
+        case .ctkipFailed: return "io.cordon.Tokens.CTKIPFailed"
+        case .ctkipInsecureNotAllowed: return "io.cordon.Tokens.CTKIPInsecureNotAllowed"
         }
     }
 
@@ -247,6 +257,10 @@ public enum CordonError: Error, Sendable, Equatable {
         case .hardwareRequired(let reason), .hardwareKeyRejected(let reason), .hardwareUnavailable(let reason),
             .invalidRecoveryKey(let reason):
             return ["reason": .string(reason)]
+        // MARK: CT-KIP (#14)
+        case .ctkipFailed(let server, let step, let reason):
+            return ["server": .string(server), "step": .string(step), "reason": .string(reason)]
+        case .ctkipInsecureNotAllowed(let server): return ["server": .string(server)]
         }
     }
 
@@ -333,6 +347,10 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Agent.HardwareKeyRejected": self = .hardwareKeyRejected(reason: string("reason"))
         case "io.cordon.Agent.HardwareUnavailable": self = .hardwareUnavailable(reason: string("reason"))
         case "io.cordon.Agent.InvalidRecoveryKey": self = .invalidRecoveryKey(reason: string("reason"))
+        // MARK: CT-KIP (#14)
+        case "io.cordon.Tokens.CTKIPFailed":
+            self = .ctkipFailed(server: string("server"), step: string("step"), reason: string("reason"))
+        case "io.cordon.Tokens.CTKIPInsecureNotAllowed": self = .ctkipInsecureNotAllowed(server: string("server"))
         default: return nil
         }
     }

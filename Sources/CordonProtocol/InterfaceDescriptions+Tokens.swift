@@ -20,13 +20,16 @@ extension InterfaceDescriptions {
           importedAt: float
         )
 
-        # Imports the tokens in data (one, or a batch for otpauth-migration).
+        # Imports the tokens in data (one, or a batch for otpauth-migration; a CT-KIP URL is
+        # provisioned from its server, insecure: true retries without certificate validation when
+        # tokens.ctkipAllowInsecure allows it, audited).
         method Import(
           data: string,
           password: ?string,
           pin: ?string,
           nickname: ?string,
-          passcode: string
+          passcode: string,
+          insecure: ?bool
         ) -> (tokens: []Token)
 
         # Every token's metadata, oldest first.
@@ -80,6 +83,13 @@ extension InterfaceDescriptions {
 
         # Locked under tokens.dataAccess whenUnlocked, or the key is not held.
         error Locked (state: string)
+
+        # A CT-KIP provisioning from server failed at step (ClientHello, ServerHello, ClientNonce,
+        # ServerFinished); nothing was stored.
+        error CTKIPFailed (server: string, step: string, reason: string)
+
+        # insecure was asked and tokens.ctkipAllowInsecure is false.
+        error CTKIPInsecureNotAllowed (server: string)
 
         """
 }

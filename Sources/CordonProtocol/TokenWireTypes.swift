@@ -7,13 +7,20 @@ public struct TokenImportParameters: Codable, Sendable, Equatable {
     public var pin: String?
     public var nickname: String?
     public var passcode: String
+    /// CT-KIP only: retry without validating the server's certificate (allowed by
+    /// `tokens.ctkipAllowInsecure`; audited).
+    public var insecure: Bool?
 
-    public init(data: String, password: String? = nil, pin: String? = nil, nickname: String? = nil, passcode: String) {
+    public init(
+        data: String, password: String? = nil, pin: String? = nil, nickname: String? = nil, passcode: String,
+        insecure: Bool? = nil
+    ) {
         self.data = data
         self.password = password
         self.pin = pin
         self.nickname = nickname
         self.passcode = passcode
+        self.insecure = insecure
     }
 }
 

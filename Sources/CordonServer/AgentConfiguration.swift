@@ -47,6 +47,9 @@ public struct AgentConfiguration: Sendable {
     /// The TCTI configuration of the TPM that seals the key (docs/THREAT-MODEL.md, "Passcode and
     /// TPM"): the kernel's resource manager unless test mode names a simulator.
     public var tpmTCTI = TPMConnection.defaultTCTI
+    /// CT-KIP: a PEM file of CA certificates servers are validated against instead of the system
+    /// trust store (test mode only; docs/THREAT-MODEL.md, "Tokens").
+    public var ctkipCAFile: String?
 
     /// Where the admin settings are unless configured otherwise.
     public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"

@@ -33,29 +33,40 @@ extension TokensComponent {
             } catch {
                 throw Self.cordonError(error)
             }
-            var imported: [TokenInfo] = []
-            var duplicate: String?
-            for record in records {
-                var plain = record.encoded()
-                defer { for index in plain.indices { plain[index] = 0 } }
-                let stored = StoredToken(
-                    serial: record.serial, kind: record.kind, nickname: nickname ?? Self.defaultNickname(record),
-                    digits: record.digits, interval: record.interval, pinMode: record.pinMode, expiry: record.expiry,
-                    generation: generation, sealed: try keys.sealer.seal(plain, slot: ["token", record.serial]),
-                    counter: record.counter, importedAt: now)
-                switch try database.insertToken(stored, maximum: maximum) {
-                case .inserted: imported.append(Self.info(stored))
-                case .duplicate(let serial): duplicate = duplicate ?? serial
-                case .limitReached(let maximum): throw CordonError.tokenLimit(maximum: maximum)
-                }
-            }
-            // A batch imports what is new; only an import that adds nothing is a duplicate.
-            if imported.isEmpty, let duplicate { throw CordonError.duplicateToken(serial: duplicate) }
-            return imported
+            return try Self.store(
+                records, sealer: keys.sealer, database: database, generation: generation, nickname: nickname,
+                maximum: maximum, now: now)
         }
         return finish(work, appId: appId, action: "tokens.import", encoder: encoder) { tokens in
             (encoder.reply(TokenListReply(tokens: tokens)), tokens.map(\.serial).joined(separator: ", "))
         }
+    }
+
+    /// Seals and inserts `records` under `generation` (on the store pool): what is new is stored; an
+    /// import that adds nothing is a duplicate; past `maximum` nothing more is stored.
+    static func store(
+        _ records: [TokenRecord], sealer: RecordSealer, database: CordonDatabase, generation: Int, nickname: String?,
+        maximum: Int, now: Double
+    ) throws -> [TokenInfo] {
+        var imported: [TokenInfo] = []
+        var duplicate: String?
+        for record in records {
+            var plain = record.encoded()
+            defer { for index in plain.indices { plain[index] = 0 } }
+            let stored = StoredToken(
+                serial: record.serial, kind: record.kind, nickname: nickname ?? Self.defaultNickname(record),
+                digits: record.digits, interval: record.interval, pinMode: record.pinMode, expiry: record.expiry,
+                generation: generation, sealed: try sealer.seal(plain, slot: ["token", record.serial]),
+                counter: record.counter, importedAt: now)
+            switch try database.insertToken(stored, maximum: maximum) {
+            case .inserted: imported.append(Self.info(stored))
+            case .duplicate(let serial): duplicate = duplicate ?? serial
+            case .limitReached(let maximum): throw CordonError.tokenLimit(maximum: maximum)
+            }
+        }
+        // A batch imports what is new; only an import that adds nothing is a duplicate.
+        if imported.isEmpty, let duplicate { throw CordonError.duplicateToken(serial: duplicate) }
+        return imported
     }
 
     /// Every token's metadata.
@@ -138,7 +149,7 @@ extension TokensComponent {
     }
 
     /// Audits the outcome of `work` and answers once the record is stored.
-    private func finish<T: Sendable>(
+    func finish<T: Sendable>(
         _ work: EventLoopFuture<T>, appId: String, action: String, encoder: ReplyEncoder,
         _ reply: @escaping (T) -> (frame: ByteBuffer, detail: String)
     ) -> CallOutcome {

@@ -53,6 +53,7 @@ final class TokensComponent: AgentComponent {
             }
             if let nickname = parameters.nickname { try typed { () throws(CordonError) in try Self.check(nickname) } }
             let appId = managedAppId(call.connection) ?? Self.cliAppId
+            if kind == .ctkip { return try provision(parameters, appId: appId, encoder: encoder) }
             return host.authorized(passcode: parameters.passcode, encoder: encoder) { [self] in
                 importTokens(parameters, appId: appId, encoder: encoder)
             }

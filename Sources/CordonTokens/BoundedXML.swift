@@ -7,12 +7,20 @@ public struct XMLElement: Sendable, Equatable {
     public var text: String
     /// The byte offset of its start tag.
     public var offset: Int
+    /// Its attributes by qualified name (entity references decoded).
+    public var attributes: [String: String] = [:]
 
     /// The first child named `name`.
     public func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
+
+    /// The name without its namespace prefix (`ds:Modulus` → `Modulus`).
+    public var localName: Substring { name.split(separator: ":", maxSplits: 1).last ?? Substring(name) }
+
+    /// The first child whose local name is `name`, whatever its prefix.
+    public func local(_ name: String) -> XMLElement? { children.first { $0.localName == name } }
 }
 
-/// A small, bounded XML reader for SDTID files: elements, attributes (skipped), character data,
+/// A small, bounded XML reader for SDTID files and CT-KIP messages: elements, attributes, character data,
 /// comments, processing instructions and CDATA. It refuses DTDs (`<!DOCTYPE`), so no entity can be
 /// declared, and any entity reference other than the five predefined ones and character references;
 /// it caps the document, each element's text, the depth and the number of elements.
@@ -121,6 +129,7 @@ public enum BoundedXML {
             if elementCount > limits.elements { throw fail("more than \(limits.elements) elements") }
             position += 1  // <
             let tag = try name()
+            var attributes: [String: String] = [:]
             // Attributes: name="value" or name='value', values without '<' and with checked references.
             while true {
                 skipWhitespace()
@@ -130,13 +139,13 @@ public enum BoundedXML {
                         throw fail("'/' must end an empty element")
                     }
                     position += 2
-                    return XMLElement(name: tag, children: [], text: "", offset: start)
+                    return XMLElement(name: tag, children: [], text: "", offset: start, attributes: attributes)
                 }
                 if bytes[position] == UInt8(ascii: ">") {
                     position += 1
                     break
                 }
-                _ = try name()
+                let attribute = try name()
                 skipWhitespace()
                 guard position < bytes.count, bytes[position] == UInt8(ascii: "=") else { throw fail("'=' expected") }
                 position += 1
@@ -154,6 +163,8 @@ public enum BoundedXML {
                 }
                 guard position < bytes.count else { throw fail("unterminated attribute value") }
                 position += 1
+                guard attributes.count < 64 else { throw fail("more than 64 attributes on <\(tag)>") }
+                attributes[attribute] = String(decoding: value, as: UTF8.self)
             }
             var children: [XMLElement] = []
             var text: [UInt8] = []
@@ -171,7 +182,8 @@ public enum BoundedXML {
                     guard let string = String(validating: text, as: UTF8.self) else {
                         throw fail("the text of <\(tag)> is not UTF-8", at: start)
                     }
-                    return XMLElement(name: tag, children: children, text: string, offset: start)
+                    return XMLElement(
+                        name: tag, children: children, text: string, offset: start, attributes: attributes)
                 } else if starts("<!--") {
                     try skip(past: "-->", what: "comment")
                 } else if starts("<![CDATA[") {

@@ -169,6 +169,14 @@ public enum SDTIDDecoder {
                 guard position + line.count < maximumHashData else {
                     throw .invalidField(field: section.name, reason: "the section is too large to check")
                 }
+                // stoken's "bug compatibility": a short non-empty line (with the pending padding, at
+                // most 16 bytes) is written again at the start of the current block, and the padding
+                // after it zeroed.
+                if !value.isEmpty, line.count + padding <= 16 {
+                    position &= ~0xf
+                    let end = min(position + line.count + padding, maximumHashData)
+                    data.replaceSubrange(position..<end, with: [UInt8](repeating: 0, count: end - position))
+                }
                 data.replaceSubrange(position..<position + line.count, with: line)
                 position += line.count + padding
                 padding = position & 0xf == 0 ? 0x10 : position & 0xf

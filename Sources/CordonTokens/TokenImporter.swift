@@ -4,6 +4,8 @@ public enum TokenImportKind: String, Sendable, CaseIterable, Codable {
     case sdtid
     case otpauth
     case otpauthMigration = "otpauth-migration"
+    /// A CT-KIP provisioning URL: the agent runs the exchange (`CTKIPClient`) over HTTPS.
+    case ctkip
 }
 
 /// What an import gives: the data and the secrets that open it.
@@ -37,6 +39,7 @@ public enum TokenImporter {
         let text = data.trimmingWhitespace()
         let lower = text.prefix(24).lowercased()
         if text.hasPrefix("<") { return .sdtid }
+        if CTKIPProvisioning.matches(text) { return .ctkip }
         if lower.hasPrefix("otpauth-migration://") { return .otpauthMigration }
         if lower.hasPrefix("otpauth://") { return .otpauth }
         if let first = text.first, "12AB".contains(first) || text.lowercased().contains("ctfdata=") { return .ctf }
@@ -55,6 +58,8 @@ public enum TokenImporter {
                 field: "data", reason: "it is not a CTF string, an SDTID file, an otpauth or otpauth-migration URI")
         }
         switch kind {
+        case .ctkip:
+            throw .invalidField(field: "data", reason: "a CT-KIP URL is provisioned from its server, not read")
         case .ctf, .sdtid:
             let password = request.password.flatMap { $0.isEmpty ? nil : $0 }
             let token: SecurIDToken

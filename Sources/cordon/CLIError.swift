@@ -262,6 +262,15 @@ extension CLIError {
             self.init(
                 "the recovery key is not accepted: \(reason)",
                 hint: "type the recovery key printed at `cordon init` exactly, in its groups of digits")
+        // MARK: CT-KIP (#14)
+        case .ctkipFailed(let server, let step, let reason):
+            self.init(
+                "CT-KIP provisioning from \(server) failed at \(step): \(reason); nothing was imported",
+                hint: "check the URL and the activation code, or ask your administrator for a new one")
+        case .ctkipInsecureNotAllowed(let server):
+            self.init(
+                "the policy does not allow importing from \(server) without certificate validation",
+                hint: "tokens.ctkipAllowInsecure decides; ask your administrator, or fix the server's certificate")
         }
     }
 }

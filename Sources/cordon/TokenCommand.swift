@@ -32,11 +32,12 @@ struct TokenOptions: ParsableArguments {
 struct TokenImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import a CTF string or URL, an otpauth:// or otpauth-migration:// URI, or an SDTID file.")
+        abstract:
+            "Import a CTF string or URL, an otpauth:// or otpauth-migration:// URI, an SDTID file, or a CT-KIP URL.")
 
     @OptionGroup var options: TokenOptions
 
-    @Argument(help: "The CTF string, CTF URL or otpauth URI (omit with --file).")
+    @Argument(help: "The CTF string, CTF URL, otpauth URI or CT-KIP URL (omit with --file).")
     var source: String?
 
     @Option(help: ArgumentHelp("An SDTID file to import.", valueName: "path"))
@@ -50,6 +51,12 @@ struct TokenImportCommand: AsyncParsableCommand {
 
     @Option(help: "A nickname (at most 32 characters).")
     var nickname: String?
+
+    @Flag(
+        help:
+            "CT-KIP: retry without validating the server's certificate (audited; the policy's tokens.ctkipAllowInsecure must allow it)."
+    )
+    var insecure = false
 
     func validate() throws {
         guard (source == nil) != (file == nil) else {
@@ -68,7 +75,8 @@ struct TokenImportCommand: AsyncParsableCommand {
             data = source ?? ""
         }
         let imported = try await options.run { client, passcode in
-            try await client.importTokens(data, password: password, pin: pin, nickname: nickname, passcode: passcode)
+            try await client.importTokens(
+                data, password: password, pin: pin, nickname: nickname, passcode: passcode, insecure: insecure)
         }
         for token in imported { try Output.line("imported \(token.serial) (\(token.kind), \(token.digits) digits)") }
     }

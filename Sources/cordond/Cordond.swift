@@ -84,6 +84,11 @@ struct Cordond: AsyncParsableCommand {
             "TCTI configuration of the TPM that seals the key, e.g. swtpm:host=127.0.0.1,port=2321 (default: device:/dev/tpmrm0; test mode only; also CORDON_TPM_TCTI)."
     )
     var tpmTcti: String?
+    @Option(
+        help: ArgumentHelp(
+            "A PEM file of CA certificates CT-KIP servers are validated against instead of the system's (test mode only).",
+            valueName: "file"))
+    var ctkipCa: String?
     @Option(help: "Connections one process may hold (default: 64).")
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
@@ -112,6 +117,8 @@ struct Cordond: AsyncParsableCommand {
         {
             values.append(tpmTcti != nil ? "--tpm-tcti" : "CORDON_TPM_TCTI")
         }
+        // CA roots of the user's own making would let any server provision tokens.
+        if ctkipCa != nil { values.append("--ctkip-ca") }
         var paths: [AdminInputs.PathInput] = []
         for (flag, variable, name) in [
             (adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir"),
@@ -226,6 +233,7 @@ struct Cordond: AsyncParsableCommand {
         configuration.testMode = inTestMode
         if !flatpakInstallation.isEmpty { configuration.flatpakInstallations = flatpakInstallation }
         configuration.tpmTCTI = pick(tpmTcti, "CORDON_TPM_TCTI", TPMConnection.defaultTCTI)
+        configuration.ctkipCAFile = ctkipCa
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

@@ -94,11 +94,14 @@ struct CordonErrorTests {
         case .hardwareKeyRejected: 52
         case .hardwareUnavailable: 53
         case .invalidRecoveryKey: 54
+        // MARK: CT-KIP (#14)
+        case .ctkipFailed: 55
+        case .ctkipInsecureNotAllowed: 56
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...54))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...56))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -118,6 +121,8 @@ struct CordonErrorTests {
             let tokens: Set<String> = [
                 "DuplicateToken", "TokenNotFound", "TokenExpired", "TokenBoundElsewhere", "TokenFormat", "TokenLimit",
                 "PinRequired", "KindNotAllowed", "NotCodeReader", "Locked",
+                // MARK: CT-KIP (#14)
+                "CTKIPFailed", "CTKIPInsecureNotAllowed",
             ]
             let storage: Set<String> = [
                 "ContainerLocked", "NotFound", "ValueTooLarge", "InvalidName", "Tampered", "StorageFailed",

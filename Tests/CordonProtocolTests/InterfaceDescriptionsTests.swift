@@ -241,7 +241,8 @@ struct InterfaceDescriptionsTests {
         case .tokenImport:
             return (
                 TokenImportParameters(
-                    data: "otpauth://totp/x?secret=A", password: "w", pin: "1234", nickname: "n", passcode: "p"),
+                    data: "otpauth://totp/x?secret=A", password: "w", pin: "1234", nickname: "n", passcode: "p",
+                    insecure: true),
                 TokenListReply(tokens: [token])
             )
         case .tokenList: return (TokenPasscodeParameters(passcode: "p"), TokenListReply(tokens: [token]))

@@ -69,6 +69,9 @@ let everyCordonError: [CordonError] = [
     .hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"),
     .hardwareUnavailable(reason: "no TPM"),
     .invalidRecoveryKey(reason: "group 3 is not a multiple of 11"),
+    // MARK: CT-KIP (#14)
+    .ctkipFailed(server: "127.0.0.1:4443", step: "ServerHello", reason: "the answer is not a SOAP envelope"),
+    .ctkipInsecureNotAllowed(server: "127.0.0.1:4443"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -1,0 +1,121 @@
+import CordonKit
+import CordonProtocol
+import Foundation
+import Testing
+
+/// `cordon token rename|rm|reset` against the real daemon (docs/CLI.md): each change is made with the
+/// passcode, each refusal prints its error and hint and changes nothing stored.
+@Suite struct TokenCLITests {
+    static let passcode = "2468"
+    /// Two HOTP seeds (hex and base32) whose codes oathtool checks.
+    static let seeds = [
+        ("3132333435363738393031323334353637383930", "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"),
+        ("6162636465666768696a6b6c6d6e6f7071727374", "MFRGGZDFMZTWQ2LKNNWG23TPOBYXE43U"),
+    ]
+
+    static func hotp(_ index: Int, counter: Int = 0) -> String {
+        "otpauth://hotp/Example:user\(index)?secret=\(seeds[index].1)&issuer=Example&counter=\(counter)"
+    }
+
+    /// `cordon --socket … ARGUMENTS` with the passcode on standard input.
+    static func cordon(_ daemon: DaemonProcess, _ arguments: [String], passcode: String? = passcode) async throws
+        -> CommandResult
+    {
+        try await runCommand(
+            Binaries.cordon, ["--socket", daemon.socketPath, "token"] + arguments,
+            input: passcode.map { "\($0)\n" })
+    }
+
+    /// The serials and nicknames `cordon token list --json` prints.
+    static func listed(_ daemon: DaemonProcess) async throws -> [String: String] {
+        let list = try await cordon(daemon, ["list", "--json", "--passcode-stdin"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let tokens = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]] ?? []
+        var result: [String: String] = [:]
+        for token in tokens { result[token["serial"] as? String ?? "?"] = token["nickname"] as? String ?? "" }
+        return result
+    }
+
+    /// Checks a refused command: its exit status, its error line and its hint.
+    static func expectRefused(_ result: CommandResult, _ message: String, hint: String) {
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("cordon: error: \(message)"), "\(result.stderr)")
+        #expect(result.stderr.contains("hint: \(hint)"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    static func started() async throws -> DaemonProcess {
+        let daemon = try await DaemonProcess.started()
+        let client = try await daemon.client()
+        try await client.initialize(passcode: passcode)
+        try await client.unlock(passcode: passcode)
+        await client.close()
+        return daemon
+    }
+
+    @Test func renameRemoveAndResetChangeOnlyWhatTheyNameAndRefusalsChangeNothing() async throws {
+        let daemon = try await Self.started()
+        defer { daemon.cleanUp() }
+        for index in 0..<2 {
+            let imported = try await Self.cordon(daemon, ["import", "--passcode-stdin", Self.hotp(index)])
+            #expect(imported.status == 0 && imported.stdout.hasSuffix("(hotp, 6 digits)\n"), "\(imported.stderr)")
+        }
+        let original = try await Self.listed(daemon)
+        let serials = original.keys.sorted()
+        try #require(serials.count == 2)
+        let (first, second) = (serials[0], serials[1])
+
+        let renamed = try await Self.cordon(daemon, ["rename", "--passcode-stdin", first, "Work VPN"])
+        #expect(renamed.stdout == "renamed \(first) to Work VPN\n", "\(renamed.stderr)")
+        Self.expectRefused(
+            try await Self.cordon(daemon, ["rename", "--passcode-stdin", first, String(repeating: "n", count: 33)]),
+            "the token's nickname is not acceptable: a nickname has 1 to 32 characters, not 33",
+            hint: "check the input")
+        Self.expectRefused(
+            try await Self.cordon(daemon, ["rename", "--passcode-stdin", "oath-0000000000000000", "x"]),
+            "no token has the serial oath-0000000000000000", hint: "list the tokens with `cordon token list`")
+        Self.expectRefused(
+            try await Self.cordon(daemon, ["rename", "--passcode-stdin", first, "Stolen"], passcode: "0000"),
+            "wrong passcode; ", hint: "")
+        #expect(try await Self.listed(daemon) == [first: "Work VPN", second: original[second] ?? "?"])
+
+        Self.expectRefused(
+            try await Self.cordon(daemon, ["rm", "--passcode-stdin", second], passcode: "0000"),
+            "wrong passcode; ", hint: "")
+        Self.expectRefused(
+            try await Self.cordon(daemon, ["rm", "--passcode-stdin", "oath-0000000000000000"]),
+            "no token has the serial oath-0000000000000000", hint: "list the tokens with `cordon token list`")
+        #expect(try await Self.listed(daemon).count == 2)
+        let removed = try await Self.cordon(daemon, ["rm", "--passcode-stdin", second])
+        #expect(removed.stdout == "removed \(second)\n", "\(removed.stderr)")
+        #expect(try await Self.listed(daemon) == [first: "Work VPN"])
+
+        let unconfirmed = try await Self.cordon(daemon, ["reset", "--passcode-stdin"])
+        #expect(unconfirmed.status != 0 && unconfirmed.stderr.contains("reset deletes every token; confirm with --yes"))
+        Self.expectRefused(
+            try await Self.cordon(daemon, ["reset", "--yes", "--passcode-stdin"], passcode: "0000"),
+            "wrong passcode; ", hint: "")
+        #expect(try await Self.listed(daemon) == [first: "Work VPN"])
+        let reset = try await Self.cordon(daemon, ["reset", "--yes", "--passcode-stdin"])
+        #expect(reset.stdout == "every token was deleted\n", "\(reset.stderr)")
+        #expect(try await Self.listed(daemon).isEmpty)
+        let none = try await Self.cordon(daemon, ["list", "--passcode-stdin"])
+        #expect(none.stdout == "no tokens\n")
+
+        // The new key generation seals and opens: the same token imports again and gives oathtool's code.
+        let again = try await Self.cordon(daemon, ["import", "--passcode-stdin", Self.hotp(0, counter: 3)])
+        #expect(again.status == 0, "\(again.stderr)")
+        let serial = try #require(try await Self.listed(daemon).keys.first)
+        let code = try await Self.cordon(daemon, ["code", "--passcode-stdin", serial])
+        #expect(code.stdout == (try await TokenAttackTests.oathtool(Self.seeds[0].0, counter: 3)) + "\n")
+
+        let client = try await daemon.client()
+        let actions = try await client.audit(appId: "io.cordon.cli").filter { $0.category == "tokens" }
+        for action in ["tokens.rename", "tokens.remove", "tokens.reset", "tokens.import", "tokens.code"] {
+            #expect(actions.contains { $0.action == action && $0.outcome == "allow" }, "\(action)")
+        }
+        #expect(actions.contains { $0.action == "tokens.rename" && $0.outcome == "refused" })
+        await client.close()
+        try await daemon.stop()
+    }
+}
