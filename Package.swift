@@ -227,5 +227,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // MARK: Identity (#15)
+        // The identity broker's protocols: PKCE, the device grant, the loopback code flow, token
+        // responses, sessions (pure, no I/O; docs/ARCHITECTURE.md "Identity").
+        .target(
+            name: "CordonIdentity",
+            dependencies: ["CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "CordonIdentityTests", dependencies: ["CordonIdentity"], swiftSettings: strict),
     ]
 )
