@@ -9,7 +9,8 @@
 # oathtool and stoken (the HOTP/TOTP and SecurID peers CordonTokensTests compare codes with),
 # libtss2-dev (the TPM Software Stack CordonTPM links), swtpm and swtpm-tools (the TPM 2.0 simulator the TPM
 # tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
-# Python (test peers): varlink, jsonschema.
+# Python (test peers): varlink, jsonschema, authlib and flask (the local OAuth 2.0 identity provider of
+# CordonIdentityTests).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -61,4 +62,11 @@ fi
 if ! "$python" -c "import jsonschema" >/dev/null 2>&1; then
     echo "installing the Python jsonschema validator"
     "$python" -m pip install -q jsonschema 2>/dev/null || "$python" -m pip install -q --break-system-packages jsonschema
+fi
+
+# authlib and Flask serve the local OAuth 2.0 identity provider (device grant, code + PKCE, rotating
+# refresh tokens, revocation) that CordonIdentityTests drive the identity state machines against.
+if ! "$python" -c "import authlib, flask" >/dev/null 2>&1; then
+    echo "installing authlib and Flask (the tests' identity provider)"
+    "$python" -m pip install -q authlib flask 2>/dev/null || "$python" -m pip install -q --break-system-packages authlib flask
 fi
