@@ -231,5 +231,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // MARK: Identity (#15)
+        // The identity broker's protocols: PKCE, the device grant, the loopback code flow, token
+        // responses, sessions (pure, no I/O; docs/ARCHITECTURE.md "Identity").
+        .target(
+            name: "CordonIdentity",
+            dependencies: ["CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        // `peers/`: the local authlib identity provider and the browser stand-in the tests start.
+        .testTarget(
+            name: "CordonIdentityTests", dependencies: ["CordonIdentity", "CordonProtocol"], exclude: ["peers"],
+            swiftSettings: strict),
     ]
 )

@@ -10,7 +10,8 @@
 # libtss2-dev (the TPM Software Stack CordonTPM links), swtpm and swtpm-tools (the TPM 2.0 simulator the TPM
 # tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
 # Python (test peers): varlink, jsonschema, rsa-ct-kip (RSA's CT-KIP client and fake server the CT-KIP
-# import tests provision from; it brings flask and pycryptodome).
+# import tests provision from; it brings flask and pycryptodome), authlib and flask (the local OAuth 2.0
+# identity provider of CordonIdentityTests).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -68,4 +69,11 @@ fi
 if ! "$python" -c "import rsa_ct_kip, flask, Crypto" >/dev/null 2>&1; then
     echo "installing the Python rsa-ct-kip package"
     "$python" -m pip install -q rsa-ct-kip==0.6.0 2>/dev/null || "$python" -m pip install -q --break-system-packages rsa-ct-kip==0.6.0
+fi
+
+# authlib and Flask serve the local OAuth 2.0 identity provider (device grant, code + PKCE, rotating
+# refresh tokens, revocation) that CordonIdentityTests drive the identity state machines against.
+if ! "$python" -c "import authlib, flask" >/dev/null 2>&1; then
+    echo "installing authlib and Flask (the tests' identity provider)"
+    "$python" -m pip install -q authlib flask 2>/dev/null || "$python" -m pip install -q --break-system-packages authlib flask
 fi

@@ -100,6 +100,8 @@ public final class CordonDatabase: Sendable {
                 table.add(column: "recoverySealed", .blob)
             }
         }
+        // MARK: Identity (#15)
+        registerIdentityMigration(&migrator)
         return migrator
     }
 

@@ -40,6 +40,14 @@ import Testing
             "codeReaders": #"["com.example.mail"]"#,
             "cliReadsCodes": "false", "dataAccess": #""whenUnlocked""#,
         ],
+        "identity": [
+            "providers":
+                #"[{"name": "corp", "endpoints": {"token": "https://idp.example/token", "deviceAuthorization": "https://idp.example/device"}, "clientId": "c", "flow": "device"}]"#,
+            "cpaProviders": #"[{"name": "bbc", "baseURL": "https://ap.example", "domains": ["tv.example"]}]"#,
+            "domains": #"[{"domain": "corp.example", "provider": "corp"}]"#,
+            "accessGroups": #"[{"name": "office", "apps": ["com.example.mail"], "domains": ["corp.example"]}]"#,
+            "offlineGraceMinutes": "60", "offlineWipeDays": "7",
+        ],
     ]
 
     static func parse(_ text: String) -> Result<PolicyDocument, PolicyParseFailure> {
@@ -124,7 +132,11 @@ import Testing
         let lockKeys = PolicyParser.Rules.sectionKeys.first { $0.section == "lock" }?.keys ?? []
         #expect(Set(lockKeys) == Set(container + ["ackDeadlineMs", "onAckTimeout"]))
         let globals = PolicyKeys.names.filter { PolicyKeys.scope(of: $0) == .global }
-        #expect(globals.allSatisfy { $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") || $0.hasPrefix("tokens.") })
+        #expect(
+            globals.allSatisfy {
+                $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") || $0.hasPrefix("tokens.")
+                    || $0.hasPrefix("identity.")
+            })
     }
 
     @Test func containerLockTakesTheStrictestOfTheRegisteredApps() throws {

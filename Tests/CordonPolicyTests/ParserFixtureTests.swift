@@ -61,7 +61,11 @@ struct ParserFixtureTests {
     /// Allow-lists are the exception: absent means "no allow-list", the loosest setting.
     @Test func theDefaultSetsEveryKey() throws {
         let json = try #require(Support.json(BuiltinPolicy.json))
-        let allowLists: Set = ["allowedTargets", "allowedSources", "saveLocations", "importKinds", "codeReaders"]
+        // The identity offline limits likewise: absent means no limit.
+        let allowLists: Set = [
+            "allowedTargets", "allowedSources", "saveLocations", "importKinds", "codeReaders", "offlineGraceMinutes",
+            "offlineWipeDays",
+        ]
         for (section, keys) in PolicyParser.Rules.sectionKeys {
             for key in keys where !allowLists.contains(key) {
                 #expect(json[section]?[key] != nil, "default.json lacks \(section).\(key)")
@@ -93,6 +97,7 @@ struct ParserFixtureTests {
             K.Conditions.executableMismatch(.warn),
             K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
             K.Tokens.dataAccess(.whenUnlocked),
+            K.Identity.providers([]), K.Identity.cpaProviders([]), K.Identity.domains([]), K.Identity.accessGroups([]),
         ])
         #expect(document.settings == expected)
         #expect(document.overrides.isEmpty)

@@ -1,0 +1,76 @@
+/// The step of a sign-in or refresh an error happened in, named in every ``IdentityError``.
+public enum IdentityStep: String, Sendable, Equatable, CaseIterable {
+    /// The device authorization request (RFC 8628 §3.1–3.2).
+    case deviceAuthorization
+    /// The browser's authorization request and its loopback redirect (RFC 8252 §7.3).
+    case authorization
+    /// The token request: device code, authorization code or refresh (RFC 6749 §5).
+    case token
+    /// A refresh of the access token (RFC 6749 §6).
+    case refresh
+    /// Revocation at sign-out (RFC 7009).
+    case revocation
+}
+
+/// Why a sign-in, refresh or revocation failed: always the provider and the step, never a token,
+/// refresh token, authorization code, code verifier or client secret (docs/ARCHITECTURE.md,
+/// "Identity").
+public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The provider's answer is not what the protocol says (not JSON, a member missing or of the
+    /// wrong type, a token without `expires_in`).
+    case malformedResponse(provider: String, step: IdentityStep, reason: String)
+    /// The user (or the provider) refused the authorization (`access_denied`).
+    case denied(provider: String, step: IdentityStep)
+    /// The device code or the flow expired before the user approved (`expired_token`).
+    case expired(provider: String, step: IdentityStep)
+    /// The sign-in was cancelled (by the user or because the container locked).
+    case cancelled(provider: String, step: IdentityStep)
+    /// The loopback redirect carried a `state` other than the one sent (RFC 6749 §10.12).
+    case stateMismatch(provider: String)
+    /// The provider answered an OAuth error (`error` member) other than the ones above.
+    case providerError(provider: String, step: IdentityStep, error: String, description: String?)
+    /// A refresh token was refused (`invalid_grant`): the session needs a new sign-in.
+    case refreshRefused(provider: String)
+    /// An endpoint or redirect is not acceptable (not https and not loopback, another origin).
+    case insecureEndpoint(provider: String, step: IdentityStep, reason: String)
+    /// The provider could not be reached or did not answer in time (no network, refused, timeout).
+    case unreachable(provider: String, step: IdentityStep, reason: String)
+
+    /// The provider named in the error.
+    public var provider: String {
+        switch self {
+        case .malformedResponse(let provider, _, _), .denied(let provider, _), .expired(let provider, _),
+            .cancelled(let provider, _), .stateMismatch(let provider), .providerError(let provider, _, _, _),
+            .refreshRefused(let provider), .insecureEndpoint(let provider, _, _), .unreachable(let provider, _, _):
+            provider
+        }
+    }
+
+    /// The step named in the error.
+    public var step: IdentityStep {
+        switch self {
+        case .malformedResponse(_, let step, _), .denied(_, let step), .expired(_, let step), .cancelled(_, let step),
+            .providerError(_, let step, _, _), .insecureEndpoint(_, let step, _), .unreachable(_, let step, _):
+            step
+        case .stateMismatch: .authorization
+        case .refreshRefused: .refresh
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .malformedResponse(let provider, let step, let reason):
+            "\(provider): \(step.rawValue): the response is malformed: \(reason)"
+        case .denied(let provider, let step): "\(provider): \(step.rawValue): the authorization was denied"
+        case .expired(let provider, let step): "\(provider): \(step.rawValue): the sign-in expired"
+        case .cancelled(let provider, let step): "\(provider): \(step.rawValue): the sign-in was cancelled"
+        case .stateMismatch(let provider): "\(provider): authorization: the redirect's state does not match"
+        case .providerError(let provider, let step, let error, let description):
+            "\(provider): \(step.rawValue): the provider answered \(error)" + (description.map { ": \($0)" } ?? "")
+        case .refreshRefused(let provider): "\(provider): refresh: the refresh token was refused"
+        case .insecureEndpoint(let provider, let step, let reason): "\(provider): \(step.rawValue): \(reason)"
+        case .unreachable(let provider, let step, let reason):
+            "\(provider): \(step.rawValue): the provider is unreachable: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,223 @@
+/// What a file may write in the `identity` section's lists: the parser (every problem reported
+/// with its JSON pointer) and the JSON Schema, from one declaration each.
+extension ValueSyntax where Parsed == [OAuthProviderEntry] {
+    static var oauthProviders: Self {
+        Self(
+            parse: { json, validator in validator.list(json, of: "providers") { validator.oauthProvider($0) } },
+            schema: IdentitySchema.array(
+                of: IdentitySchema.object(
+                    "An OAuth 2.0 / OpenID Connect provider.",
+                    [
+                        ("name", StringPattern.identityName.schema(description: "The provider's name.")),
+                        ("issuer", StringPattern.endpointURL.schema(description: "The OpenID issuer.")),
+                        (
+                            "endpoints",
+                            IdentitySchema.object(
+                                "The provider's endpoints.",
+                                IdentityPolicyKeys.endpoints.map {
+                                    ($0, StringPattern.endpointURL.schema(description: "The \($0) endpoint."))
+                                }, required: ["token"])
+                        ),
+                        (
+                            "clientId",
+                            StringPattern.clientID.schema(description: "The client id registered for Cordon.")
+                        ),
+                        (
+                            "scopes",
+                            IdentitySchema.array(
+                                of: StringPattern.scopeToken.schema(description: "A scope."),
+                                description: "The scopes asked for (RFC 6749 section 3.3).")
+                        ),
+                        (
+                            "flow",
+                            StringPattern.identityFlow.schema(
+                                description:
+                                    "\"device\" (RFC 8628) or \"authorizationCode\" (PKCE through a loopback redirect)."
+                            )
+                        ),
+                    ], required: ["name", "endpoints", "clientId", "flow"])))
+    }
+}
+
+extension ValueSyntax where Parsed == [CPAProviderEntry] {
+    static var cpaProviders: Self {
+        Self(
+            parse: { json, validator in validator.list(json, of: "CPA providers") { validator.cpaProvider($0) } },
+            schema: IdentitySchema.array(
+                of: IdentitySchema.object(
+                    "A CPA authorization provider.",
+                    [
+                        ("name", StringPattern.identityName.schema(description: "The provider's name.")),
+                        (
+                            "baseURL",
+                            StringPattern.endpointURL.schema(description: "The authorization provider's base URL.")
+                        ),
+                        (
+                            "domains",
+                            IdentitySchema.array(
+                                of: StringPattern.domainName.schema(description: "A domain."),
+                                description: "The domains the provider serves; at least one.", nonEmpty: true)
+                        ),
+                    ], required: ["name", "baseURL", "domains"])))
+    }
+}
+
+extension ValueSyntax where Parsed == [IdentityDomainEntry] {
+    static var identityDomains: Self {
+        Self(
+            parse: { json, validator in validator.list(json, of: "domains") { validator.identityDomain($0) } },
+            schema: IdentitySchema.array(
+                of: IdentitySchema.object(
+                    "A domain and the provider that signs in for it.",
+                    [
+                        ("domain", StringPattern.domainName.schema(description: "The domain apps ask tokens for.")),
+                        ("provider", StringPattern.identityName.schema(description: "The provider's name.")),
+                    ], required: ["domain", "provider"])))
+    }
+}
+
+extension ValueSyntax where Parsed == [AccessGroupEntry] {
+    static var accessGroups: Self {
+        Self(
+            parse: { json, validator in validator.list(json, of: "access groups") { validator.accessGroup($0) } },
+            schema: IdentitySchema.array(
+                of: IdentitySchema.object(
+                    "An access group: apps that share the tokens of its domains.",
+                    [
+                        ("name", StringPattern.identityName.schema(description: "The group's name.")),
+                        (
+                            "apps",
+                            .object([
+                                ("description", "The managed apps in the group; at least one."), ("type", "array"),
+                                ("minItems", .integer(1)), ("items", .reference("appId")),
+                            ])
+                        ),
+                        (
+                            "domains",
+                            IdentitySchema.array(
+                                of: StringPattern.domainName.schema(description: "A domain."),
+                                description: "The domains whose tokens the group's apps share; at least one.",
+                                nonEmpty: true)
+                        ),
+                    ], required: ["name", "apps", "domains"])))
+    }
+}
+
+/// The keys of the `identity` entries.
+enum IdentityPolicyKeys {
+    static let endpoints = ["deviceAuthorization", "authorization", "token", "revocation", "jwks"]
+    static let provider = ["name", "issuer", "endpoints", "clientId", "scopes", "flow"]
+}
+
+/// Schema pieces of the `identity` entries.
+enum IdentitySchema {
+    static func array(of items: SchemaJSON, description: String? = nil, nonEmpty: Bool = false) -> SchemaJSON {
+        var members: [(String, SchemaJSON)] = description.map { [("description", .string($0))] } ?? []
+        members.append(("type", "array"))
+        if nonEmpty { members.append(("minItems", .integer(1))) }
+        members.append(("items", items))
+        return .object(members)
+    }
+
+    static func object(_ description: String, _ properties: [(String, SchemaJSON)], required: [String]) -> SchemaJSON {
+        .object([
+            ("description", .string(description)), ("type", "object"), ("additionalProperties", .bool(false)),
+            ("required", .array(required.map(SchemaJSON.string))), ("properties", .object(properties)),
+        ])
+    }
+}
+
+extension PolicyParser.Validator {
+    /// `identity.providers[i]`.
+    func oauthProvider(_ json: PositionedJSON) -> OAuthProviderEntry? {
+        guard
+            let members = object(
+                json, context: "identity.providers[\(Self.identityIndex(json))]", keys: IdentityPolicyKeys.provider,
+                required: ["name", "endpoints", "clientId", "flow"])
+        else { return nil }
+        let name = members["name"].flatMap { pattern($0, .identityName) }
+        let issuer = members["issuer"].flatMap { pattern($0, .endpointURL) }
+        let endpoints = members["endpoints"].flatMap { value -> [String: String]? in
+            guard
+                let found = object(
+                    value, context: "endpoints", keys: IdentityPolicyKeys.endpoints, required: ["token"])
+            else { return nil }
+            var urls: [String: String] = [:]
+            for (key, url) in found {
+                guard let checked = pattern(url, .endpointURL) else { return nil }
+                urls[key] = checked
+            }
+            return urls
+        }
+        let clientID = members["clientId"].flatMap { pattern($0, .clientID) }
+        let scopes = members["scopes"].flatMap { value in list(value, of: "scopes") { self.pattern($0, .scopeToken) } }
+        let flow = members["flow"].flatMap { pattern($0, .identityFlow) }.flatMap(IdentityFlow.init(rawValue:))
+        guard let name, let endpoints, let token = endpoints["token"], let clientID, let flow,
+            members["issuer"] == nil || issuer != nil, members["scopes"] == nil || scopes != nil
+        else { return nil }
+        let needed = flow == .device ? "deviceAuthorization" : "authorization"
+        if endpoints[needed] == nil, let value = members["endpoints"] {
+            report(value, "the \"\(flow.rawValue)\" flow needs the \"\(needed)\" endpoint")
+            return nil
+        }
+        return OAuthProviderEntry(
+            name: name, issuer: issuer, deviceAuthorizationEndpoint: endpoints["deviceAuthorization"],
+            authorizationEndpoint: endpoints["authorization"], tokenEndpoint: token,
+            revocationEndpoint: endpoints["revocation"], jwksURI: endpoints["jwks"], clientID: clientID,
+            scopes: scopes ?? [], flow: flow)
+    }
+
+    /// `identity.cpaProviders[i]`.
+    func cpaProvider(_ json: PositionedJSON) -> CPAProviderEntry? {
+        guard
+            let members = object(
+                json, context: "identity.cpaProviders[\(Self.identityIndex(json))]",
+                keys: ["name", "baseURL", "domains"], required: ["name", "baseURL", "domains"])
+        else { return nil }
+        let name = members["name"].flatMap { pattern($0, .identityName) }
+        let baseURL = members["baseURL"].flatMap { pattern($0, .endpointURL) }
+        let domains = members["domains"].flatMap {
+            list($0, of: "domains", nonEmpty: "domain") { self.pattern($0, .domainName) }
+        }
+        guard let name, let baseURL, let domains else { return nil }
+        return CPAProviderEntry(name: name, baseURL: baseURL, domains: domains)
+    }
+
+    /// `identity.domains[i]`.
+    func identityDomain(_ json: PositionedJSON) -> IdentityDomainEntry? {
+        guard
+            let members = object(
+                json, context: "identity.domains[\(Self.identityIndex(json))]", keys: ["domain", "provider"],
+                required: ["domain", "provider"])
+        else { return nil }
+        let domain = members["domain"].flatMap { pattern($0, .domainName) }
+        let provider = members["provider"].flatMap { pattern($0, .identityName) }
+        guard let domain, let provider else { return nil }
+        return IdentityDomainEntry(domain: domain, provider: provider)
+    }
+
+    /// `identity.accessGroups[i]`.
+    func accessGroup(_ json: PositionedJSON) -> AccessGroupEntry? {
+        guard
+            let members = object(
+                json, context: "identity.accessGroups[\(Self.identityIndex(json))]", keys: ["name", "apps", "domains"],
+                required: ["name", "apps", "domains"])
+        else { return nil }
+        let name = members["name"].flatMap { pattern($0, .identityName) }
+        let apps = members["apps"].flatMap { appIds($0, nonEmpty: true) }
+        let domains = members["domains"].flatMap {
+            list($0, of: "domains", nonEmpty: "domain") { self.pattern($0, .domainName) }
+        }
+        guard let name, let apps, let domains else { return nil }
+        return AccessGroupEntry(name: name, apps: apps, domains: domains)
+    }
+
+    private func pattern(_ json: PositionedJSON, _ pattern: StringPattern) -> String? {
+        string(json, expected: pattern.expected, where: pattern.accepts)
+    }
+
+    private static func identityIndex(_ element: PositionedJSON) -> Int {
+        if case .element(_, let index) = element.path { return index }
+        return 0
+    }
+}

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""A local OAuth 2.0 identity provider for the identity tests, built on authlib and Flask.
+
+Serves the device authorization grant (RFC 8628), the authorization code grant with PKCE
+(RFC 7636, S256 required) to loopback redirect URIs on any port (RFC 8252 section 7.3), rotating
+refresh tokens and revocation (RFC 7009) for one public client, `cordon-test`. Binds 127.0.0.1 on a
+free port (or the port given as the argument) and prints `PORT <n>` once it listens; exits when
+its standard input closes.
+
+The test drives what a user would do through admin endpoints:
+  POST /admin/device   user_code=...&action=approve|deny|expire
+  POST /admin/config   slow_down=0|1  omit_expires_in=0|1  malformed=0|1  deny_authorization=0|1
+  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n}
+"""
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+from authlib.common.security import generate_token
+from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.oauth2.rfc6749 import ClientMixin, grants
+from authlib.oauth2.rfc7009 import RevocationEndpoint
+from authlib.oauth2.rfc7636 import CodeChallenge
+from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
+from flask import Flask, Response, jsonify, request
+from werkzeug.serving import make_server
+
+CLIENT_ID = "cordon-test"
+USER = {"id": 1, "name": "alice"}
+
+app = Flask(__name__)
+app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
+config = {"slow_down": False, "omit_expires_in": False, "malformed": False, "deny_authorization": False}
+device_credentials = {}  # device_code -> DeviceCredentialDict
+user_grants = {}  # user_code -> approved (bool)
+codes = {}  # code -> dict
+tokens = []  # dicts with access_token, refresh_token, revoked
+revoked = []
+port_holder = {}
+
+
+class Client(ClientMixin):
+    def get_client_id(self):
+        return CLIENT_ID
+
+    def get_default_redirect_uri(self):
+        return None
+
+    def get_allowed_scope(self, scope):
+        return scope or ""
+
+    def check_redirect_uri(self, redirect_uri):
+        # RFC 8252 section 7.3: any port on the loopback address, path /callback.
+        prefix = "http://127.0.0.1:"
+        if not redirect_uri.startswith(prefix):
+            return False
+        port, _, path = redirect_uri[len(prefix):].partition("/")
+        return port.isdigit() and path == "callback"
+
+    def check_client_secret(self, client_secret):
+        return False
+
+    def check_endpoint_auth_method(self, method, endpoint):
+        return method == "none"
+
+    def check_response_type(self, response_type):
+        return response_type == "code"
+
+    def check_grant_type(self, grant_type):
+        return grant_type in (
+            "authorization_code",
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:device_code",
+        )
+
+
+CLIENT = Client()
+
+
+class Token(dict):
+    def check_client(self, client):
+        return client.get_client_id() == CLIENT_ID
+
+    def get_scope(self):
+        return self.get("scope", "")
+
+    def get_expires_in(self):
+        return self.get("expires_in", 0)
+
+    def is_expired(self):
+        return False
+
+    def is_revoked(self):
+        return self.get("revoked", False)
+
+    def get_user(self):
+        return USER
+
+
+def query_client(client_id):
+    return CLIENT if client_id == CLIENT_ID else None
+
+
+def save_token(token, req):
+    tokens.append(Token(token))
+
+
+server = AuthorizationServer(app, query_client=query_client, save_token=save_token)
+
+
+class AuthorizationCode(dict):
+    def __getattr__(self, name):  # CodeChallenge reads code_challenge(_method) as attributes
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def get_redirect_uri(self):
+        return self["redirect_uri"]
+
+    def get_scope(self):
+        return self["scope"]
+
+    def get_nonce(self):
+        return None
+
+    def get_auth_time(self):
+        return None
+
+
+class CodeGrant(grants.AuthorizationCodeGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
+
+    def save_authorization_code(self, code, req):
+        codes[code] = AuthorizationCode(
+            code=code,
+            redirect_uri=req.payload.redirect_uri,
+            scope=req.payload.scope,
+            code_challenge=req.payload.data.get("code_challenge"),
+            code_challenge_method=req.payload.data.get("code_challenge_method"),
+        )
+
+    def query_authorization_code(self, code, client):
+        return codes.get(code)
+
+    def delete_authorization_code(self, authorization_code):
+        codes.pop(authorization_code["code"], None)
+
+    def authenticate_user(self, authorization_code):
+        return USER
+
+
+class RefreshGrant(grants.RefreshTokenGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
+    INCLUDE_NEW_REFRESH_TOKEN = True  # rotation
+
+    def authenticate_refresh_token(self, refresh_token):
+        for token in tokens:
+            if token.get("refresh_token") == refresh_token and not token.get("revoked"):
+                return token
+        return None
+
+    def authenticate_user(self, credential):
+        return USER
+
+    def revoke_old_credential(self, credential):
+        credential["revoked"] = True
+        revoked.append("refresh")
+
+
+class DeviceGrant(DeviceCodeGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
+
+    def query_device_credential(self, device_code):
+        return device_credentials.get(device_code)
+
+    def query_user_grant(self, user_code):
+        if user_code in user_grants:
+            return USER, user_grants[user_code]
+        return None
+
+    def should_slow_down(self, credential):
+        return config["slow_down"]
+
+
+class DeviceEndpoint(DeviceAuthorizationEndpoint):
+    CLIENT_AUTH_METHODS = ["none"]
+
+    def get_verification_uri(self):
+        return "http://127.0.0.1:%d/activate" % port_holder["port"]
+
+    def save_device_credential(self, client_id, scope, data):
+        credential = DeviceCredentialDict(client_id=client_id, scope=scope, **data)
+        credential["expires_at"] = time.time() + data["expires_in"]
+        device_credentials[data["device_code"]] = credential
+
+
+class Revocation(RevocationEndpoint):
+    CLIENT_AUTH_METHODS = ["none"]
+
+    def query_token(self, token_string, token_type_hint):
+        for token in tokens:
+            if token_string in (token.get("access_token"), token.get("refresh_token")):
+                return token
+        return None
+
+    def revoke_token(self, token, req):
+        token["revoked"] = True
+        revoked.append(req.form.get("token_type_hint") or "token")
+
+
+server.register_grant(CodeGrant, [CodeChallenge(required=True)])
+server.register_grant(RefreshGrant)
+server.register_grant(DeviceGrant)
+server.register_endpoint(DeviceEndpoint)
+server.register_endpoint(Revocation)
+
+
+@app.route("/device_authorization", methods=["POST"])
+def device_authorization():
+    return server.create_endpoint_response(DeviceEndpoint.ENDPOINT_NAME)
+
+
+@app.route("/authorize", methods=["GET"])
+def authorize():
+    # The user approves at once (or refuses, when the test says so).
+    grant_user = None if config["deny_authorization"] else USER
+    return server.create_authorization_response(grant_user=grant_user)
+
+
+@app.route("/token", methods=["POST"])
+def issue_token():
+    if config["malformed"]:
+        return Response("<html>not json</html>", status=200, content_type="text/html")
+    response = server.create_token_response()
+    if config["omit_expires_in"] and response.status_code == 200:
+        body = json.loads(response.get_data())
+        body.pop("expires_in", None)
+        return jsonify(body)
+    return response
+
+
+@app.route("/revoke", methods=["POST"])
+def revoke():
+    return server.create_endpoint_response(Revocation.ENDPOINT_NAME)
+
+
+@app.route("/admin/device", methods=["POST"])
+def admin_device():
+    user_code = request.form["user_code"]
+    action = request.form["action"]
+    if action == "expire":
+        for credential in device_credentials.values():
+            if credential["user_code"] == user_code:
+                credential["expires_at"] = time.time() - 1
+    else:
+        user_grants[user_code] = action == "approve"
+    return jsonify({})
+
+
+@app.route("/admin/config", methods=["POST"])
+def admin_config():
+    for key in config:
+        if key in request.form:
+            config[key] = request.form[key] == "1"
+    return jsonify(config)
+
+
+@app.route("/admin/state", methods=["GET"])
+def admin_state():
+    return jsonify(
+        {
+            "revoked": revoked,
+            "issued": len(tokens),
+            "live_refresh_tokens": sum(1 for t in tokens if t.get("refresh_token") and not t.get("revoked")),
+        }
+    )
+
+
+def exit_when_stdin_closes():
+    # The test holds our stdin: when it ends (or dies), so do we.
+    sys.stdin.buffer.read()
+    os._exit(0)
+
+
+def main():
+    # The test runner's threads block SIGTERM and children inherit the mask: unblock it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    http = make_server("127.0.0.1", port, app, threaded=True)
+    port_holder["port"] = http.server_port
+    print("PORT %d" % http.server_port, flush=True)
+    threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
+    http.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
