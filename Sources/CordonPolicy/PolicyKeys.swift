@@ -105,6 +105,7 @@ public enum PolicyKeys {
         )
         static let all: [any AnyPolicySetting] = [
             minLength, kind, allowSimple, maxAttempts, onMaxAttempts, hardware, pcrs,
+            biometrics,
         ]
     }
 

@@ -130,6 +130,16 @@ public enum CordonError: Error, Sendable, Equatable {
     case hardwareUnavailable(reason: String)
     /// The recovery key does not open the stored key, or the container has none.
     case invalidRecoveryKey(reason: String)
+    // MARK: Fingerprint unlock (#15)
+    /// `passcode.biometrics` is `disabled`: only the passcode unlocks.
+    case biometricsDisabled
+    /// The user has not opted into fingerprint unlock (`cordon passcode biometrics on`).
+    case biometricsNotEnabled
+    /// A fingerprint may not unlock now: the first unlock after the agent starts, or the
+    /// re-authentication limit passed (`reason` says which). The passcode unlocks.
+    case biometricsPasscodeNeeded(reason: String)
+    /// fprintd, a reader or an enrolled finger is missing, or the reader failed: `reason` says which.
+    case biometricsUnavailable(reason: String)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -192,6 +202,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case .hardwareKeyRejected: return "io.cordon.Agent.HardwareKeyRejected"
         case .hardwareUnavailable: return "io.cordon.Agent.HardwareUnavailable"
         case .invalidRecoveryKey: return "io.cordon.Agent.InvalidRecoveryKey"
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsDisabled: return "io.cordon.Agent.BiometricsDisabled"
+        case .biometricsNotEnabled: return "io.cordon.Agent.BiometricsNotEnabled"
+        case .biometricsPasscodeNeeded: return "io.cordon.Agent.BiometricsPasscodeNeeded"
+        case .biometricsUnavailable: return "io.cordon.Agent.BiometricsUnavailable"
         }
     }
 
@@ -247,6 +262,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case .hardwareRequired(let reason), .hardwareKeyRejected(let reason), .hardwareUnavailable(let reason),
             .invalidRecoveryKey(let reason):
             return ["reason": .string(reason)]
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsPasscodeNeeded(let reason), .biometricsUnavailable(let reason):
+            return ["reason": .string(reason)]
+        case .biometricsDisabled, .biometricsNotEnabled:
+            return [:]
         }
     }
 
@@ -333,6 +353,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Agent.HardwareKeyRejected": self = .hardwareKeyRejected(reason: string("reason"))
         case "io.cordon.Agent.HardwareUnavailable": self = .hardwareUnavailable(reason: string("reason"))
         case "io.cordon.Agent.InvalidRecoveryKey": self = .invalidRecoveryKey(reason: string("reason"))
+        // MARK: Fingerprint unlock (#15)
+        case "io.cordon.Agent.BiometricsDisabled": self = .biometricsDisabled
+        case "io.cordon.Agent.BiometricsNotEnabled": self = .biometricsNotEnabled
+        case "io.cordon.Agent.BiometricsPasscodeNeeded": self = .biometricsPasscodeNeeded(reason: string("reason"))
+        case "io.cordon.Agent.BiometricsUnavailable": self = .biometricsUnavailable(reason: string("reason"))
         default: return nil
         }
     }

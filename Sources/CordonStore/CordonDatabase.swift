@@ -100,6 +100,7 @@ public final class CordonDatabase: Sendable {
                 table.add(column: "recoverySealed", .blob)
             }
         }
+        registerBiometricsMigration(&migrator)
         return migrator
     }
 

@@ -94,11 +94,16 @@ struct CordonErrorTests {
         case .hardwareKeyRejected: 52
         case .hardwareUnavailable: 53
         case .invalidRecoveryKey: 54
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsDisabled: 55
+        case .biometricsNotEnabled: 56
+        case .biometricsPasscodeNeeded: 57
+        case .biometricsUnavailable: 58
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...54))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...58))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -111,6 +116,8 @@ struct CordonErrorTests {
             // MARK: TPM passcode sealing (#12)
             "HardwareRequired", "HardwareLockedOut", "HardwareKeyRejected", "HardwareUnavailable",
             "InvalidRecoveryKey",
+            // MARK: Fingerprint unlock (#15)
+            "BiometricsDisabled", "BiometricsNotEnabled", "BiometricsPasscodeNeeded", "BiometricsUnavailable",
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")

@@ -69,6 +69,11 @@ let everyCordonError: [CordonError] = [
     .hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"),
     .hardwareUnavailable(reason: "no TPM"),
     .invalidRecoveryKey(reason: "group 3 is not a multiple of 11"),
+    // MARK: Fingerprint unlock (#15)
+    .biometricsDisabled,
+    .biometricsNotEnabled,
+    .biometricsPasscodeNeeded(reason: "more than 48 hours since the last passcode unlock"),
+    .biometricsUnavailable(reason: "no finger is enrolled for this user (fprintd-enroll)"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.
