@@ -85,11 +85,8 @@ final class BiometricsComponent: AgentComponent {
         guard policyAllows else { throw CordonError.biometricsDisabled.varlinkError }
         guard let passcode = parameters.passcode else { throw CordonError.passcodeRequired.varlinkError }
         guard agent.machine.state == .unlocked else { throw CordonError.locked.varlinkError }
-        return agent.authorized(passcode: passcode, encoder: encoder) { [self] in
-            // The passcode was just checked: fingerprints may unlock for the next 48 hours.
-            if let master = agent.masterKey { arm(master, now: agent.clock()) }
-            return store(true, encoder: encoder)
-        }
+        // Once the passcode is checked and the opt-in stored, fingerprints may unlock for 48 hours.
+        return agent.authorized(passcode: passcode, encoder: encoder) { [self] in store(true, encoder: encoder) }
     }
 
     private func store(_ enabled: Bool, encoder: ReplyEncoder) -> CallOutcome {
@@ -98,7 +95,11 @@ final class BiometricsComponent: AgentComponent {
         return .deferred(
             stored.assumeIsolated().map { [self] () -> ByteBuffer in
                 optedIn = enabled
-                if !enabled { disarm(why: "the user opted out") }
+                if !enabled {
+                    disarm(why: "the user opted out")
+                } else if let master = agent.masterKey, agent.machine.state == .unlocked {
+                    arm(master, now: agent.clock())
+                }
                 agent.logger.notice("fingerprint unlock \(enabled ? "turned on" : "turned off") by the user")
                 return encoder.empty()
             }.nonisolated().recover { error in
@@ -114,7 +115,7 @@ final class BiometricsComponent: AgentComponent {
         let key = agent.custody.makeMasterKey()
         guard
             let sealed = try? master.withUnsafeBytes({ bytes in try RecordSealer(key: key).seal(bytes, slot: Self.slot)
-                })
+            })
         else {
             key.zero()
             return
