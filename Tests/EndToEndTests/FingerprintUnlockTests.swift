@@ -173,4 +173,34 @@ import Testing
         await client.close()
         try await allowed.stop()
     }
+
+    /// `cordon biometrics on|off` and `cordon unlock --fingerprint`, falling back to the passcode.
+    @Test func theCommandLineOptsInAndFallsBackToThePasscode() async throws {
+        let bus = try await FakeFingerprintBus()
+        defer { bus.cleanUp() }
+        let daemon = try await daemon(bus)
+        defer { daemon.cleanUp() }
+        func cordon(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
+            try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath] + arguments, input: input)
+        }
+        #expect(try await cordon(["init", "--passcode-stdin"], input: "2468\n").status == 0)
+        // Not turned on: the finger is not asked for; the passcode from stdin unlocks.
+        let first = try await cordon(["unlock", "--fingerprint", "--passcode-stdin"], input: "2468\n")
+        #expect(first.status == 0)
+        #expect(first.stderr.contains("fingerprint unlock is not turned on"))
+        #expect(first.stdout.contains("unlocked"))
+        let on = try await cordon(["biometrics", "on", "--passcode-stdin"], input: "2468\n")
+        #expect(on.status == 0, "\(on.stderr)")
+        #expect(try await cordon(["logout"]).status == 0)
+        let started = bus.verificationsStarted
+        let unlocking = Task { try await cordon(["unlock", "--fingerprint", "--passcode-stdin"], input: "") }
+        try await bus.scan("finger-a", atVerification: started + 1)
+        let unlocked = try await unlocking.value
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        #expect(try await daemon.client().status().state == .unlocked)
+        let off = try await cordon(["biometrics", "off"])
+        #expect(off.status == 0)
+        #expect(off.stdout.contains("fingerprint unlock off"))
+        try await daemon.stop()
+    }
 }
