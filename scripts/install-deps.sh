@@ -26,6 +26,9 @@ packages=(
     swtpm
     swtpm-tools
     tpm2-tools
+    fprintd
+    libfprint-2-2
+    python3-dbusmock
 )
 missing=()
 for package in "${packages[@]}"; do

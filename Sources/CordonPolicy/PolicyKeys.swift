@@ -106,6 +106,7 @@ public enum PolicyKeys {
         )
         static let all: [any AnyPolicySetting] = [
             minLength, kind, allowSimple, maxAttempts, onMaxAttempts, hardware, pcrs,
+            biometrics,
         ]
     }
 

@@ -137,6 +137,16 @@ public enum CordonError: Error, Sendable, Equatable {
     case ctkipFailed(server: String, step: String, reason: String)
     /// A CT-KIP import asked to skip certificate validation and `tokens.ctkipAllowInsecure` is false.
     case ctkipInsecureNotAllowed(server: String)
+    // MARK: Fingerprint unlock (#15)
+    /// `passcode.biometrics` is `disabled`: only the passcode unlocks.
+    case biometricsDisabled
+    /// The user has not opted into fingerprint unlock (`cordon biometrics on`).
+    case biometricsNotEnabled
+    /// A fingerprint may not unlock now: the first unlock after the agent starts, or the
+    /// re-authentication limit passed (`reason` says which). The passcode unlocks.
+    case biometricsPasscodeNeeded(reason: String)
+    /// fprintd, a reader or an enrolled finger is missing, or the reader failed: `reason` says which.
+    case biometricsUnavailable(reason: String)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -202,6 +212,11 @@ public enum CordonError: Error, Sendable, Equatable {
         // MARK: CT-KIP (#14)
         case .ctkipFailed: return "io.cordon.Tokens.CTKIPFailed"
         case .ctkipInsecureNotAllowed: return "io.cordon.Tokens.CTKIPInsecureNotAllowed"
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsDisabled: return "io.cordon.Agent.BiometricsDisabled"
+        case .biometricsNotEnabled: return "io.cordon.Agent.BiometricsNotEnabled"
+        case .biometricsPasscodeNeeded: return "io.cordon.Agent.BiometricsPasscodeNeeded"
+        case .biometricsUnavailable: return "io.cordon.Agent.BiometricsUnavailable"
         }
     }
 
@@ -261,6 +276,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case .ctkipFailed(let server, let step, let reason):
             return ["server": .string(server), "step": .string(step), "reason": .string(reason)]
         case .ctkipInsecureNotAllowed(let server): return ["server": .string(server)]
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsPasscodeNeeded(let reason), .biometricsUnavailable(let reason):
+            return ["reason": .string(reason)]
+        case .biometricsDisabled, .biometricsNotEnabled:
+            return [:]
         }
     }
 
@@ -351,6 +371,11 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Tokens.CTKIPFailed":
             self = .ctkipFailed(server: string("server"), step: string("step"), reason: string("reason"))
         case "io.cordon.Tokens.CTKIPInsecureNotAllowed": self = .ctkipInsecureNotAllowed(server: string("server"))
+        // MARK: Fingerprint unlock (#15)
+        case "io.cordon.Agent.BiometricsDisabled": self = .biometricsDisabled
+        case "io.cordon.Agent.BiometricsNotEnabled": self = .biometricsNotEnabled
+        case "io.cordon.Agent.BiometricsPasscodeNeeded": self = .biometricsPasscodeNeeded(reason: string("reason"))
+        case "io.cordon.Agent.BiometricsUnavailable": self = .biometricsUnavailable(reason: string("reason"))
         default: return nil
         }
     }

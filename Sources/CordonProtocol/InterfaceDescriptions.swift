@@ -165,6 +165,14 @@ public enum InterfaceDescriptions {
         # a new passcode, re-seals, and returns a new recovery key; the one given stops working.
         method Recover(recoveryKey: string, passcode: string) -> (recoveryKey: string)
 
+        # Unlocks with a fingerprint through fprintd (passcode.biometrics: allowed, the user opted in, a
+        # passcode unlock since the agent started and within 48 hours). A finger that does not match
+        # answers WrongPasscode and counts as a failed attempt.
+        method UnlockWithFingerprint() -> ()
+
+        # Opts into (enabled: true, with the passcode; the container unlocked) or out of fingerprint unlock.
+        method SetBiometrics(enabled: bool, passcode: ?string) -> ()
+
         # No passcode is set yet: call Initialize.
         error NotInitialized ()
 
@@ -224,6 +232,18 @@ public enum InterfaceDescriptions {
 
         # The recovery key does not open the stored key.
         error InvalidRecoveryKey (reason: string)
+
+        # passcode.biometrics is disabled: only the passcode unlocks.
+        error BiometricsDisabled ()
+
+        # The user has not opted into fingerprint unlock.
+        error BiometricsNotEnabled ()
+
+        # The first unlock after the agent starts, or 48 hours after the last passcode unlock: the passcode unlocks.
+        error BiometricsPasscodeNeeded (reason: string)
+
+        # fprintd, a reader or an enrolled finger is missing, or the reader failed.
+        error BiometricsUnavailable (reason: string)
 
         """
 

@@ -47,4 +47,7 @@ public enum Method: String, Sendable, CaseIterable {
     case tokenReset = "io.cordon.Tokens.Reset"
     // MARK: Recovery key (#12)
     case recover = "io.cordon.Agent.Recover"
+    // MARK: Fingerprint unlock (#15)
+    case unlockWithFingerprint = "io.cordon.Agent.UnlockWithFingerprint"
+    case setBiometrics = "io.cordon.Agent.SetBiometrics"
 }

@@ -18,6 +18,7 @@ extension Agent {
             StorageComponent(host: self),
             TokensComponent(host: self),
             enforcement,
+            biometrics,
         ]
     }
 

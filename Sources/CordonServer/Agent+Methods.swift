@@ -147,6 +147,10 @@ extension Agent {
         case .recover:
             let parameters = try codec.decodeParameters(RecoverParameters.self, from: message)
             return try recover(parameters, encoder: encoder, now: now)
+        // MARK: Fingerprint unlock (#15)
+        case .unlockWithFingerprint, .setBiometrics:
+            // Served by `BiometricsComponent`; never reaches here.
+            throw .methodNotFound(header.method)
         }
     }
 

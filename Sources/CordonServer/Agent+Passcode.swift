@@ -17,6 +17,10 @@ extension Agent {
 
     /// Stores the attempt counter, then (only if that worked) checks the passcode off the loop.
     func startCheck(_ work: LifecycleAction, count: Int, lastFailureAt: Double?, request: RequestContext?) {
+        if let request, let device = request.fingerprintDevice, work == .checkPasscode {
+            startFingerprintCheck(device: device, count: count, lastFailureAt: lastFailureAt, request: request)
+            return
+        }
         guard let request, let passcode = request.passcode, let wrapped = wrappedKey else {
             run(.checkAborted(now: clock()), request: nil)
             return
@@ -94,7 +98,10 @@ extension Agent {
             if let key {
                 if unlocking && !isShuttingDown { candidateKey = key } else { key.zero() }
             }
+            // A passcode unlock (re)arms fingerprint unlock at its `DidUnlock` (`BiometricsComponent`).
+            biometrics.passcodeUnlocking = unlocking
             run(.passcodeChecked(correct: true, now: now))
+            biometrics.passcodeUnlocking = false
         case .success(.recovered(let rewrapped, let recoveryKey, let protection)):
             keyProtection = protection ?? keyProtection
             wrappedKey = rewrapped

@@ -66,6 +66,8 @@ final class Agent {
     /// The components the agent hosts (`Agent+Components.swift`) and the method each serves.
     lazy var components: [any AgentComponent] = makeComponents()
     lazy var routes: [Method: any AgentComponent] = Self.routes(of: components)
+    /// Fingerprint unlock through fprintd (`BiometricsComponent`).
+    lazy var biometrics = BiometricsComponent(agent: self)
 
     /// A passcode check or key creation in flight.
     struct PendingRequest {
@@ -163,6 +165,8 @@ final class Agent {
         var passcode: String?
         var newPasscode: String?
         var recoveryKey: RecoveryKey?
+        /// A fingerprint unlock: fprintd's reader to scan on instead of checking a passcode.
+        var fingerprintDevice: String? = nil
     }
 
     private func complete(_ request: RequestContext?, with result: Result<Void, CordonError>) {

@@ -102,6 +102,7 @@ public final class CordonDatabase: Sendable {
         }
         // MARK: Identity (#15)
         registerIdentityMigration(&migrator)
+        registerBiometricsMigration(&migrator)
         return migrator
     }
 

@@ -271,6 +271,21 @@ extension CLIError {
             self.init(
                 "the policy does not allow importing from \(server) without certificate validation",
                 hint: "tokens.ctkipAllowInsecure decides; ask your administrator, or fix the server's certificate")
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsDisabled:
+            self.init(
+                "fingerprint unlock is disabled by the policy (passcode.biometrics: disabled)",
+                hint: "unlock with the passcode: `cordon unlock`")
+        case .biometricsNotEnabled:
+            self.init(
+                "fingerprint unlock is not turned on",
+                hint: "turn it on with `cordon biometrics on`, or unlock with the passcode")
+        case .biometricsPasscodeNeeded(let reason):
+            self.init("the passcode is needed: \(reason)", hint: "unlock with the passcode: `cordon unlock`")
+        case .biometricsUnavailable(let reason):
+            self.init(
+                "fingerprint unlock is unavailable: \(reason)",
+                hint: "enroll a finger with `fprintd-enroll`, or unlock with the passcode: `cordon unlock`")
         }
     }
 }

@@ -23,6 +23,7 @@ struct Cordon: AsyncParsableCommand {
             AuditCommand.self, DoctorCommand.self, SetupCommand.self, RunCommand.self, PasteboardCommand.self,
             PostureCommand.self, TokenCommand.self,
             StorageCommand.self,
+            BiometricsCommand.self,
         ])
 
     /// Accepted before the subcommand too (`cordon --socket PATH status`).

@@ -43,6 +43,9 @@ struct UnlockCommand: AsyncParsableCommand {
     @Flag(help: "Say in the prompt that a client that is not a registered app asked for the unlock.")
     var unregistered = false
 
+    @Flag(help: "Unlock with a fingerprint (fprintd) first; the passcode is asked when it cannot.")
+    var fingerprint = false
+
     func validate() throws {
         if let requestedBy, let problem = AppIdentifier.problem(with: requestedBy) {
             throw ValidationError("--requested-by '\(requestedBy)': \(problem)")
@@ -75,7 +78,11 @@ struct UnlockCommand: AsyncParsableCommand {
         let client = try await global.connect()
         defer { reader.finish() }
         do {
-            try await client.unlock(passcode: nil)
+            if fingerprint {
+                try await unlockWithFingerprint(client)
+            } else {
+                try await client.unlock(passcode: nil)
+            }
         } catch CordonError.passcodeRequired {
             var error: String?
             for attempt in 1...Self.maxTries {
@@ -93,5 +100,22 @@ struct UnlockCommand: AsyncParsableCommand {
         reader.finish()
         await client.close()
         try Output.line("unlocked")
+    }
+
+    /// Scans a finger; when fingerprint unlock cannot be used now (or the finger does not match),
+    /// says why on stderr and falls back to the passcode.
+    func unlockWithFingerprint(_ client: CordonClient) async throws {
+        Output.note("touch the fingerprint reader")
+        do {
+            try await client.unlockWithFingerprint()
+        } catch let error as CordonError {
+            switch error {
+            case .biometricsDisabled, .biometricsNotEnabled, .biometricsPasscodeNeeded, .biometricsUnavailable,
+                .wrongPasscode:
+                Output.note("fingerprint: \(CLIError(error).message); unlock with the passcode")
+                throw CordonError.passcodeRequired
+            default: throw error
+            }
+        }
     }
 }

@@ -19,6 +19,7 @@ import Testing
         "passcode": [
             "minLength": "8", "kind": #""alphanumeric""#, "allowSimple": "false", "maxAttempts": "3",
             "onMaxAttempts": #""wipe""#, "hardware": #""required""#, "pcrs": "[7]",
+            "biometrics": #""allowed""#,
         ],
         "lock": [
             "idleTimeoutSeconds": "60", "onScreenLock": "true", "onSuspend": "true", "onSessionIdle": "true",

@@ -85,6 +85,7 @@ struct ParserFixtureTests {
             K.Passcode.minLength(4), K.Passcode.kind(.numeric), K.Passcode.allowSimple(true),
             K.Passcode.maxAttempts(10), K.Passcode.onMaxAttempts(.wipe), K.Passcode.hardware(.preferred),
             K.Passcode.pcrs(PCRSelection([])),
+            K.Passcode.biometrics(.disabled),
             K.Lock.idleTimeoutSeconds(300), K.Lock.onScreenLock(true), K.Lock.onSuspend(true),
             K.Lock.onSessionIdle(true),
             K.Lock.reauthGraceSeconds(60), K.Lock.discardKeyOnLock(false), K.Lock.ackDeadlineMs(2000),

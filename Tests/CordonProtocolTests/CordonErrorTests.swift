@@ -97,11 +97,16 @@ struct CordonErrorTests {
         // MARK: CT-KIP (#14)
         case .ctkipFailed: 55
         case .ctkipInsecureNotAllowed: 56
+        // MARK: Fingerprint unlock (#15)
+        case .biometricsDisabled: 57
+        case .biometricsNotEnabled: 58
+        case .biometricsPasscodeNeeded: 59
+        case .biometricsUnavailable: 60
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...56))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...60))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -114,6 +119,8 @@ struct CordonErrorTests {
             // MARK: TPM passcode sealing (#12)
             "HardwareRequired", "HardwareLockedOut", "HardwareKeyRejected", "HardwareUnavailable",
             "InvalidRecoveryKey",
+            // MARK: Fingerprint unlock (#15)
+            "BiometricsDisabled", "BiometricsNotEnabled", "BiometricsPasscodeNeeded", "BiometricsUnavailable",
         ]
         for name in names {
             let member = String(name.split(separator: ".").last ?? "")

@@ -245,6 +245,10 @@ enum VarlinkParameterFuzzCheck {
         // MARK: Recovery key (#12)
         case .recover:
             return roundTrip(RecoverParameters.self, method, data, fields: ["recoveryKey", "passcode"])
+        // MARK: Fingerprint unlock (#15)
+        case .unlockWithFingerprint: return roundTrip(NoParameters.self, method, data, fields: [])
+        case .setBiometrics:
+            return roundTrip(SetBiometricsParameters.self, method, data, fields: ["enabled", "passcode"])
         }
     }
 

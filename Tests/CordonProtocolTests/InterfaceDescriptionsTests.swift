@@ -256,6 +256,9 @@ struct InterfaceDescriptionsTests {
         case .tokenReset: return (TokenResetParameters(passcode: "p"), none)
         // MARK: Recovery key (#12)
         case .recover: return (RecoverParameters(recoveryKey: "k", passcode: "p"), RecoverReply(recoveryKey: "k"))
+        // MARK: Fingerprint unlock (#15)
+        case .unlockWithFingerprint: return (none, none)
+        case .setBiometrics: return (SetBiometricsParameters(enabled: true, passcode: "p"), none)
         }
     }
 

@@ -72,6 +72,11 @@ let everyCordonError: [CordonError] = [
     // MARK: CT-KIP (#14)
     .ctkipFailed(server: "127.0.0.1:4443", step: "ServerHello", reason: "the answer is not a SOAP envelope"),
     .ctkipInsecureNotAllowed(server: "127.0.0.1:4443"),
+    // MARK: Fingerprint unlock (#15)
+    .biometricsDisabled,
+    .biometricsNotEnabled,
+    .biometricsPasscodeNeeded(reason: "more than 48 hours since the last passcode unlock"),
+    .biometricsUnavailable(reason: "no finger is enrolled for this user (fprintd-enroll)"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.
