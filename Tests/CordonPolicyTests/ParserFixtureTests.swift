@@ -92,7 +92,7 @@ struct ParserFixtureTests {
             K.Conditions.debuggerAttached(.warn), K.Conditions.preloadInjected(.warn),
             K.Conditions.executableMismatch(.warn),
             K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
-            K.Tokens.dataAccess(.whenUnlocked),
+            K.Tokens.dataAccess(.whenUnlocked), K.Tokens.ctkipAllowInsecure(false),
         ])
         #expect(document.settings == expected)
         #expect(document.overrides.isEmpty)
