@@ -40,6 +40,8 @@ import Testing
             "importKinds": #"["ctf"]"#, "pinRequired": "true", "maxTokens": "1",
             "codeReaders": #"["com.example.mail"]"#,
             "cliReadsCodes": "false", "dataAccess": #""whenUnlocked""#,
+            // Unset is already the strictest (false): the one value that changes it is true.
+            "ctkipAllowInsecure": "true",
         ],
         "identity": [
             "providers":

@@ -97,7 +97,7 @@ struct ParserFixtureTests {
             K.Conditions.debuggerAttached(.warn), K.Conditions.preloadInjected(.warn),
             K.Conditions.executableMismatch(.warn),
             K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
-            K.Tokens.dataAccess(.whenUnlocked),
+            K.Tokens.dataAccess(.whenUnlocked), K.Tokens.ctkipAllowInsecure(false),
             K.Identity.providers([]), K.Identity.cpaProviders([]), K.Identity.domains([]), K.Identity.accessGroups([]),
         ])
         #expect(document.settings == expected)
