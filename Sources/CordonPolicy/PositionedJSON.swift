@@ -67,10 +67,13 @@ public struct PositionedJSON: Sendable, Hashable {
     /// The value that `pointer` (RFC 6901, e.g. `/overrides/0/apps`) names, if there is one.
     public func value(at pointer: String) -> PositionedJSON? {
         guard !pointer.isEmpty else { return self }
-        guard pointer.hasPrefix("/") else { return nil }
+        // Split by Unicode scalars, not characters: a key may begin with a combining mark, which
+        // would otherwise join the "/" before it into one character.
+        let scalars = pointer.unicodeScalars
+        guard scalars.first == "/" else { return nil }
         var current = self
-        for token in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            let key = Self.unescapePointerToken(String(token))
+        for token in scalars.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let key = Self.unescapePointerToken(String(String.UnicodeScalarView(token)))
             switch current.value {
             case .object:
                 guard let next = current[key] else { return nil }

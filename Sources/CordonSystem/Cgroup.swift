@@ -36,7 +36,9 @@ public struct Cgroup: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `other` is this cgroup or one below it.
     public func contains(_ other: Cgroup) -> Bool {
-        isRoot || other.path == path || other.path.hasPrefix(path + "/")
+        // Byte comparisons: String's `==` and `hasPrefix` compare characters under canonical
+        // equivalence, but the kernel names cgroups by their bytes.
+        isRoot || other.path.utf8.elementsEqual(path.utf8) || other.path.utf8.starts(with: (path + "/").utf8)
     }
 
     /// What `cgroup.events` says.

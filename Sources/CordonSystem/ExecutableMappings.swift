@@ -21,7 +21,9 @@ public enum ExecutableMappings {
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
             guard fields.count == 6, fields[1].count == 4, fields[1].dropFirst(2).first == "x" else { continue }
             let path = fields[5].trimmingCharacters(in: " ")
-            guard path.hasPrefix("/") else { continue }
+            // Files are absolute paths; "[vdso]" and the like are not. Compared as bytes: "/"
+            // followed by a combining mark is one Character and would fail `hasPrefix("/")`.
+            guard path.utf8.first == UInt8(ascii: "/") else { continue }
             let numbers = fields[3].split(separator: ":").compactMap { UInt64($0, radix: 16) }
             guard numbers.count == 2, let inode = UInt64(fields[4]) else { continue }
             let device = deviceNumber(major: numbers[0], minor: numbers[1])

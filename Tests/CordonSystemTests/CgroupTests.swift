@@ -40,6 +40,10 @@ import Testing
         #expect(root.child("user.slice").contains(app))
         #expect(!app.contains(root.child("user.slice")))
         #expect(!root.child("user").contains(app), "a prefix of a name is not a parent")
+        // Names are bytes: a child whose name begins with a combining mark is still below, and a
+        // canonically equivalent spelling is another cgroup.
+        #expect(app.contains(app.child("\u{352}x")))
+        #expect(!root.child("caf\u{e9}").contains(root.child("cafe\u{301}")))
         #expect(root.isRoot && !app.isRoot)
     }
 

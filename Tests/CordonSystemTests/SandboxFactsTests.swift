@@ -43,6 +43,17 @@ import Testing
         #expect(mappings[0].device == 0xfe00)
     }
 
+    @Test func aPathWhoseFirstNameBeginsWithACombiningMarkIsStillChecked() {
+        // "/" and U+0352 form one Character, so a character-wise `hasPrefix("/")` skipped this
+        // mapping: a library at such a path in a sandbox of the attacker's making went unchecked.
+        let maps = """
+            7f0000000000-7f0000100000 r-xp 00000000 fe:00 77                         /\u{352}x/evil.so
+            7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                          [vdso]
+            """
+        let mappings = ExecutableMappings.parse(maps)
+        #expect(mappings.map(\.path) == ["/\u{352}x/evil.so"])
+    }
+
     @Test func codeFromAFileTheUserOwnsIsNotASystemFile() async throws {
         // This test process runs code only from root's files (the toolchain and the system).
         #expect(ExecutableMappings.problem(pid: getpid()) == nil)
