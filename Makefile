@@ -78,6 +78,7 @@ bench: release
 	.build/release/cordon-bench fanout --subscribers 10,100,1000 --svg docs/fanout.svg
 	.build/release/cordon-bench memory
 	.build/release/cordon-bench enforce --apps 100
+	.build/release/cordon-bench tokens
 
 # Microbenchmarks with allocation counts (ordo-one/benchmark), a package of its own.
 bench-micro:

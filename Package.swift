@@ -156,6 +156,7 @@ let package = Package(
             name: "cordon-bench",
             dependencies: [
                 "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonSecrets",
+                "CordonTokens", "CordonKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

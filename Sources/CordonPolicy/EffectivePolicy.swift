@@ -95,7 +95,7 @@ extension EffectivePolicy {
     public func describeEffective() -> [EffectiveSetting] {
         var settings: [EffectiveSetting] = []
         let steps = base.pointedSteps()
-        let apps = steps.prefix { $0.pointer.hasPrefix("/" + PolicyKeys.Apps.section.name + "/") }
+        let apps = steps.prefix { $0.pointer.utf8.starts(with: ("/" + PolicyKeys.Apps.section.name + "/").utf8) }
         for pointed in apps + managedSteps() + steps.dropFirst(apps.count) {
             settings.append(
                 EffectiveSetting(

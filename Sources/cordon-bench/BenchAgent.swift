@@ -8,12 +8,13 @@ final class BenchAgent {
     let socket: String
     let control: VarlinkConnection
 
-    /// Starts the agent in `directory`, then initializes and unlocks it.
-    init(directory: String) throws {
+    /// Starts the agent in `directory` (with `adminPolicies` copied into its admin policy
+    /// directory), then initializes and unlocks it.
+    init(directory: String, adminPolicies: [String] = []) throws {
         // DaemonLauncher's child inherits this: the same as `--insecure-fast-kdf`.
         setenv("CORDON_INSECURE_FAST_KDF", "1", 1)
         setenv("CORDON_TEST_MODE", "1", 1)
-        let started = try DaemonLauncher.start(in: directory)
+        let started = try DaemonLauncher.start(in: directory, adminPolicies: adminPolicies)
         process = started.process
         socket = started.socket
         do {

@@ -1,9 +1,10 @@
 import CordonAge
 import Foundation
 
-/// Encrypts and decrypts the same file with CordonAge (`AgeFile`, streaming between descriptors)
-/// and with the `age` CLI (GOMAXPROCS=1), both single-threaded, and reports MB/s for each.
-/// The ciphertext goes to a file, the plaintext of a decryption to /dev/null, for both.
+/// Encrypts and decrypts the same file with CordonAge (`AgeFile`, streaming between descriptors),
+/// with `SecureFile` (the SDK: an app of a running agent, its derived identity, the key checked per
+/// chunk, fsync and rename) and with the `age` CLI (GOMAXPROCS=1), all single-threaded, and reports
+/// MB/s for each. The ciphertext goes to a file, the plaintext of a decryption to /dev/null.
 struct StorageFileBenchmark {
     let options: StorageFileOptions
 
@@ -12,6 +13,8 @@ struct StorageFileBenchmark {
         let runs: Int
         let cordonEncryptMBps: Double
         let cordonDecryptMBps: Double
+        let secureFileEncryptMBps: Double
+        let secureFileDecryptMBps: Double
         let ageEncryptMBps: Double
         let ageDecryptMBps: Double
         /// The bench process's peak resident memory (VmHWM) before the runs, and after them.
@@ -36,10 +39,14 @@ struct StorageFileBenchmark {
         try Data((identity.encoded + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
         let ours = folder.appendingPathComponent("ours.age").path
         let theirs = folder.appendingPathComponent("theirs.age").path
+        let sdk = folder.appendingPathComponent("sdk.age").path
+        let secureFile = try StorageSecureFileSide(directory: folder.appendingPathComponent("agent").path)
+        defer { secureFile.stop() }
 
         let peakBefore = StorageFileIO.peakResidentKiB()
         var best = (cordonEncrypt: Double.infinity, cordonDecrypt: Double.infinity)
         var bestAge = (encrypt: Double.infinity, decrypt: Double.infinity)
+        var bestSDK = (encrypt: Double.infinity, decrypt: Double.infinity)
         for _ in 0..<max(1, options.fileRuns) {
             best.cordonEncrypt = min(
                 best.cordonEncrypt,
@@ -55,6 +62,8 @@ struct StorageFileBenchmark {
                         try AgeFile.decrypt(from: input, to: output, identities: [identity])
                     }
                 })
+            bestSDK.encrypt = min(bestSDK.encrypt, try StorageFileIO.timed { try secureFile.encrypt(plain, to: sdk) })
+            bestSDK.decrypt = min(bestSDK.decrypt, try StorageFileIO.timed { try secureFile.decrypt(sdk) })
             bestAge.encrypt = min(
                 bestAge.encrypt,
                 try StorageFileIO.timed {
@@ -76,6 +85,7 @@ struct StorageFileBenchmark {
         let report = Report(
             sizeMiB: options.sizeMib, runs: max(1, options.fileRuns),
             cordonEncryptMBps: megabytes / best.cordonEncrypt, cordonDecryptMBps: megabytes / best.cordonDecrypt,
+            secureFileEncryptMBps: megabytes / bestSDK.encrypt, secureFileDecryptMBps: megabytes / bestSDK.decrypt,
             ageEncryptMBps: megabytes / bestAge.encrypt, ageDecryptMBps: megabytes / bestAge.decrypt,
             peakResidentBeforeKiB: peakBefore, peakResidentKiB: StorageFileIO.peakResidentKiB())
         if options.json {
@@ -92,6 +102,14 @@ struct StorageFileBenchmark {
                 String(
                     format: "  decrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonDecryptMBps,
                     report.ageDecryptMBps, report.cordonDecryptMBps / report.ageDecryptMBps))
+            print(
+                String(
+                    format: "  encrypt  SecureFile %7.1f   age %8.1f   ratio %.2f×", report.secureFileEncryptMBps,
+                    report.ageEncryptMBps, report.secureFileEncryptMBps / report.ageEncryptMBps))
+            print(
+                String(
+                    format: "  decrypt  SecureFile %7.1f   age %8.1f   ratio %.2f×", report.secureFileDecryptMBps,
+                    report.ageDecryptMBps, report.secureFileDecryptMBps / report.ageDecryptMBps))
             print(
                 "  bench process peak RSS (VmHWM): \(report.peakResidentBeforeKiB) KiB before the runs, "
                     + "\(report.peakResidentKiB) KiB after")

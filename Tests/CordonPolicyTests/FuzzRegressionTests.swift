@@ -69,7 +69,7 @@ enum PolicyFuzzCheck {
         var previous = (0, 0)
         for diagnostic in diagnostics {
             guard diagnostic.path == source.path, !diagnostic.message.isEmpty,
-                diagnostic.pointer.isEmpty || diagnostic.pointer.hasPrefix("/"),
+                diagnostic.pointer.isEmpty || diagnostic.pointer.unicodeScalars.first == "/",
                 let line = diagnostic.line, let column = diagnostic.column, line >= 1, column >= 1
             else { return "malformed diagnostic \(diagnostic)" }
             guard previous <= (line, column) else { return "diagnostics out of document order: \(failure)" }
@@ -97,7 +97,7 @@ enum PositionedJSONFuzzCheck {
         switch result {
         case .failure(let error):
             guard error.line >= 1, error.column >= 1, !error.message.isEmpty,
-                error.pointer.isEmpty || error.pointer.hasPrefix("/")
+                error.pointer.isEmpty || error.pointer.unicodeScalars.first == "/"
             else { return "malformed JSON error \(error.kind): \(error)" }
             return nil
         case .success(let root):
