@@ -129,17 +129,31 @@ public final class SecureFile: Sendable {
 
     /// Runs blocking `work` on a Dispatch thread and waits for it without holding a thread of the
     /// cooperative pool.
+    ///
+    /// The Dispatch thread lets go of `work` before it resumes the caller: `withoutActuallyEscaping`
+    /// traps when the closure is still referenced as it returns, and the Dispatch block that ran
+    /// it may be released only after the caller has already gone on.
     static func offThePool<R: Sendable>(_ work: () throws -> R) async throws -> R {
         try await withoutActuallyEscaping(work) { work in
             let transfer = BlockingWork(run: work)
             return try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(with: Result { try transfer.run() }) }
+                DispatchQueue.global().async { continuation.resume(with: transfer.runOnce()) }
             }
         }
     }
 }
 
-/// Blocking work handed to one Dispatch thread while its caller waits for it (never shared).
-private struct BlockingWork<R>: @unchecked Sendable {
-    let run: () throws -> R
+/// Blocking work handed to one Dispatch thread while its caller waits for it (never shared): run
+/// once, then released before the caller is resumed.
+private final class BlockingWork<R>: @unchecked Sendable {
+    private var run: (() throws -> R)?
+
+    init(run: @escaping () throws -> R) { self.run = run }
+
+    /// Runs the work and drops the reference to it.
+    func runOnce() -> Result<R, any Error> {
+        guard let work = run else { preconditionFailure("blocking work run twice") }
+        run = nil
+        return Result { try work() }
+    }
 }
