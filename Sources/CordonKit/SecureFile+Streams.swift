@@ -68,6 +68,16 @@ extension SecureFile {
         }
     }
 
+    /// Flushes the directory holding `path` (after a rename into it).
+    static func syncDirectory(of path: String) throws {
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let directory = slash.map { $0 == path.utf8.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
     static func readSome(_ descriptor: Int32, into buffer: inout [UInt8]) throws -> Int {
         try AgeFile.readSome(descriptor, into: &buffer)
     }

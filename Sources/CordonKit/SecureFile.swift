@@ -65,6 +65,8 @@ public final class SecureFile: Sendable {
                 guard fsync(output) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                 close(output)
                 guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                // The rename itself survives a crash only once its directory is on the disk.
+                try Self.syncDirectory(of: path)
             } catch {
                 close(output)
                 unlink(temporary)

@@ -53,6 +53,14 @@ enum StorageFileIO {
         }
     }
 
+    /// Flushes the file at `path` to the disk (fsync).
+    static func sync(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BenchError.daemon("cannot open \(path): errno \(errno)") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw BenchError.daemon("fsync \(path): errno \(errno)") }
+    }
+
     /// This process's peak resident set (VmHWM) in KiB.
     static func peakResidentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
