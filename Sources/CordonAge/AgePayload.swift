@@ -13,6 +13,8 @@ enum AgePayload {
     static let sealedChunkSize = chunkSize + tagSize
     /// The payload nonce that precedes the chunks.
     static let nonceSize = 16
+    /// The ChaCha20-Poly1305 nonce of a chunk.
+    static let chunkNonceSize = 12
     /// The file key's size.
     static let fileKeySize = 16
 
@@ -23,7 +25,7 @@ enum AgePayload {
 
     /// The ChaCha20-Poly1305 nonce of chunk `counter`.
     static func chunkNonce(counter: UInt64, final: Bool) -> ChaChaPoly.Nonce {
-        var bytes = [UInt8](repeating: 0, count: 12)
+        var bytes = [UInt8](repeating: 0, count: chunkNonceSize)
         for index in 0..<8 { bytes[10 - index] = UInt8(truncatingIfNeeded: counter >> UInt64(8 * index)) }
         bytes[11] = final ? 1 : 0
         return Invariant.nonce(bytes)
@@ -35,8 +37,9 @@ enum AgePayload {
         emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
         let box = Invariant.seal(plaintext, key: key, nonce: chunkNonce(counter: counter, final: final))
-        try emitData(box.ciphertext, emit)
-        try emitData(box.tag, emit)
+        // `combined` is nonce ‖ ciphertext ‖ tag in one buffer: the chunk is its tail, emitted in one
+        // piece without copying (`ciphertext` and `tag` would each copy, and cost two writes).
+        try emitData(box.combined.dropFirst(chunkNonceSize), emit)
     }
 
     /// The plaintext of `sealed` as chunk `counter`, or nil when it does not authenticate.

@@ -8,17 +8,31 @@ import Foundation
 struct StorageFileBenchmark {
     let options: StorageFileOptions
 
+    /// What is timed, each once per run, in this order.
+    enum Side: Hashable {
+        case cordonEncrypt, cordonDecrypt, secureFileEncrypt, secureFileDecrypt
+        case ageEncrypt, ageDurableEncrypt, ageDecrypt
+    }
+
+    /// A side's throughput: by the clock on the wall (best run), and by the CPU time it used
+    /// (best run; the benchmark's own process for CordonAge and SecureFile, the reaped child for
+    /// `age`), which other work on the machine disturbs far less.
+    struct Rate: Codable {
+        let wallMBps: Double
+        let cpuMBps: Double
+    }
+
     struct Report: Codable {
         let sizeMiB: Int
         let runs: Int
-        let cordonEncryptMBps: Double
-        let cordonDecryptMBps: Double
-        let secureFileEncryptMBps: Double
-        let secureFileDecryptMBps: Double
-        let ageEncryptMBps: Double
+        let cordonEncrypt: Rate
+        let cordonDecrypt: Rate
+        let secureFileEncrypt: Rate
+        let secureFileDecrypt: Rate
+        let ageEncrypt: Rate
         /// `age` and then an fsync of the file it wrote: the same durability as `SecureFile`.
-        let ageDurableEncryptMBps: Double
-        let ageDecryptMBps: Double
+        let ageDurableEncrypt: Rate
+        let ageDecrypt: Rate
         /// The bench process's peak resident memory (VmHWM) before the runs, and after them.
         let peakResidentBeforeKiB: Int
         let peakResidentKiB: Int
@@ -46,42 +60,33 @@ struct StorageFileBenchmark {
         defer { secureFile.stop() }
 
         let peakBefore = StorageFileIO.peakResidentKiB()
-        var best = (cordonEncrypt: Double.infinity, cordonDecrypt: Double.infinity)
-        var bestAge = (encrypt: Double.infinity, durableEncrypt: Double.infinity, decrypt: Double.infinity)
-        var bestSDK = (encrypt: Double.infinity, decrypt: Double.infinity)
+        var sides = [Side: StorageFileIO.Best]()
+        func measure(_ side: Side, _ body: () throws -> Void) throws {
+            sides[side, default: StorageFileIO.Best()].add(try StorageFileIO.measured(body))
+        }
         for _ in 0..<max(1, options.fileRuns) {
-            best.cordonEncrypt = min(
-                best.cordonEncrypt,
-                try StorageFileIO.timed {
-                    try StorageFileIO.withDescriptors(plain, ours) { input, output in
-                        try AgeFile.encrypt(from: input, to: output, recipients: [identity.recipient])
-                    }
-                })
-            best.cordonDecrypt = min(
-                best.cordonDecrypt,
-                try StorageFileIO.timed {
-                    try StorageFileIO.withDescriptors(ours, "/dev/null") { input, output in
-                        try AgeFile.decrypt(from: input, to: output, identities: [identity])
-                    }
-                })
-            bestSDK.encrypt = min(bestSDK.encrypt, try StorageFileIO.timed { try secureFile.encrypt(plain, to: sdk) })
-            bestSDK.decrypt = min(bestSDK.decrypt, try StorageFileIO.timed { try secureFile.decrypt(sdk) })
-            bestAge.encrypt = min(
-                bestAge.encrypt,
-                try StorageFileIO.timed {
-                    try StorageFileIO.runAge(options.age, ["-r", identity.recipient.encoded, "-o", theirs, plain])
-                })
-            bestAge.durableEncrypt = min(
-                bestAge.durableEncrypt,
-                try StorageFileIO.timed {
-                    try StorageFileIO.runAge(options.age, ["-r", identity.recipient.encoded, "-o", theirs, plain])
-                    try StorageFileIO.sync(theirs)
-                })
-            bestAge.decrypt = min(
-                bestAge.decrypt,
-                try StorageFileIO.timed {
-                    try StorageFileIO.runAge(options.age, ["-d", "-i", keyFile, "-o", "/dev/null", theirs])
-                })
+            try measure(.cordonEncrypt) {
+                try StorageFileIO.withDescriptors(plain, ours) { input, output in
+                    try AgeFile.encrypt(from: input, to: output, recipients: [identity.recipient])
+                }
+            }
+            try measure(.cordonDecrypt) {
+                try StorageFileIO.withDescriptors(ours, "/dev/null") { input, output in
+                    try AgeFile.decrypt(from: input, to: output, identities: [identity])
+                }
+            }
+            try measure(.secureFileEncrypt) { try secureFile.encrypt(plain, to: sdk) }
+            try measure(.secureFileDecrypt) { try secureFile.decrypt(sdk) }
+            try measure(.ageEncrypt) {
+                try StorageFileIO.runAge(options.age, ["-r", identity.recipient.encoded, "-o", theirs, plain])
+            }
+            try measure(.ageDurableEncrypt) {
+                try StorageFileIO.runAge(options.age, ["-r", identity.recipient.encoded, "-o", theirs, plain])
+                try StorageFileIO.sync(theirs)
+            }
+            try measure(.ageDecrypt) {
+                try StorageFileIO.runAge(options.age, ["-d", "-i", keyFile, "-o", "/dev/null", theirs])
+            }
         }
         // Each side opens the other's file too: the figures are for the same format.
         try StorageFileIO.runAge(options.age, ["-d", "-i", keyFile, "-o", "/dev/null", ours])
@@ -90,38 +95,39 @@ struct StorageFileBenchmark {
         }
 
         let megabytes = Double(bytes) / 1_000_000
+        func rate(_ side: Side) -> Rate {
+            let best = sides[side, default: StorageFileIO.Best()]
+            return Rate(wallMBps: megabytes / best.wall, cpuMBps: megabytes / best.cpu)
+        }
         let report = Report(
             sizeMiB: options.sizeMib, runs: max(1, options.fileRuns),
-            cordonEncryptMBps: megabytes / best.cordonEncrypt, cordonDecryptMBps: megabytes / best.cordonDecrypt,
-            secureFileEncryptMBps: megabytes / bestSDK.encrypt, secureFileDecryptMBps: megabytes / bestSDK.decrypt,
-            ageEncryptMBps: megabytes / bestAge.encrypt,
-            ageDurableEncryptMBps: megabytes / bestAge.durableEncrypt, ageDecryptMBps: megabytes / bestAge.decrypt,
+            cordonEncrypt: rate(.cordonEncrypt), cordonDecrypt: rate(.cordonDecrypt),
+            secureFileEncrypt: rate(.secureFileEncrypt), secureFileDecrypt: rate(.secureFileDecrypt),
+            ageEncrypt: rate(.ageEncrypt), ageDurableEncrypt: rate(.ageDurableEncrypt), ageDecrypt: rate(.ageDecrypt),
             peakResidentBeforeKiB: peakBefore, peakResidentKiB: StorageFileIO.peakResidentKiB())
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
-            print("storage --file: \(report.sizeMiB) MiB, best of \(report.runs), single-threaded, MB/s")
             print(
-                String(
-                    format: "  encrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonEncryptMBps,
-                    report.ageEncryptMBps, report.cordonEncryptMBps / report.ageEncryptMBps))
-            print(
-                String(
-                    format: "  decrypt  CordonAge %8.1f   age %8.1f   ratio %.2f×", report.cordonDecryptMBps,
-                    report.ageDecryptMBps, report.cordonDecryptMBps / report.ageDecryptMBps))
-            print(
-                String(
-                    format: "  encrypt  SecureFile %7.1f   age %8.1f   ratio %.2f×"
-                        + "   (age then fsync %.1f, ratio %.2f×)",
-                    report.secureFileEncryptMBps, report.ageEncryptMBps,
-                    report.secureFileEncryptMBps / report.ageEncryptMBps, report.ageDurableEncryptMBps,
-                    report.secureFileEncryptMBps / report.ageDurableEncryptMBps))
-            print(
-                String(
-                    format: "  decrypt  SecureFile %7.1f   age %8.1f   ratio %.2f×", report.secureFileDecryptMBps,
-                    report.ageDecryptMBps, report.secureFileDecryptMBps / report.ageDecryptMBps))
+                "storage --file: \(report.sizeMiB) MiB, best of \(report.runs), single-threaded, MB/s (wall | CPU time)"
+            )
+            let rows: [(String, Rate, String, Rate)] = [
+                ("encrypt  CordonAge ", report.cordonEncrypt, "age", report.ageEncrypt),
+                ("decrypt  CordonAge ", report.cordonDecrypt, "age", report.ageDecrypt),
+                ("encrypt  SecureFile", report.secureFileEncrypt, "age", report.ageEncrypt),
+                ("encrypt  SecureFile", report.secureFileEncrypt, "age+fsync", report.ageDurableEncrypt),
+                ("decrypt  SecureFile", report.secureFileDecrypt, "age", report.ageDecrypt),
+            ]
+            for (name, ours, baseline, theirs) in rows {
+                print(
+                    String(
+                        format: "  %@ %7.1f | %7.1f   %@ %7.1f | %7.1f   ratio %.2f× | %.2f×", name, ours.wallMBps,
+                        ours.cpuMBps, baseline.padding(toLength: 9, withPad: " ", startingAt: 0), theirs.wallMBps,
+                        theirs.cpuMBps, ours.wallMBps / theirs.wallMBps,
+                        ours.cpuMBps / theirs.cpuMBps))
+            }
             print(
                 "  bench process peak RSS (VmHWM): \(report.peakResidentBeforeKiB) KiB before the runs, "
                     + "\(report.peakResidentKiB) KiB after")

@@ -26,6 +26,42 @@ enum StorageFileIO {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
+    /// The wall-clock and CPU seconds of one timed operation.
+    struct Cost {
+        let wall: Double
+        let cpu: Double
+    }
+
+    /// The lowest wall-clock and CPU seconds seen for one side.
+    struct Best {
+        var wall = Double.infinity
+        var cpu = Double.infinity
+
+        mutating func add(_ cost: Cost) {
+            wall = min(wall, cost.wall)
+            cpu = min(cpu, cost.cpu)
+        }
+    }
+
+    /// The wall-clock seconds `body` takes, and the CPU seconds this process and the children it
+    /// reaped meanwhile (the `age` CLI) used.
+    static func measured(_ body: () throws -> Void) rethrows -> Cost {
+        let cpuBefore = cpuSeconds()
+        let wall = try timed(body)
+        return Cost(wall: wall, cpu: cpuSeconds() - cpuBefore)
+    }
+
+    /// CPU seconds (user and system) of this process and of its reaped children so far.
+    static func cpuSeconds() -> Double {
+        var own = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &own)
+        var children = rusage()
+        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &children)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return Double(own.tv_sec) + Double(own.tv_nsec) / 1e9 + seconds(children.ru_utime)
+            + seconds(children.ru_stime)
+    }
+
     /// Opens `input` for reading and `output` for writing (created, truncated) around `body`.
     static func withDescriptors(_ input: String, _ output: String, _ body: (Int32, Int32) throws -> Void) throws {
         let source = open(input, O_RDONLY | O_CLOEXEC)
