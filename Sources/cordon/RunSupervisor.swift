@@ -48,6 +48,9 @@ actor RunSupervisor {
                 if freezeOnLock { program.freeze() }
             case .wiped:
                 program.freeze()
+            case .postureWarning:
+                let checks = (event.posture ?? []).map { "\($0.check.rawValue) (\($0.evidence))" }
+                Output.note("cordon: device posture warning: \(checks.joined(separator: ", "))")
             case .policyDidChange, .appEnforced, .openDocument:
                 break
             }

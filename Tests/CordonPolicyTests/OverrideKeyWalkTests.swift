@@ -35,6 +35,9 @@ import Testing
         "storage": ["dataAccess": #""whenUnlocked""#, "wipeOnAckTimeout": "true"],
         "conditions": [
             "debuggerAttached": #""block""#, "preloadInjected": #""block""#, "executableMismatch": #""block""#,
+            "secureBoot": #""wipe""#, "kernelLockdown": #""block""#, "diskEncryption": #""wipe""#,
+            "screenLock": #""warn""#, "kernelTaint": #""block""#, "ptraceScope": #""block""#,
+            "osVersion": #""block""#, "kernelVersion": #""block""#, "postureUnknown": #""fail""#,
         ],
         "tokens": [
             "importKinds": #"["ctf"]"#, "pinRequired": "true", "maxTokens": "1",

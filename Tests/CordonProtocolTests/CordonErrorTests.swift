@@ -102,11 +102,14 @@ struct CordonErrorTests {
         case .biometricsNotEnabled: 58
         case .biometricsPasscodeNeeded: 59
         case .biometricsUnavailable: 60
+        // MARK: Posture (#16)
+        case .postureRefused: 61
+        case .invalidNonce: 62
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...60))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...62))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {

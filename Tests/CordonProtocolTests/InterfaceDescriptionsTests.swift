@@ -259,6 +259,13 @@ struct InterfaceDescriptionsTests {
         // MARK: Fingerprint unlock (#15)
         case .unlockWithFingerprint: return (none, none)
         case .setBiometrics: return (SetBiometricsParameters(enabled: true, passcode: "p"), none)
+        // MARK: Posture (#16)
+        case .postureReport:
+            return (
+                PostureReportParameters(nonce: "n", passcode: "p", token: "t"),
+                PostureSignedReport(payload: [1], signature: [2], publicKey: [3])
+            )
+        case .postureKey: return (none, PostureKeyReply(publicKey: "k", keyId: "i"))
         }
     }
 
