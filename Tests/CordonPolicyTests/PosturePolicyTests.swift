@@ -60,8 +60,10 @@ struct PosturePolicyTests {
         #expect(verdict.action == .wipe)
         #expect(verdict.findings.map(\.result.check) == [.kernelLockdown])
         #expect(verdict.deciding?.reason.hasSuffix("(unknown counts as fail)") == true)
-        let passing = F.evaluator(
-            (PolicyDocument(PolicyKeys.Conditions.kernelLockdown(.wipe), PolicyKeys.Conditions.postureUnknown(.pass)), F.admin))
+        // Without the built-in default (whose `fail` would win the merge): the file's `pass` decides.
+        let passing = PolicyEvaluator(documents: [
+            (PolicyDocument(PolicyKeys.Conditions.kernelLockdown(.wipe), PolicyKeys.Conditions.postureUnknown(.pass)), F.admin)
+        ])
         #expect(passing.posture(appId: "com.example.a", checks: checks).findings.isEmpty)
     }
 

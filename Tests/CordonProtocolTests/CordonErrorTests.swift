@@ -134,6 +134,7 @@ struct CordonErrorTests {
                 // MARK: CT-KIP (#14)
                 "CTKIPFailed", "CTKIPInsecureNotAllowed",
             ]
+            let posture: Set<String> = ["InvalidNonce"]
             let storage: Set<String> = [
                 "ContainerLocked", "NotFound", "ValueTooLarge", "InvalidName", "Tampered", "StorageFailed",
             ]
@@ -142,7 +143,9 @@ struct CordonErrorTests {
                 ? "io.cordon.Agent."
                 : pasteboard.contains(member)
                     ? "io.cordon.Pasteboard." : storage.contains(member) ? "io.cordon.Storage." : "io.cordon.App."
-            #expect(name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member))
+            #expect(
+                name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member)
+                    || name == "io.cordon.Posture." + member && posture.contains(member))
         }
     }
 
