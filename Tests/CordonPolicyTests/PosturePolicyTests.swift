@@ -53,16 +53,24 @@ struct PosturePolicyTests {
     }
 
     @Test func unknownCountsAsThePolicySays() {
-        let checks = [PostureResult(.kernelLockdown, .unknown, "no securityfs"), PostureResult(.secureBoot, .pass, "on")]
+        let checks = [
+            PostureResult(.kernelLockdown, .unknown, "no securityfs"), PostureResult(.secureBoot, .pass, "on"),
+        ]
         let failing = F.evaluator(
-            (PolicyDocument(PolicyKeys.Conditions.kernelLockdown(.wipe), PolicyKeys.Conditions.secureBoot(.block)), F.admin))
+            (
+                PolicyDocument(PolicyKeys.Conditions.kernelLockdown(.wipe), PolicyKeys.Conditions.secureBoot(.block)),
+                F.admin
+            ))
         let verdict = failing.posture(appId: "com.example.a", checks: checks)
         #expect(verdict.action == .wipe)
         #expect(verdict.findings.map(\.result.check) == [.kernelLockdown])
         #expect(verdict.deciding?.reason.hasSuffix("(unknown counts as fail)") == true)
         // Without the built-in default (whose `fail` would win the merge): the file's `pass` decides.
         let passing = PolicyEvaluator(documents: [
-            (PolicyDocument(PolicyKeys.Conditions.kernelLockdown(.wipe), PolicyKeys.Conditions.postureUnknown(.pass)), F.admin)
+            (
+                PolicyDocument(
+                    PolicyKeys.Conditions.kernelLockdown(.wipe), PolicyKeys.Conditions.postureUnknown(.pass)), F.admin
+            )
         ])
         #expect(passing.posture(appId: "com.example.a", checks: checks).findings.isEmpty)
     }

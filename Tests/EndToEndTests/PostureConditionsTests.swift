@@ -95,7 +95,10 @@ import Testing
         #expect(revoked.reason == .posture)
         #expect(revoked.appId == Self.app)
         #expect(revoked.posture?.map(\.check) == [.secureBoot])
-        await #expect(throws: CordonError.postureRefused(appId: Self.app, check: "secureBoot", evidence: "SecureBoot EFI variable: 0")) {
+        await #expect(
+            throws: CordonError.postureRefused(
+                appId: Self.app, check: "secureBoot", evidence: "SecureBoot EFI variable: 0")
+        ) {
             _ = try await app.key()
         }
         // The container itself stays unlocked: only this app lost its key.

@@ -32,7 +32,8 @@ import Testing
         let keyFile = daemon.root.appending("device.pub")
         try key.stdout.write(toFile: keyFile, atomically: true, encoding: .utf8)
 
-        let made = try await cordon(daemon, ["posture", "report", "--nonce", "n-0123456789", "--passcode-stdin"], input: "2468\n")
+        let made = try await cordon(
+            daemon, ["posture", "report", "--nonce", "n-0123456789", "--passcode-stdin"], input: "2468\n")
         #expect(made.status == 0, "\(made.stderr)")
         let reportFile = daemon.root.appending("report.json")
         try made.stdout.write(toFile: reportFile, atomically: true, encoding: .utf8)
