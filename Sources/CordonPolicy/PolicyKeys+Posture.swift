@@ -40,7 +40,7 @@ extension PolicyKeys.Conditions {
     }
 
     static var postureSettings: [any AnyPolicySetting] {
-        PostureCheck.allCases.map { setting(for: $0) } + [postureUnknown]
+        PostureCheck.allCases.map { setting(for: $0) } + [postureUnknown, minimumVersions]
     }
 
     /// A posture check's action: `ignore`, `warn`, `block` or `wipe`; the strictest wins. The
@@ -54,5 +54,82 @@ extension PolicyKeys.Conditions {
             summary:
                 "Device posture: \(what) (`cordon posture`): \"ignore\", \"warn\" (a PostureWarning event), \"block\" (refuse the registration, revoke a registered app's key) or \"wipe\" (erase the app's data, and block)."
         )
+    }
+}
+
+extension PolicyKeys.Conditions {
+    /// The lowest versions the `osVersion` and `kernelVersion` checks accept: `"kernel 6.1"`, or an
+    /// `os-release` `ID` and `VERSION_ID` (`"debian 12"`). Device-wide; files combine, and for each
+    /// name the highest minimum wins.
+    public static let minimumVersions = PolicySetting<[String], Set<String>?>(
+        section, "minimumVersions", scope: .global,
+        .strings(.minimumVersion, noun: "minimum versions", item: "a name and a dotted version"),
+        resolve: { MinimumVersions.normalized(Set($0)) }, merge: .combine(MinimumVersions.combine), unset: nil,
+        builtin: [],
+        summary:
+            "The lowest versions the osVersion and kernelVersion checks accept: \"kernel 6.1\" or an os-release ID and VERSION_ID (\"debian 12\"); for each name the highest minimum of all files wins."
+    )
+}
+
+extension StringPattern {
+    /// `kernel 6.1`, `debian 12`: a lower-case os-release ID (or `kernel`), a space, a dotted version.
+    static let minimumVersion = StringPattern(
+        expected: "a name and a dotted version (\"kernel 6.1\", \"debian 12\")",
+        accepts: { MinimumVersions.split($0) != nil },
+        regex: "^[a-z0-9][a-z0-9._-]* [0-9]+(\\.[0-9]+)*$")
+}
+
+/// `conditions.minimumVersions`: entries `NAME VERSION`, merged so that each name keeps its highest.
+public enum MinimumVersions {
+    /// The name and the version's numbers of an entry, or nil when it is not one.
+    public static func split(_ entry: String) -> (name: String, version: String)? {
+        let parts = entry.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 2, let first = parts[0].first, first.isASCII, first.isLetter || first.isNumber,
+            parts[0].allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || "._-".contains($0)) }),
+            !parts[1].isEmpty,
+            parts[1].split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ part in
+                !part.isEmpty && part.allSatisfy { $0.isASCII && $0.isNumber }
+            })
+        else { return nil }
+        return (String(parts[0]), String(parts[1]))
+    }
+
+    /// Each name's highest minimum (a tie of equal numbers keeps the larger spelling, so merging
+    /// stays commutative).
+    static func normalized(_ entries: Set<String>) -> Set<String> {
+        var highest: [String: String] = [:]
+        for entry in entries {
+            guard let (name, version) = split(entry) else { continue }
+            if let current = highest[name], !isHigher(version, than: current) { continue }
+            highest[name] = version
+        }
+        return Set(highest.map { "\($0.key) \($0.value)" })
+    }
+
+    @Sendable static func combine(_ lhs: Set<String>?, _ rhs: Set<String>?) -> Set<String>? {
+        guard let lhs else { return rhs }
+        guard let rhs else { return lhs }
+        return normalized(lhs.union(rhs))
+    }
+
+    /// Whether `version` is above `other`, number by number; equal numbers compare by spelling.
+    static func isHigher(_ version: String, than other: String) -> Bool {
+        let left = version.split(separator: ".").map { Int($0) ?? 0 }
+        let right = other.split(separator: ".").map { Int($0) ?? 0 }
+        for index in 0..<max(left.count, right.count) {
+            let a = index < left.count ? left[index] : 0
+            let b = index < right.count ? right[index] : 0
+            if a != b { return a > b }
+        }
+        return version > other
+    }
+
+    /// The minimums as a dictionary: name → version (`kernel` is the kernel's).
+    public static func table(_ entries: Set<String>?) -> [String: String] {
+        var table: [String: String] = [:]
+        for entry in entries ?? [] {
+            if let (name, version) = split(entry) { table[name] = version }
+        }
+        return table
     }
 }

@@ -52,6 +52,7 @@ extension PostureComponent {
                 guard let finding = verdict.deciding, blocked[appId] == nil else { continue }
                 blocked[appId] = finding
                 warned[appId] = nil
+                restoredWhileLocked.remove(appId)
                 if finding.action == .wipe { wipe(appId, finding) }
                 revoke(appId, finding)
             case .warn, .ignore:
@@ -66,6 +67,7 @@ extension PostureComponent {
         for appId in Set(blocked.keys).union(warned.keys).subtracting(apps) {
             blocked[appId] = nil
             warned[appId] = nil
+            restoredWhileLocked.remove(appId)
         }
     }
 
@@ -102,7 +104,21 @@ extension PostureComponent {
                 reason: "conditions.\(finding.result.check.rawValue): the check no longer fails", rules: [])
         ])
         host.logger.notice("device posture: the app's key is given back", metadata: ["appId": "\(appId)"])
-        if host.lifecycleState.keyAvailable { send(.encryptionKeyAvailable, to: appId, []) }
+        if host.lifecycleState.keyAvailable {
+            send(.encryptionKeyAvailable, to: appId, [])
+        } else {
+            restoredWhileLocked.insert(appId)
+        }
+    }
+
+    /// The container's key is back: apps whose posture block was lifted meanwhile hear it with
+    /// reason `posture` too (before the broadcast), so a supervisor that froze for the posture thaws.
+    func keyReturned() {
+        let apps = restoredWhileLocked
+        restoredWhileLocked = []
+        for appId in apps.sorted() where blocked[appId] == nil {
+            send(.encryptionKeyAvailable, to: appId, [])
+        }
     }
 
     private func wipe(_ appId: String, _ finding: PostureFinding) {

@@ -23,17 +23,23 @@ final class PostureComponent: AgentComponent {
     private var latest: (time: Double, checks: [PostureResult])?
     private var reading: EventLoopFuture<[PostureResult]>?
     private let pool: NIOThreadPool
-    let probe: PostureProbe
+    /// The root the checks read under and the program runner (the minimums come from the policy).
+    let root: String
+    let command: PostureProbe.CommandRunner
     /// The periodic re-reading, scheduled while an app is registered.
     private var timer: Scheduled<Void>?
     /// Apps whose key a `block` (or `wipe`) check revoked, with the finding; cleared when it passes.
     var blocked: [String: PostureFinding] = [:]
     /// The checks each app was last warned about (a warning is sent again only when they change).
     var warned: [String: [PostureResult]] = [:]
+    /// Apps whose check passed again while the container held no key: they hear
+    /// `EncryptionKeyAvailable` with reason `posture` when the key comes back.
+    var restoredWhileLocked: Set<String> = []
 
     init(host: any ComponentHost) {
         self.host = host
-        probe = PostureProbe(root: host.configuration.postureRoot, command: PostureProbe.systemCommand)
+        root = host.configuration.postureRoot
+        command = PostureProbe.systemCommand
         pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
     }
@@ -50,8 +56,10 @@ final class PostureComponent: AgentComponent {
         }
     }
 
-    /// A new policy may set other conditions: read again while apps are registered.
+    /// A new policy may set other conditions: read again while apps are registered. The key
+    /// coming back ends a posture revocation that was lifted while it was away.
     func observe(_ event: CordonEvent) {
+        if event.kind == .encryptionKeyAvailable { keyReturned() }
         guard event.kind == .policyDidChange, !host.registry.registrations.isEmpty else { return }
         refresh(why: "policy change")
     }
@@ -79,7 +87,11 @@ final class PostureComponent: AgentComponent {
 
     private func read() -> EventLoopFuture<[PostureResult]> {
         if let reading { return reading }
-        let probe = self.probe
+        // `conditions.minimumVersions`: what the osVersion and kernelVersion checks compare with.
+        var minimums = MinimumVersions.table(host.policy.policy[PolicyKeys.Conditions.minimumVersions].value)
+        let kernel = minimums.removeValue(forKey: "kernel")
+        let probe = PostureProbe(
+            root: root, minimums: PostureMinimums(osVersions: minimums, kernel: kernel), command: command)
         let future = pool.runIfActive(eventLoop: host.loop) { probe.run() }
             .flatMapErrorThrowing { _ in
                 PostureCheck.allCases.map { PostureResult($0, .unknown, "the agent is stopping") }

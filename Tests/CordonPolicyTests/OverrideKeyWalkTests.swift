@@ -38,6 +38,7 @@ import Testing
             "secureBoot": #""wipe""#, "kernelLockdown": #""block""#, "diskEncryption": #""wipe""#,
             "screenLock": #""warn""#, "kernelTaint": #""block""#, "ptraceScope": #""block""#,
             "osVersion": #""block""#, "kernelVersion": #""block""#, "postureUnknown": #""fail""#,
+            "minimumVersions": #"["kernel 99"]"#,
         ],
         "tokens": [
             "importKinds": #"["ctf"]"#, "pinRequired": "true", "maxTokens": "1",
@@ -141,7 +142,7 @@ import Testing
         #expect(
             globals.allSatisfy {
                 $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") || $0.hasPrefix("tokens.")
-                    || $0.hasPrefix("identity.")
+                    || $0.hasPrefix("identity.") || $0 == "conditions.minimumVersions"
             })
     }
 

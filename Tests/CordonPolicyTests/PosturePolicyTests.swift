@@ -75,6 +75,22 @@ struct PosturePolicyTests {
         #expect(passing.posture(appId: "com.example.a", checks: checks).findings.isEmpty)
     }
 
+    @Test func minimumVersionsKeepTheHighestPerNameAndRefuseBadEntries() throws {
+        let evaluator = F.evaluator(
+            (PolicyDocument(PolicyKeys.Conditions.minimumVersions(["kernel 6.1", "debian 11"])), F.admin),
+            (PolicyDocument(PolicyKeys.Conditions.minimumVersions(["kernel 6.10", "fedora 40"])), F.team))
+        let merged = evaluator.policy[PolicyKeys.Conditions.minimumVersions].value
+        #expect(merged == ["kernel 6.10", "debian 11", "fedora 40"])
+        #expect(MinimumVersions.table(merged) == ["kernel": "6.10", "debian": "11", "fedora": "40"])
+        let bad = Support.diagnostics(Support.document(#""conditions": {"minimumVersions": ["kernel", "Debian 12"]}"#))
+        #expect(bad.map(\.pointer) == ["/conditions/minimumVersions/0", "/conditions/minimumVersions/1"])
+        // Device-wide: refused in an override.
+        let override = Support.diagnostics(
+            Support.document(
+                #""overrides": [{"apps": ["com.example.a"], "conditions": {"minimumVersions": ["kernel 6.1"]}}]"#))
+        #expect(override.map(\.pointer) == ["/overrides/0/conditions/minimumVersions"])
+    }
+
     @Test func anOverrideTightensOneApp() throws {
         let text = Support.document(
             #""conditions": {"screenLock": "warn"}, "overrides": [{"apps": ["com.example.vault"], "conditions": {"screenLock": "block"}}]"#

@@ -80,6 +80,24 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func theKernelMinimumComesFromThePolicy() async throws {
+        let fixture = try Fixture(secureBoot: true)
+        defer { fixture.root.remove() }
+        try FileManager.default.createDirectory(
+            atPath: fixture.root.appending("proc/sys/kernel"), withIntermediateDirectories: true)
+        try "6.1.0-13-amd64\n".write(
+            toFile: fixture.root.appending("proc/sys/kernel/osrelease"), atomically: true, encoding: .utf8)
+        let (daemon, client) = try await Self.started(
+            fixture, conditions: #""kernelVersion": "block", "minimumVersions": ["kernel 6.6"]"#)
+        defer { daemon.cleanUp() }
+        await #expect(
+            throws: CordonError.postureRefused(
+                appId: Self.app, check: "kernelVersion", evidence: "kernel 6.1.0-13-amd64, minimum 6.6")
+        ) { _ = try await CordonApp.connect(appId: Self.app, socketPath: daemon.socketPath) }
+        await client.close()
+        try await daemon.stop()
+    }
+
     @Test func aCheckThatStartsFailingRevokesTheKeyWithReasonPosture() async throws {
         let fixture = try Fixture(secureBoot: true)
         defer { fixture.root.remove() }
