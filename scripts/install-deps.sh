@@ -80,3 +80,10 @@ if ! "$python" -c "import authlib, flask" >/dev/null 2>&1; then
     echo "installing authlib and Flask (the tests' identity provider)"
     "$python" -m pip install -q authlib flask 2>/dev/null || "$python" -m pip install -q --break-system-packages authlib flask
 fi
+
+# PyPI cryptography: examples/posture-verify/verify.py, the backend's check of a signed posture
+# report, which the end-to-end tests run against reports from a real agent.
+if ! "$python" -c "import cryptography.hazmat.primitives.asymmetric.ed25519" >/dev/null 2>&1; then
+    echo "installing the Python cryptography package"
+    "$python" -m pip install -q cryptography 2>/dev/null || "$python" -m pip install -q --break-system-packages cryptography
+fi

@@ -100,3 +100,30 @@ public enum ConditionAction: String, Sendable, CaseIterable, Restrictiveness {
         }
     }
 }
+
+/// What a failing device posture check triggers (`conditions`; docs/ARCHITECTURE.md, "Posture"):
+/// wipe > block > warn > ignore.
+public enum PostureAction: String, Sendable, CaseIterable, Restrictiveness {
+    /// Nothing: the check is read and reported, never acted on.
+    case ignore
+    /// A `PostureWarning` event to the app, audited.
+    case warn
+    /// Registration refused; a registered app's key revoked.
+    case block
+    /// The app's data crypto-erased (selective wipe), and blocked.
+    case wipe
+    public var strictness: Int {
+        switch self {
+        case .ignore: return 0
+        case .warn: return 1
+        case .block: return 2
+        case .wipe: return 3
+        }
+    }
+}
+
+/// How a posture check the machine cannot answer counts: `fail` is stricter.
+public enum PostureUnknown: String, Sendable, CaseIterable, Restrictiveness {
+    case pass, fail
+    public var strictness: Int { self == .fail ? 1 : 0 }
+}

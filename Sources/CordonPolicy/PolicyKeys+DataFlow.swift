@@ -120,7 +120,8 @@ extension PolicyKeys {
         public static let executableMismatch = action(
             "executableMismatch",
             "The executable does not match the managed app's paths or digests: \"warn\", \"block\" or \"wipe\".")
-        static let all: [any AnyPolicySetting] = [debuggerAttached, preloadInjected, executableMismatch]
+        static let all: [any AnyPolicySetting] =
+            [debuggerAttached, preloadInjected, executableMismatch] + postureSettings
 
         /// A condition: `warn`, `block` or `wipe`, the strictest wins, default `warn`.
         private static func action(_ key: String, _ summary: String) -> PolicySetting<ConditionAction, ConditionAction>

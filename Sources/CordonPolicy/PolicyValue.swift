@@ -17,6 +17,8 @@ extension ShareScope: PolicyValue {}
 extension SaveCopies: PolicyValue {}
 extension DataAccess: PolicyValue {}
 extension ConditionAction: PolicyValue {}
+extension PostureAction: PolicyValue {}
+extension PostureUnknown: PolicyValue {}
 
 extension Int: PolicyValue {
     /// The decimal number.

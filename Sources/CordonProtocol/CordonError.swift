@@ -147,6 +147,12 @@ public enum CordonError: Error, Sendable, Equatable {
     case biometricsPasscodeNeeded(reason: String)
     /// fprintd, a reader or an enrolled finger is missing, or the reader failed: `reason` says which.
     case biometricsUnavailable(reason: String)
+    // MARK: Posture (#16)
+    /// A posture check the policy's `conditions` set to `block` or `wipe` fails (or is unknown and
+    /// `conditions.postureUnknown` is `fail`): the registration is refused; `evidence` is what was read.
+    case postureRefused(appId: String, check: String, evidence: String)
+    /// A posture report's nonce is not 1 to 128 characters of letters, digits and `-_.~+/=`.
+    case invalidNonce(reason: String)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -217,6 +223,9 @@ public enum CordonError: Error, Sendable, Equatable {
         case .biometricsNotEnabled: return "io.cordon.Agent.BiometricsNotEnabled"
         case .biometricsPasscodeNeeded: return "io.cordon.Agent.BiometricsPasscodeNeeded"
         case .biometricsUnavailable: return "io.cordon.Agent.BiometricsUnavailable"
+        // MARK: Posture (#16)
+        case .postureRefused: return "io.cordon.App.PostureRefused"
+        case .invalidNonce: return "io.cordon.Posture.InvalidNonce"
         }
     }
 
@@ -281,6 +290,13 @@ public enum CordonError: Error, Sendable, Equatable {
             return ["reason": .string(reason)]
         case .biometricsDisabled, .biometricsNotEnabled:
             return [:]
+        // MARK: Posture (#16)
+        case .postureRefused(let appId, let check, let evidence):
+            return [
+                "appId": .string(appId), "check": .string(check), "evidence": .string(evidence),
+                "reason": .string(EventReason.posture.rawValue),
+            ]
+        case .invalidNonce(let reason): return ["reason": .string(reason)]
         }
     }
 
@@ -376,6 +392,10 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Agent.BiometricsNotEnabled": self = .biometricsNotEnabled
         case "io.cordon.Agent.BiometricsPasscodeNeeded": self = .biometricsPasscodeNeeded(reason: string("reason"))
         case "io.cordon.Agent.BiometricsUnavailable": self = .biometricsUnavailable(reason: string("reason"))
+        // MARK: Posture (#16)
+        case "io.cordon.App.PostureRefused":
+            self = .postureRefused(appId: string("appId"), check: string("check"), evidence: string("evidence"))
+        case "io.cordon.Posture.InvalidNonce": self = .invalidNonce(reason: string("reason"))
         default: return nil
         }
     }

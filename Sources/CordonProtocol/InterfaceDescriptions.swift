@@ -263,7 +263,8 @@ public enum InterfaceDescriptions {
           Wiped,
           PolicyDidChange,
           AppEnforced,
-          OpenDocument
+          OpenDocument,
+          PostureWarning
         )
 
         # What the agent did to an app that missed its acknowledgement deadline (or thaw).
@@ -284,6 +285,7 @@ public enum InterfaceDescriptions {
           wipe,
           shutdown,
           startup,
+          posture,
           agentUnavailable
         )
 
@@ -299,8 +301,12 @@ public enum InterfaceDescriptions {
           appId: ?string,
           pid: ?int,
           enforcement: ?Enforcement,
-          document: ?Document
+          document: ?Document,
+          posture: ?[]PostureResult
         )
+
+        # A device posture check (io.cordon.Posture) that caused a PostureWarning or a revocation.
+        type PostureResult (check: string, status: (pass, fail, unknown), evidence: string)
 
         # A policy decision; truncateTo is an obligation (cut the content to that many characters).
         type Decision (
@@ -403,6 +409,10 @@ public enum InterfaceDescriptions {
 
         # A live process is already registered as this managed app.
         error AppIdInUse (appId: string, pid: int)
+
+        # A device posture check the policy's conditions set to block or wipe fails: the registration
+        # is refused (reason is always posture).
+        error PostureRefused (appId: string, check: string, evidence: string, reason: string)
 
         """
 

@@ -30,6 +30,9 @@ public enum EventKind: String, Sendable, Codable, CaseIterable {
     /// Another app handed this app a document (sent to the target app only; its seq is that of
     /// the latest broadcast event, it does not advance the order).
     case openDocument = "OpenDocument"
+    /// A posture check the policy sets to `warn` fails for this app (sent to that app only; its
+    /// `posture` names the checks and their evidence; its seq is that of the latest broadcast event).
+    case postureWarning = "PostureWarning"
 }
 
 /// What the agent does to an app that did not acknowledge a revocation by its deadline
@@ -59,6 +62,8 @@ public enum EventReason: String, Sendable, Codable, CaseIterable {
     case wipe
     case shutdown
     case startup
+    /// A device posture check the policy sets to `block` or `wipe` fails (`conditions`).
+    case posture
     /// Never sent by the agent: CordonKit reports a lost connection with it.
     case agentUnavailable
 }

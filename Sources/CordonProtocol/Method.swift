@@ -30,6 +30,8 @@ public enum Method: String, Sendable, CaseIterable {
     case queryAudit = "io.cordon.Audit.Query"
     case followAudit = "io.cordon.Audit.Follow"
     case getPosture = "io.cordon.Posture.Get"
+    case postureReport = "io.cordon.Posture.Report"
+    case postureKey = "io.cordon.Posture.GetKey"
     // MARK: Storage (#13)
     case storagePut = "io.cordon.Storage.Put"
     case storageGet = "io.cordon.Storage.Get"

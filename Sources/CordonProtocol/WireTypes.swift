@@ -22,12 +22,16 @@ public struct CordonEvent: Sendable, Codable, Equatable {
     public var enforcement: EnforcementAction?
     /// For `OpenDocument` (sent to its target app only): the document handed over.
     public var document: DocumentInfo?
+    /// For `PostureWarning`, and a key event with reason `posture` (sent to one app only): the
+    /// failing checks that caused it, with their evidence.
+    public var posture: [PostureResult]?
 
     public init(
         seq: Int, kind: EventKind, reason: EventReason, time: Double, state: LifecycleState,
         ackDeadline: Double? = nil, policyVersion: String? = nil, appId: String? = nil, pid: Int? = nil,
-        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil
+        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil, posture: [PostureResult]? = nil
     ) {
+        self.posture = posture
         self.appId = appId
         self.pid = pid
         self.enforcement = enforcement

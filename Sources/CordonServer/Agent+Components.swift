@@ -14,8 +14,8 @@ extension Agent {
             PasteboardComponent(host: self),
             DocumentsComponent(host: self),
             UnlockPromptComponent(host: self),
-            PostureComponent(host: self),
-            StorageComponent(host: self),
+            posture,
+            storage,
             TokensComponent(host: self),
             enforcement,
             biometrics,
@@ -50,6 +50,14 @@ extension Agent: ComponentHost {
     }
 
     func policyApplied() { machine.configuration = lifecycleConfiguration(from: policy.policy) }
+
+    func subscriberBound(_ id: ConnectionID) {
+        guard let registration = registry.registrations.values.first(where: { $0.subscriber == id }) else { return }
+        posture.subscribed(registration)
+    }
+
+    @discardableResult
+    func wipeAppData(_ appId: String, reason: String) -> EventLoopFuture<Void> { storage.wipe(appId, reason: reason) }
 
     func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction) { registry.enforced(id, action) }
 

@@ -28,6 +28,8 @@ extension Agent {
         guard let process = processes[connection.id] else { throw .notRegistered }
         guard !process.onBehalf else { throw .registeredOnBehalf(appId: appId) }
         guard registration.managed else { throw .notManaged(appId: appId) }
+        // A posture check set to block revoked the app's key (docs/ARCHITECTURE.md, "Posture").
+        try posture.checkNotBlocked(appId)
         let pid = process.identity.pid
         if let pidfd = process.pidfd, !pidfd.isAlive {
             throw .processChanged(appId: appId, reason: "the process has exited")

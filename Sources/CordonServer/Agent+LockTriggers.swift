@@ -36,6 +36,9 @@ extension Agent {
             }
             logger.notice("session idle: locking the container", metadata: ["source": "logind.IdleHint"])
             run(.lock(reason: .idleTimeout, now: clock()))
+        case .resume:
+            logger.info("system resumed: reading the device posture again")
+            posture.refresh(why: "resume from suspend")
         case .suspend:
             guard lock[PolicyKeys.Lock.onSuspend].value else {
                 logger.info("suspend ignored: lock.onSuspend is false")

@@ -133,7 +133,7 @@ extension Agent {
             guard let stored else { return .reply(reply) }
             return .deferred(stored.map { reply })
         case .subscribe, .requestUnlock, .shareDocument, .openDocument, .copy, .paste, .clear, .queryAudit,
-            .followAudit, .getPosture,
+            .followAudit, .getPosture, .postureReport, .postureKey,
             .getEffectivePolicy,
             .validatePolicy, .explainPolicy, .reloadPolicy, .getPolicyStatus,
             // MARK: Storage (#13)
@@ -192,11 +192,14 @@ extension Agent {
                 appId: appId, identity: identity, needsDigest: needsDigest, user: user,
                 flatpakInstallations: installations)
         }
+        // The device's posture, read off the loop too (docs/ARCHITECTURE.md, "Posture").
+        let reading = posture.current()
         return .deferred(
-            facts.assumeIsolated().flatMap { [self] facts in
+            facts.and(reading).assumeIsolated().flatMap { [self] facts, checks in
                 let reply: ByteBuffer
                 do throws(CordonError) {
-                    reply = encoder.reply(try completeRegistration(facts, process: process, connection: connection))
+                    reply = encoder.reply(
+                        try completeRegistration(facts, checks: checks, process: process, connection: connection))
                 } catch {
                     reply = encoder.error(error.varlinkError)
                 }
@@ -205,9 +208,9 @@ extension Agent {
             }.nonisolated())
     }
 
-    private func completeRegistration(_ facts: RegistrationFacts, process: AppProcess, connection: AgentConnection)
-        throws(CordonError) -> RegisterReply
-    {
+    private func completeRegistration(
+        _ facts: RegistrationFacts, checks: [PostureResult], process: AppProcess, connection: AgentConnection
+    ) throws(CordonError) -> RegisterReply {
         let decision = policy.register(facts)
         let identity = process.identity
         // The facts were read off the loop: the process must still be the one they describe.
@@ -235,6 +238,8 @@ extension Agent {
             logger.warning("app refused by policy", metadata: metadata)
             throw .refused(appId: facts.appId, reason: decision.reason)
         }
+        // The device's posture: `block` refuses, `wipe` erases the app's data and refuses.
+        try posture.admit(facts.appId, checks: checks)
         var generator = SystemRandomNumberGenerator()
         let token = (0..<16).map { _ in String(format: "%02x", generator.next() as UInt8) }.joined()
         let managed = decision.outcome == .managed

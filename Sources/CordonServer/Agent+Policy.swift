@@ -33,6 +33,8 @@ extension Agent {
     /// Recomputes the lifecycle settings after the registered apps changed (an override's
     /// container-wide lock keys apply only while its app is registered), and re-arms the timers.
     func registeredAppsChanged() {
+        // The periodic posture reading runs while an app is registered (docs/ARCHITECTURE.md, "Posture").
+        posture.schedule()
         let next = lifecycleConfiguration(from: policy.policy)
         guard next != machine.configuration else { return }
         machine.configuration = next

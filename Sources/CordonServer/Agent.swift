@@ -66,6 +66,10 @@ final class Agent {
     /// The components the agent hosts (`Agent+Components.swift`) and the method each serves.
     lazy var components: [any AgentComponent] = makeComponents()
     lazy var routes: [Method: any AgentComponent] = Self.routes(of: components)
+    /// The device's posture and the conditions on it (`PostureComponent`).
+    lazy var posture = PostureComponent(host: self)
+    /// App storage and selective wipe (`StorageComponent`).
+    lazy var storage = StorageComponent(host: self)
     /// Fingerprint unlock through fprintd (`BiometricsComponent`).
     lazy var biometrics = BiometricsComponent(agent: self)
 

@@ -50,6 +50,12 @@ public struct AgentConfiguration: Sendable {
     /// CT-KIP: a PEM file of CA certificates servers are validated against instead of the system
     /// trust store (test mode only; docs/THREAT-MODEL.md, "Tokens").
     public var ctkipCAFile: String?
+    /// Posture: the root the checks read under (`/`; a fixture tree in tests, test mode only;
+    /// docs/ARCHITECTURE.md, "Posture").
+    public var postureRoot = "/"
+    /// Posture: seconds between readings while an app is registered (the conditions are applied
+    /// after each; also on resume from suspend and on a policy change).
+    public var postureInterval: Double = 300
 
     /// Where the admin settings are unless configured otherwise.
     public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"

@@ -85,6 +85,14 @@ protocol ComponentHost: AnyObject {
     func appKey(for appId: String) -> SecureBytes?
     /// Records `appId`'s key generation after a selective wipe stored it.
     func setAppGeneration(_ appId: String, _ generation: Int)
+    /// Crypto-erases `appId`'s data (the selective wipe of `StorageComponent+Wipe.swift`).
+    @discardableResult
+    func wipeAppData(_ appId: String, reason: String) -> EventLoopFuture<Void>
+
+    // MARK: Posture (#16)
+
+    /// A subscriber on connection `id` just got its first event (the state snapshot).
+    func subscriberBound(_ id: ConnectionID)
 
     // MARK: Tokens (#14)
 

@@ -88,6 +88,8 @@ final class EventBusComponent: AgentComponent {
         deliver(
             ReplyEncoder(allocator: connection.channel.allocator).reply(
                 SubscribeReply(event: snapshot), continues: true), to: subscriber)
+        // What the posture conditions told the app before it subscribed (a warning, a revocation).
+        host.subscriberBound(connection.id)
     }
 
     /// Completes once every event broadcast so far has been written to every subscriber's

@@ -103,6 +103,8 @@ public final class CordonDatabase: Sendable {
         // MARK: Identity (#15)
         registerIdentityMigration(&migrator)
         registerBiometricsMigration(&migrator)
+        // MARK: Posture (#16)
+        registerDeviceKeyMigration(&migrator)
         return migrator
     }
 
@@ -159,6 +161,8 @@ public final class CordonDatabase: Sendable {
     public func eraseKeystore() throws {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM keystore")
+            // Sealed under the master key just erased: unusable, and a new container makes a new one.
+            try db.execute(sql: "DELETE FROM postureDeviceKey")
         }
         try checkpoint()
     }

@@ -168,7 +168,12 @@ final class BusRunner {
         case Int32(CORDON_BUS_IDLE_HINT.rawValue):
             if value { owner.onTrigger(.idle) }
         case Int32(CORDON_BUS_PREPARE_FOR_SLEEP.rawValue):
-            if value { owner.onTrigger(.suspend) } else { takeInhibitor() }
+            if value {
+                owner.onTrigger(.suspend)
+            } else {
+                takeInhibitor()
+                owner.onTrigger(.resume)
+            }
         case Int32(CORDON_BUS_SCREENSAVER_ACTIVE.rawValue):
             if value { owner.onTrigger(.screenLock(source: "org.freedesktop.ScreenSaver")) }
         case Int32(CORDON_BUS_GNOME_SCREENSAVER_ACTIVE.rawValue):

@@ -14,6 +14,9 @@ public enum LockTrigger: Sendable, Equatable {
     /// The system is about to sleep (`PrepareForSleep(true)`): lock, then call
     /// `BusLockTriggers.releaseSleepInhibitor()` so the sleep can go on.
     case suspend
+    /// The system woke up (`PrepareForSleep(false)`): not a lock; the agent reads the device's
+    /// posture again.
+    case resume
 }
 
 /// Where the lock triggers look for the buses; nil uses the standard address.

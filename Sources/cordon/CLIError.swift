@@ -286,6 +286,13 @@ extension CLIError {
             self.init(
                 "fingerprint unlock is unavailable: \(reason)",
                 hint: "enroll a finger with `fprintd-enroll`, or unlock with the passcode: `cordon unlock`")
+        // MARK: Posture (#16)
+        case .postureRefused(let appId, let check, let evidence):
+            self.init(
+                "\(appId) is refused: the device posture check \(check) fails (\(evidence))",
+                hint: "see `cordon posture`; the policy's conditions section decides")
+        case .invalidNonce(let reason):
+            self.init("invalid nonce: \(reason)", hint: "use 1 to 128 letters, digits or -_.~+/=")
         }
     }
 }

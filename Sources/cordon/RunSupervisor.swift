@@ -10,6 +10,9 @@ actor RunSupervisor {
     let socketPath: String
     let freezeOnLock: Bool
     private var current: CordonApp?
+    /// The device's posture revoked the app's key (reason `posture`): the program stays frozen,
+    /// whatever the container does, until the agent gives the key back with reason `posture`.
+    private var postureBlocked = false
 
     init(program: WrappedProgram, appId: String, socketPath: String, freezeOnLock: Bool) {
         self.program = program
@@ -39,8 +42,12 @@ actor RunSupervisor {
             if Task.isCancelled { return }
             switch event.kind {
             case .state, .encryptionKeyAvailable, .didUnlock:
-                if event.keyAvailable && (!freezeOnLock || event.state == .unlocked) { program.thaw() }
+                if event.kind == .encryptionKeyAvailable && event.reason == .posture { postureBlocked = false }
+                if event.keyAvailable && (!freezeOnLock || event.state == .unlocked) && !postureBlocked {
+                    program.thaw()
+                }
             case .encryptionKeyUnavailable:
+                if event.reason == .posture { postureBlocked = true }
                 program.freeze()
                 guard event.reason != .agentUnavailable else { return }
                 try? await app.acknowledge(event, status: .halted)
@@ -48,6 +55,9 @@ actor RunSupervisor {
                 if freezeOnLock { program.freeze() }
             case .wiped:
                 program.freeze()
+            case .postureWarning:
+                let checks = (event.posture ?? []).map { "\($0.check.rawValue) (\($0.evidence))" }
+                Output.note("cordon: device posture warning: \(checks.joined(separator: ", "))")
             case .policyDidChange, .appEnforced, .openDocument:
                 break
             }

@@ -89,6 +89,13 @@ struct Cordond: AsyncParsableCommand {
             "A PEM file of CA certificates CT-KIP servers are validated against instead of the system's (test mode only).",
             valueName: "file"))
     var ctkipCa: String?
+    @Option(
+        help: ArgumentHelp(
+            "The directory posture checks read under instead of / (a fixture tree; test mode only).",
+            valueName: "dir"))
+    var postureRoot: String?
+    @Option(help: "Seconds between posture readings while an app is registered (default: 300; test mode only).")
+    var postureInterval: Double?
     @Option(help: "Connections one process may hold (default: 64).")
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
@@ -119,6 +126,9 @@ struct Cordond: AsyncParsableCommand {
         }
         // CA roots of the user's own making would let any server provision tokens.
         if ctkipCa != nil { values.append("--ctkip-ca") }
+        // A fixture tree would fake the device's posture; a long interval would delay its conditions.
+        if postureRoot != nil { values.append("--posture-root") }
+        if postureInterval != nil { values.append("--posture-interval") }
         var paths: [AdminInputs.PathInput] = []
         for (flag, variable, name) in [
             (adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir"),
@@ -151,6 +161,9 @@ struct Cordond: AsyncParsableCommand {
         }
         guard connectionIdleTimeout >= 0, connectionIdleTimeout.isFinite else {
             throw ValidationError("--connection-idle-timeout must be 0 or more seconds, not \(connectionIdleTimeout)")
+        }
+        if let postureInterval, !(postureInterval > 0 && postureInterval.isFinite) {
+            throw ValidationError("--posture-interval must be more than 0 seconds, not \(postureInterval)")
         }
         guard LogTarget(rawValue: logTarget) != nil else {
             throw ValidationError("--log-target must be auto, journal or stderr, not \(logTarget)")
@@ -234,6 +247,8 @@ struct Cordond: AsyncParsableCommand {
         if !flatpakInstallation.isEmpty { configuration.flatpakInstallations = flatpakInstallation }
         configuration.tpmTCTI = pick(tpmTcti, "CORDON_TPM_TCTI", TPMConnection.defaultTCTI)
         configuration.ctkipCAFile = ctkipCa
+        if let postureRoot { configuration.postureRoot = postureRoot }
+        if let postureInterval { configuration.postureInterval = postureInterval }
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

@@ -35,6 +35,10 @@ import Testing
         "storage": ["dataAccess": #""whenUnlocked""#, "wipeOnAckTimeout": "true"],
         "conditions": [
             "debuggerAttached": #""block""#, "preloadInjected": #""block""#, "executableMismatch": #""block""#,
+            "secureBoot": #""wipe""#, "kernelLockdown": #""block""#, "diskEncryption": #""wipe""#,
+            "screenLock": #""warn""#, "kernelTaint": #""block""#, "ptraceScope": #""block""#,
+            "osVersion": #""block""#, "kernelVersion": #""block""#, "postureUnknown": #""fail""#,
+            "minimumVersions": #"["kernel 99"]"#,
         ],
         "tokens": [
             "importKinds": #"["ctf"]"#, "pinRequired": "true", "maxTokens": "1",
@@ -138,7 +142,7 @@ import Testing
         #expect(
             globals.allSatisfy {
                 $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") || $0.hasPrefix("tokens.")
-                    || $0.hasPrefix("identity.")
+                    || $0.hasPrefix("identity.") || $0 == "conditions.minimumVersions"
             })
     }
 

@@ -102,11 +102,14 @@ struct CordonErrorTests {
         case .biometricsNotEnabled: 58
         case .biometricsPasscodeNeeded: 59
         case .biometricsUnavailable: 60
+        // MARK: Posture (#16)
+        case .postureRefused: 61
+        case .invalidNonce: 62
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...60))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...62))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -131,6 +134,7 @@ struct CordonErrorTests {
                 // MARK: CT-KIP (#14)
                 "CTKIPFailed", "CTKIPInsecureNotAllowed",
             ]
+            let posture: Set<String> = ["InvalidNonce"]
             let storage: Set<String> = [
                 "ContainerLocked", "NotFound", "ValueTooLarge", "InvalidName", "Tampered", "StorageFailed",
             ]
@@ -139,7 +143,9 @@ struct CordonErrorTests {
                 ? "io.cordon.Agent."
                 : pasteboard.contains(member)
                     ? "io.cordon.Pasteboard." : storage.contains(member) ? "io.cordon.Storage." : "io.cordon.App."
-            #expect(name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member))
+            #expect(
+                name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member)
+                    || name == "io.cordon.Posture." + member && posture.contains(member))
         }
     }
 

@@ -249,6 +249,10 @@ enum VarlinkParameterFuzzCheck {
         case .unlockWithFingerprint: return roundTrip(NoParameters.self, method, data, fields: [])
         case .setBiometrics:
             return roundTrip(SetBiometricsParameters.self, method, data, fields: ["enabled", "passcode"])
+        // MARK: Posture (#16)
+        case .postureReport:
+            return roundTrip(PostureReportParameters.self, method, data, fields: ["nonce", "passcode", "token"])
+        case .postureKey: return roundTrip(NoParameters.self, method, data, fields: [])
         }
     }
 

@@ -130,8 +130,11 @@ struct InterfaceDescriptionsTests {
         #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
         let event = CordonEvent(
             seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v",
-            appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"))
+            appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"),
+            posture: [PostureResult(.secureBoot, .fail, "e")])
         #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
+        let result = PostureResult(.secureBoot, .fail, "e")
+        #expect(Set(try #require(app.typeFields("PostureResult"))) == (try jsonKeys(result)))
     }
 
     /// Encodable samples of each method's parameters and reply, for comparison with the IDL.
@@ -259,6 +262,13 @@ struct InterfaceDescriptionsTests {
         // MARK: Fingerprint unlock (#15)
         case .unlockWithFingerprint: return (none, none)
         case .setBiometrics: return (SetBiometricsParameters(enabled: true, passcode: "p"), none)
+        // MARK: Posture (#16)
+        case .postureReport:
+            return (
+                PostureReportParameters(nonce: "n", passcode: "p", token: "t"),
+                PostureSignedReport(payload: [1], signature: [2], publicKey: [3])
+            )
+        case .postureKey: return (none, PostureKeyReply(publicKey: "k", keyId: "i"))
         }
     }
 

@@ -77,6 +77,9 @@ let everyCordonError: [CordonError] = [
     .biometricsNotEnabled,
     .biometricsPasscodeNeeded(reason: "more than 48 hours since the last passcode unlock"),
     .biometricsUnavailable(reason: "no finger is enrolled for this user (fprintd-enroll)"),
+    // MARK: Posture (#16)
+    .postureRefused(appId: "com.example.notes", check: "secureBoot", evidence: "SecureBoot EFI variable: 0"),
+    .invalidNonce(reason: "it is empty"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -51,12 +51,12 @@ struct WireTypesTests {
         #expect(
             EventKind.allCases.map(\.rawValue) == [
                 "State", "EncryptionKeyAvailable", "EncryptionKeyUnavailable", "DidLock", "DidUnlock", "Wiped",
-                "PolicyDidChange", "AppEnforced", "OpenDocument",
+                "PolicyDidChange", "AppEnforced", "OpenDocument", "PostureWarning",
             ])
         #expect(
             EventReason.allCases.map(\.rawValue) == [
                 "userRequest", "idleTimeout", "screenLock", "suspend", "logout", "maxAttempts", "policy", "wipe",
-                "shutdown", "startup", "agentUnavailable",
+                "shutdown", "startup", "posture", "agentUnavailable",
             ])
         #expect(AcknowledgeStatus.allCases.map(\.rawValue) == ["halted", "handled"])
         #expect(

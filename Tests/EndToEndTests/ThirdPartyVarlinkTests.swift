@@ -26,8 +26,14 @@ import Testing
                 agent.Unlock("2468")
                 out["after"] = agent.GetStatus().status.state
             with client.open("io.cordon.App", namespaced=True) as app:
-                out["register"] = app.Register("com.example.python").managed
+                registration = app.Register("com.example.python")
+                out["register"] = registration.managed
                 out["keyLength"] = len(app.GetKey().key)
+                # A signed posture report for the registration, asked on another connection.
+                with client.open("io.cordon.Posture", namespaced=True) as posture:
+                    report = posture.Report(nonce="py-nonce", token=registration.token)
+                    out["reportFormat"] = report.format
+                    out["reportKey"] = report.publicKey == posture.GetKey().publicKey
         print(json.dumps(out))
         """
 
@@ -54,6 +60,8 @@ import Testing
         #expect(answer["after"] as? String == "unlocked")
         #expect(answer["register"] as? Bool == true)
         #expect(answer["keyLength"] as? Int == 44)
+        #expect(answer["reportFormat"] as? String == "cordon.posture.report.v1")
+        #expect(answer["reportKey"] as? Bool == true)
         try await daemon.stop()
     }
 }
