@@ -82,14 +82,20 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Waits until the daemon answers on its socket.
+    /// A daemon that exits meanwhile fails at once with its log (not after the whole wait).
     func waitUntilReady() async throws {
+        var exited = false
         try await eventually("cordond answers on \(socketPath)") {
-            guard process.isRunning else { throw DaemonError.exited(log) }
+            guard process.isRunning else {
+                exited = true
+                return true
+            }
             let client = try await CordonClient.connect(socketPath: socketPath)
             defer { Task { await client.close() } }
             _ = try await client.status()
             return true
         }
+        if exited { throw DaemonError.exited(log) }
     }
 
     /// Starts and waits until ready.
