@@ -21,7 +21,7 @@ Binds 127.0.0.1 on the port given as the argument (or a free one), prints `PORT 
 listens, and exits when its standard input closes. What the user or the test does goes through
 admin endpoints (form-encoded):
 
-  POST /admin/pair    user_code=...&action=approve|deny|expire[&user_name=...]
+  POST /admin/pair    user_code=... (or device_code=...) &action=approve|deny|expire[&user_name=...]
   POST /admin/config  fail=0|1 (HTTP 500 on every CPA endpoint)  slow_down=0|1  malformed=0|1
   GET  /admin/state   {"clients": n, "tokens": n, "pairings": n, "paired_clients": n}
 """
@@ -207,10 +207,12 @@ def token():
 
 @app.route("/admin/pair", methods=["POST"])
 def admin_pair():
-    user_code = request.form["user_code"]
     action = request.form["action"]
     with lock:
-        matches = [p for p in pairings.values() if p["user_code"] == user_code]
+        if "device_code" in request.form:
+            matches = [pairings[request.form["device_code"]]] if request.form["device_code"] in pairings else []
+        else:
+            matches = [p for p in pairings.values() if p["user_code"] == request.form["user_code"]]
         if not matches:
             return jsonify({"error": "no such user code"}), 404
         for pairing in matches:
