@@ -1,4 +1,5 @@
 import CordonIdentity
+import CordonPolicy
 import CordonProtocol
 import CordonSecrets
 import CordonStore
