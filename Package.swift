@@ -116,6 +116,7 @@ let package = Package(
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
                 "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens", "CordonTPM",
+                "CordonIdentity",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -217,7 +218,7 @@ let package = Package(
             name: "CordonServerTests",
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
-                "CordonStore", "CordonSecrets",
+                "CordonStore", "CordonSecrets", "CordonIdentity",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -15,13 +15,14 @@ public enum InterfaceDescriptions {
         "io.cordon.Posture": posture,
         "io.cordon.Storage": storage,
         "io.cordon.Tokens": tokens,
+        "io.cordon.Identity": identity,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
     public static let names = [
         "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
         "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
-        "io.cordon.Tokens",
+        "io.cordon.Tokens", "io.cordon.Identity",
     ]
 
     /// `org.varlink.service`, as defined by the varlink specification.
@@ -263,7 +264,8 @@ public enum InterfaceDescriptions {
           Wiped,
           PolicyDidChange,
           AppEnforced,
-          OpenDocument
+          OpenDocument,
+          DidSignOut
         )
 
         # What the agent did to an app that missed its acknowledgement deadline (or thaw).
@@ -299,7 +301,8 @@ public enum InterfaceDescriptions {
           appId: ?string,
           pid: ?int,
           enforcement: ?Enforcement,
-          document: ?Document
+          document: ?Document,
+          provider: ?string
         )
 
         # A policy decision; truncateTo is an obligation (cut the content to that many characters).

@@ -30,6 +30,9 @@ public enum EventKind: String, Sendable, Codable, CaseIterable {
     /// Another app handed this app a document (sent to the target app only; its seq is that of
     /// the latest broadcast event, it does not advance the order).
     case openDocument = "OpenDocument"
+    /// The user signed out of an identity provider (`provider`): every app drops what it holds of
+    /// that session (the SDK's logout handler).
+    case didSignOut = "DidSignOut"
 }
 
 /// What the agent does to an app that did not acknowledge a revocation by its deadline

@@ -22,12 +22,15 @@ public struct CordonEvent: Sendable, Codable, Equatable {
     public var enforcement: EnforcementAction?
     /// For `OpenDocument` (sent to its target app only): the document handed over.
     public var document: DocumentInfo?
+    /// For `DidSignOut`: the identity provider signed out of.
+    public var provider: String?
 
     public init(
         seq: Int, kind: EventKind, reason: EventReason, time: Double, state: LifecycleState,
         ackDeadline: Double? = nil, policyVersion: String? = nil, appId: String? = nil, pid: Int? = nil,
-        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil
+        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil, provider: String? = nil
     ) {
+        self.provider = provider
         self.appId = appId
         self.pid = pid
         self.enforcement = enforcement

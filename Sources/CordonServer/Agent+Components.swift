@@ -17,6 +17,7 @@ extension Agent {
             PostureComponent(host: self),
             StorageComponent(host: self),
             TokensComponent(host: self),
+            IdentityComponent(host: self),
             enforcement,
             biometrics,
         ]

@@ -48,7 +48,7 @@ actor RunSupervisor {
                 if freezeOnLock { program.freeze() }
             case .wiped:
                 program.freeze()
-            case .policyDidChange, .appEnforced, .openDocument:
+            case .policyDidChange, .appEnforced, .openDocument, .didSignOut:
                 break
             }
         }

@@ -102,11 +102,20 @@ struct CordonErrorTests {
         case .biometricsNotEnabled: 58
         case .biometricsPasscodeNeeded: 59
         case .biometricsUnavailable: 60
+        // MARK: Identity broker (#15)
+        case .identityUnknownDomain: 61
+        case .identityUnknownProvider: 62
+        case .identityNotInAccessGroup: 63
+        case .identityLocked: 64
+        case .signInCancelled: 65
+        case .signInExpired: 66
+        case .signInFailed: 67
+        case .sessionExpired: 68
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...60))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...68))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -139,7 +148,13 @@ struct CordonErrorTests {
                 ? "io.cordon.Agent."
                 : pasteboard.contains(member)
                     ? "io.cordon.Pasteboard." : storage.contains(member) ? "io.cordon.Storage." : "io.cordon.App."
-            #expect(name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member))
+            let identity: Set<String> = [
+                "UnknownDomain", "UnknownProvider", "NotInAccessGroup", "Locked", "SignInCancelled", "SignInExpired",
+                "SignInFailed", "SessionExpired",
+            ]
+            #expect(
+                name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member)
+                    || name == "io.cordon.Identity." + member && identity.contains(member))
         }
     }
 

@@ -249,6 +249,11 @@ enum VarlinkParameterFuzzCheck {
         case .unlockWithFingerprint: return roundTrip(NoParameters.self, method, data, fields: [])
         case .setBiometrics:
             return roundTrip(SetBiometricsParameters.self, method, data, fields: ["enabled", "passcode"])
+        // MARK: Identity broker (#15)
+        case .identityGetToken: return roundTrip(IdentityTokenParameters.self, method, data, fields: ["domain"])
+        case .identitySignIn, .identitySignOut:
+            return roundTrip(IdentityProviderParameters.self, method, data, fields: ["provider"])
+        case .identityStatus: return roundTrip(NoParameters.self, method, data, fields: [])
         }
     }
 

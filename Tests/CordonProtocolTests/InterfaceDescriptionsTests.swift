@@ -8,7 +8,7 @@ struct InterfaceDescriptionsTests {
         #expect(
             InterfaceDescriptions.names == [
                 "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens",
+                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens", "io.cordon.Identity",
             ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
@@ -130,7 +130,8 @@ struct InterfaceDescriptionsTests {
         #expect(Set(try #require(agent.typeFields("App"))) == (try jsonKeys(info)))
         let event = CordonEvent(
             seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v",
-            appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"))
+            appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"),
+            provider: "p")
         #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
     }
 
@@ -259,6 +260,36 @@ struct InterfaceDescriptionsTests {
         // MARK: Fingerprint unlock (#15)
         case .unlockWithFingerprint: return (none, none)
         case .setBiometrics: return (SetBiometricsParameters(enabled: true, passcode: "p"), none)
+        // MARK: Identity broker (#15)
+        case .identityGetToken:
+            return (
+                IdentityTokenParameters(domain: "d"),
+                IdentityTokenReply(domain: "d", provider: "p", accessToken: "a", tokenType: "Bearer", expiresAt: 1)
+            )
+        case .identitySignIn:
+            let prompt = IdentityPrompt(
+                provider: "p", userCode: "u", verificationURI: "v", verificationURIComplete: "c", expiresAt: 1)
+            return (
+                IdentityProviderParameters(provider: "p"),
+                IdentitySignInReply(provider: "p", prompt: prompt, expiresAt: 1)
+            )
+        case .identitySignOut:
+            return (
+                IdentityProviderParameters(provider: "p"),
+                IdentitySignOutReply(providers: [
+                    IdentitySignedOut(provider: "p", sessions: 1, revoked: false, revocationProblem: "r")
+                ])
+            )
+        case .identityStatus:
+            let session = IdentitySessionStatus(
+                domain: "d", user: "u", expiresAt: 1, signedInAt: 1, confirmedAt: 1)
+            return (
+                none,
+                IdentityStatusReply(providers: [
+                    IdentityProviderStatus(
+                        name: "p", flow: "device", domains: ["d"], signingIn: true, sessions: [session])
+                ])
+            )
         }
     }
 

@@ -77,6 +77,15 @@ let everyCordonError: [CordonError] = [
     .biometricsNotEnabled,
     .biometricsPasscodeNeeded(reason: "more than 48 hours since the last passcode unlock"),
     .biometricsUnavailable(reason: "no finger is enrolled for this user (fprintd-enroll)"),
+    // MARK: Identity broker (#15)
+    .identityUnknownDomain(domain: "mail.corp.example"),
+    .identityUnknownProvider(provider: "corp", known: ["local", "other"]),
+    .identityNotInAccessGroup(appId: "com.example.games", domain: "mail.corp.example"),
+    .identityLocked(state: "lockedKeyHeld"),
+    .signInCancelled(provider: "corp", step: "token"),
+    .signInExpired(provider: "corp", step: "token"),
+    .signInFailed(provider: "corp", step: "refresh", reason: "corp: refresh: the provider is unreachable"),
+    .sessionExpired(provider: "corp"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

@@ -12,6 +12,8 @@ its standard input closes.
 The test drives what a user would do through admin endpoints:
   POST /admin/device   user_code=...&action=approve|deny|expire
   POST /admin/config   slow_down=0|1  omit_expires_in=0|1  malformed=0|1  deny_authorization=0|1
+                       short_lived=0|1 (expires_in 30: always within a client's refresh margin)
+  POST /admin/revoke_all                every token revoked (a refresh is then refused)
   GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n}
   POST /admin/id_token key=good|other|hs256-public|none  aud=...  iss=...  iat=...  exp=...  nonce=...
                        {"id_token": ...}: an ID token for the test's own clock; `other` signs with a
@@ -48,7 +50,13 @@ USER = {"id": 1, "name": "alice"}
 
 app = Flask(__name__)
 app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
-config = {"slow_down": False, "omit_expires_in": False, "malformed": False, "deny_authorization": False}
+config = {
+    "slow_down": False,
+    "omit_expires_in": False,
+    "malformed": False,
+    "deny_authorization": False,
+    "short_lived": False,
+}
 device_credentials = {}  # device_code -> DeviceCredentialDict
 user_grants = {}  # user_code -> approved (bool)
 codes = {}  # code -> dict
@@ -289,6 +297,10 @@ def issue_token():
         body = json.loads(response.get_data())
         body.pop("expires_in", None)
         return jsonify(body)
+    if config["short_lived"] and response.status_code == 200:
+        body = json.loads(response.get_data())
+        body["expires_in"] = 30
+        return jsonify(body)
     return response
 
 
@@ -344,6 +356,13 @@ def admin_device():
                 credential["expires_at"] = time.time() - 1
     else:
         user_grants[user_code] = action == "approve"
+    return jsonify({})
+
+
+@app.route("/admin/revoke_all", methods=["POST"])
+def admin_revoke_all():
+    for token in tokens:
+        token["revoked"] = True
     return jsonify({})
 
 
