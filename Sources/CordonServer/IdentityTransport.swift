@@ -34,7 +34,7 @@ struct IdentityTransport: Sendable {
     {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = .POST
-        outgoing.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        outgoing.headers.add(name: "Content-Type", value: request.contentType)
         outgoing.headers.add(name: "Accept", value: "application/json")
         outgoing.body = .bytes(ByteBuffer(bytes: request.body))
         do {
