@@ -90,7 +90,7 @@ public struct CPASignIn: Sendable {
     /// until the device code expires; any other request fails the sign-in.
     public mutating func unreachable(reason: String, now: Double) -> [SignInAction] {
         guard case .polling(let interval, let deadline) = phase else {
-            return fail(.unreachable(provider: provider.name, step: currentStep, reason: reason))
+            return fail(.unreachable(provider: provider.name, step: step, reason: reason))
         }
         guard now + Double(interval) < deadline else { return fail(.expired(provider: provider.name, step: .token)) }
         return [.sendAfter(seconds: interval, userTokenRequest)]
@@ -99,10 +99,11 @@ public struct CPASignIn: Sendable {
     /// The user (or a lock) cancelled the sign-in.
     public mutating func cancel() -> [SignInAction] {
         guard phase != .finished else { return [] }
-        return fail(.cancelled(provider: provider.name, step: currentStep))
+        return fail(.cancelled(provider: provider.name, step: step))
     }
 
-    private var currentStep: IdentityStep {
+    /// The step the sign-in is at (what a cancellation names).
+    public var step: IdentityStep {
         switch phase {
         case .idle, .registering: .registration
         case .associating: .association

@@ -19,6 +19,10 @@ public struct IDTokenVerifier: Sendable {
     /// Clock skew allowed for `exp` and `iat`, in seconds.
     public let leeway: Double
 
+    /// The reason of ``IdentityError/invalidIDToken`` when no key of the JWKS has the token's
+    /// `kid`: the driver may fetch the JWKS again once (the provider rotated its keys).
+    public static let noMatchingKey = "no key of the JWKS matches the ID token"
+
     /// The largest ID token or JWKS read (64 KiB, as ``TokenResponseParser/maximumBody``).
     public static let maximumSize = TokenResponseParser.maximumBody
 
@@ -38,14 +42,22 @@ public struct IDTokenVerifier: Sendable {
             throw refused("the ID token or the JWKS is over 64 KiB")
         }
         let keys = JWTKeyCollection()
+        let set: JWKS
         do {
-            let set = try JSONDecoder().decode(JWKS.self, from: Data(jwks))
+            set = try JSONDecoder().decode(JWKS.self, from: Data(jwks))
             guard !set.keys.isEmpty else { throw refused("the JWKS has no key") }
             try await keys.add(jwks: set)
         } catch let error as IdentityError {
             throw error
         } catch {
             throw refused("the JWKS is not a usable key set")
+        }
+        // jwt-kit falls back to its first key for a `kid` it does not hold: say that no key has
+        // it, so the driver knows the set may be stale (the provider rotated its keys).
+        if let kid = try? DefaultJWTParser().parse(Array(idToken.utf8), as: IDTokenPayload.self).header.kid,
+            !set.keys.contains(where: { $0.keyIdentifier?.string == kid })
+        {
+            throw refused(Self.noMatchingKey)
         }
         let payload: IDTokenPayload
         do {
@@ -94,7 +106,7 @@ public struct IDTokenVerifier: Sendable {
             "\"aud\" is not the client \(clientID) alone"
         case .claimVerificationFailure: "a claim does not verify"
         case .malformedToken: "the ID token is not a compact JWS"
-        case .noKeyProvided, .unknownKID, .missingKIDHeader: "no key of the JWKS matches the ID token"
+        case .noKeyProvided, .unknownKID, .missingKIDHeader: noMatchingKey
         case .unsupportedAlgorithm, .signingAlgorithmFailure, .invalidJWK, .unsupportedCurve:
             "the ID token's algorithm or key is not usable"
         default: "the ID token does not verify"

@@ -103,16 +103,24 @@ public struct IdentitySignOutReply: Codable, Sendable, Equatable {
 /// One domain's session as `Status` shows it: never a token.
 public struct IdentitySessionStatus: Codable, Sendable, Equatable {
     public var domain: String
+    /// The signed-in user's name: a verified ID token's `preferred_username` (else `sub`), or a
+    /// CPA user token's `user_name`; nil when the provider did not say.
     public var user: String?
+    /// A CPA domain's name to show (`domain_display_name`).
+    public var domainDisplayName: String?
     /// Unix time the access token expires.
     public var expiresAt: Double
     public var signedInAt: Double
     /// Unix time the provider last issued or refreshed the tokens.
     public var confirmedAt: Double
 
-    public init(domain: String, user: String?, expiresAt: Double, signedInAt: Double, confirmedAt: Double) {
+    public init(
+        domain: String, user: String?, domainDisplayName: String? = nil, expiresAt: Double, signedInAt: Double,
+        confirmedAt: Double
+    ) {
         self.domain = domain
         self.user = user
+        self.domainDisplayName = domainDisplayName
         self.expiresAt = expiresAt
         self.signedInAt = signedInAt
         self.confirmedAt = confirmedAt
@@ -122,7 +130,7 @@ public struct IdentitySessionStatus: Codable, Sendable, Equatable {
 /// One provider as `Status` shows it.
 public struct IdentityProviderStatus: Codable, Sendable, Equatable {
     public var name: String
-    /// `device` or `authorizationCode`.
+    /// `device` or `authorizationCode` (OAuth 2.0), `cpaUser` or `cpaClient` (CPA).
     public var flow: String
     /// The domains the policy gives this provider.
     public var domains: [String]

@@ -18,7 +18,14 @@ extension InterfaceDescriptions {
 
         type SignedOut (provider: string, sessions: int, revoked: bool, revocationProblem: ?string)
 
-        type Session (domain: string, user: ?string, expiresAt: float, signedInAt: float, confirmedAt: float)
+        type Session (
+          domain: string,
+          user: ?string,
+          domainDisplayName: ?string,
+          expiresAt: float,
+          signedInAt: float,
+          confirmedAt: float
+        )
 
         type Provider (name: string, flow: string, domains: []string, signingIn: bool, sessions: []Session)
 

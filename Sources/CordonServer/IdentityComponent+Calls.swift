@@ -8,8 +8,9 @@ import NIOCore
 
 /// `SignIn`, `SignOut` and `Status` (docs/ARCHITECTURE.md, "Identity").
 extension IdentityComponent {
-    /// Signs in to `name` (the only provider when nil), joining the flight that runs. With `more`,
-    /// the device prompt is streamed first, then the outcome (never a token).
+    /// Signs in to `name` (the only provider when nil), joining the flight that runs; a CPA provider
+    /// signs in for its first domain (a paired device then gets user tokens for every domain).
+    /// With `more`, the device prompt is streamed first, then the outcome (never a token).
     func signIn(_ name: String?, call: ComponentCall) throws(VarlinkError) -> CallOutcome {
         let configuration = try typed { () throws(CordonError) in
             let named: String
@@ -20,7 +21,7 @@ extension IdentityComponent {
         }
         let caller = host.registry.registrations[call.connection.id]?.appId ?? Self.cliAppId
         audit(caller, "identity.signIn", outcome: "asked", reason: configuration.name)
-        let flight = flight(configuration, refreshing: nil)
+        let flight = flight(configuration, domain: nil, refreshing: nil)
         let (encoder, providerName) = (call.encoder, configuration.name)
         let outcome = flight.future.map { tokens in
             encoder.reply(IdentitySignInReply(provider: providerName, expiresAt: tokens.expiresAt))
@@ -43,16 +44,17 @@ extension IdentityComponent {
 
     /// The one provider of the policy, or `UnknownProvider` listing them.
     private func onlyProvider() throws(CordonError) -> String {
-        let names = host.policy.policy[PolicyKeys.Identity.providers].value.map(\.name)
+        let names = providerNames
         guard names.count == 1 else { throw .identityUnknownProvider(provider: "", known: names) }
         return names[0]
     }
 
     /// Signs out of `name` (every provider with a session when nil): its flight cancelled, its
     /// tokens revoked at the provider (RFC 7009) when it has a revocation endpoint and the key is
-    /// held, its sessions deleted, audited, and every app told with `DidSignOut`.
+    /// held, its sessions and CPA client credentials deleted, audited, and every app told with
+    /// `DidSignOut`.
     func signOut(_ name: String?, call: ComponentCall) throws(VarlinkError) -> CallOutcome {
-        let configured = host.policy.policy[PolicyKeys.Identity.providers].value.map(\.name)
+        let configured = providerNames
         if let name, !configured.contains(name) {
             throw CordonError.identityUnknownProvider(provider: name, known: configured).varlinkError
         }
@@ -104,7 +106,9 @@ extension IdentityComponent {
     /// in words, or nil when the provider accepted both.
     private func revoke(_ name: String, session: StoredIdentitySession?) -> EventLoopFuture<String?> {
         guard let session else { return host.loop.makeSucceededFuture("no session") }
-        guard let provider = try? self.provider(named: name), provider.revocationEndpoint != nil else {
+        let configured = try? self.provider(named: name)
+        if case .cpa = configured { return host.loop.makeSucceededFuture("CPA 1.0 has no revocation") }
+        guard let provider = configured?.oauth, provider.revocationEndpoint != nil else {
             return host.loop.makeSucceededFuture("the provider has no revocation endpoint")
         }
         guard let key = host.purposeKey(["identity", String(session.generation)]) else {
@@ -146,24 +150,23 @@ extension IdentityComponent {
     /// Every provider of the policy, its domains and stored sessions (never a token).
     func status(encoder: ReplyEncoder) -> CallOutcome {
         let database = host.database
-        let entries = host.policy.policy[PolicyKeys.Identity.providers].value
-        let domainEntries = host.policy.policy[PolicyKeys.Identity.domains].value
+        let providers = providerNames.compactMap { try? provider(named: $0) }
+        let domains = Dictionary(providers.map { ($0.name, self.domains(of: $0.name)) }) { first, _ in first }
         let running = Set(flights.keys)
         let work = host.storePool.runIfActive(eventLoop: host.loop) { try database.identitySessions() }
         return .deferred(
             work.map { sessions in
-                let providers = entries.map { entry in
+                let statuses = providers.map { provider in
                     IdentityProviderStatus(
-                        name: entry.name, flow: entry.flow.rawValue,
-                        domains: domainEntries.filter { $0.provider == entry.name }.map(\.domain),
-                        signingIn: running.contains(entry.name),
-                        sessions: sessions.filter { $0.provider == entry.name }.map {
+                        name: provider.name, flow: provider.flowName, domains: domains[provider.name] ?? [],
+                        signingIn: running.contains(provider.name),
+                        sessions: sessions.filter { $0.provider == provider.name }.map {
                             IdentitySessionStatus(
-                                domain: $0.domain, user: $0.user, expiresAt: $0.expiresAt, signedInAt: $0.signedInAt,
-                                confirmedAt: $0.confirmedAt)
+                                domain: $0.domain, user: $0.user, domainDisplayName: $0.domainDisplayName,
+                                expiresAt: $0.expiresAt, signedInAt: $0.signedInAt, confirmedAt: $0.confirmedAt)
                         })
                 }
-                return encoder.reply(IdentityStatusReply(providers: providers))
+                return encoder.reply(IdentityStatusReply(providers: statuses))
             }.recover { encoder.error(Self.cordonError($0).varlinkError) })
     }
 }

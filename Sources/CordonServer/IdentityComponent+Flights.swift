@@ -10,27 +10,38 @@ import NIOCore
 /// caller joins; the state machines of `CordonIdentity` decide, this drives them (HTTP through
 /// `IdentityTransport`, the waits on the loop, the loopback listener, the browser).
 extension IdentityComponent {
-    /// The flight running for `provider`, or a new one: a refresh of `session` when it has a
-    /// refresh token, else a sign-in.
-    func flight(_ provider: ProviderConfiguration, refreshing session: IdentitySession?) -> IdentityFlight {
+    /// The flight running for `provider`, or a new one: for OAuth, a refresh of `session` when it
+    /// has a refresh token, else a sign-in; for CPA, a renewal with the stored client credentials,
+    /// else a sign-in, for `domain` (the provider's first when nil).
+    func flight(_ provider: ConfiguredProvider, domain: String?, refreshing session: IdentitySession?)
+        -> IdentityFlight
+    {
         if let running = flights[provider.name] { return running }
-        let flight = IdentityFlight(provider: provider, loop: host.loop)
+        var flightDomain: String?
+        if case .cpa(let configuration, _) = provider { flightDomain = domain ?? configuration.domains.first }
+        let flight = IdentityFlight(provider: provider, domain: flightDomain, loop: host.loop)
         flights[provider.name] = flight
         flight.future.assumeIsolated().whenComplete { [self] _ in
             if flights[provider.name] === flight { flights[provider.name] = nil }
         }
-        if let session, let refreshToken = session.tokens.refreshToken {
-            refresh(flight, session: session, refreshToken: refreshToken)
-        } else {
-            startSignIn(flight)
+        switch provider {
+        case .oauth(let configuration, _):
+            if let session, let refreshToken = session.tokens.refreshToken {
+                refresh(flight, configuration, session: session, refreshToken: refreshToken)
+            } else {
+                startSignIn(flight)
+            }
+        case .cpa(let configuration, let mode):
+            renewCPA(flight, configuration, mode: mode, domain: flightDomain ?? "", session: session)
         }
         return flight
     }
 
-    /// Starts the provider's flow: the device grant, or the code flow once the listener listens.
+    /// Starts the OAuth provider's flow: the device grant, or the code flow once the listener
+    /// listens (with a `nonce` when the provider's ID tokens are verified).
     func startSignIn(_ flight: IdentityFlight) {
+        guard case .oauth(let provider, let oidc) = flight.provider else { return }
         flight.signingIn = true
-        let provider = flight.provider
         audit(nil, "identity.signIn", outcome: "started", reason: "\(provider.name) (\(provider.flow.rawValue))")
         switch provider.flow {
         case .device:
@@ -59,8 +70,15 @@ extension IdentityComponent {
                     flight.listener = listener
                     var random = SystemRandomNumberGenerator()
                     let bytes = (0..<48).map { _ in UInt8.random(in: 0...255, using: &random) }
+                    if oidc != nil {
+                        // OpenID Connect Core §3.1.2.1: binds the ID token to this request.
+                        flight.nonce = (0..<16).map { _ in
+                            String(format: "%02x", UInt8.random(in: 0...255, using: &random))
+                        }.joined()
+                    }
                     var machine = SignInMachine.code(
-                        AuthorizationCodeFlow(provider: provider, port: listener.port, random: bytes))
+                        AuthorizationCodeFlow(
+                            provider: provider, port: listener.port, random: bytes, nonce: flight.nonce))
                     let actions = machine.start()
                     flight.machine = machine
                     // The user has this long to finish in the browser.
@@ -77,6 +95,73 @@ extension IdentityComponent {
                 }
             }
         }
+    }
+
+    /// A CPA token for the flight's domain (ETSI TS 103 407): with stored client credentials, the
+    /// client credentials request first (a renewal; once the device is paired it answers a user
+    /// token, for every domain of the provider); without them, or when user mode gets a client
+    /// token (the device is not paired), or the provider no longer knows the client, `CPASignIn`.
+    private func renewCPA(
+        _ flight: IdentityFlight, _ provider: CPAProviderConfiguration, mode: CPASignIn.Mode, domain: String,
+        session: IdentitySession?
+    ) {
+        readCPAClient(provider.name).assumeIsolated().whenComplete { [self] result in
+            guard !flight.finished else { return }
+            let credentials: CPAClientCredentials
+            switch result {
+            case .failure(let error):
+                flight.finish(.failure(Self.cordonError(error)))
+                return
+            case .success(nil):
+                startCPASignIn(flight, provider, mode: mode, domain: domain, credentials: nil)
+                return
+            case .success(let stored?):
+                credentials = stored
+            }
+            let request = provider.clientTokenRequest(credentials, domain: domain)
+            post(request, provider: provider.name).assumeIsolated().whenSuccess { [self] answer in
+                guard !flight.finished else { return }
+                let now = host.clock()
+                do throws(IdentityError) {
+                    let response = try answer.get()
+                    let tokens = try provider.clientToken(
+                        status: response.status, body: response.body, credentials: credentials, domain: domain,
+                        now: now)
+                    if mode == .user, tokens.userName == nil {
+                        // A client token: the device is not paired with a user (any more).
+                        startCPASignIn(flight, provider, mode: mode, domain: domain, credentials: credentials)
+                    } else {
+                        store(flight, tokens: tokens, signedInAt: session?.signedInAt, previous: session?.tokens)
+                    }
+                } catch .providerError(_, _, "invalid_client", _) {
+                    // The provider forgot the client: `CPASignIn` registers again, once.
+                    startCPASignIn(flight, provider, mode: mode, domain: domain, credentials: credentials)
+                } catch {
+                    audit(nil, "identity.refresh", outcome: "failed", reason: error.description)
+                    if let session, now < session.tokens.expiresAt {
+                        flight.finish(.success(session.tokens))
+                    } else {
+                        fail(flight, error)
+                    }
+                }
+            }
+        }
+    }
+
+    private func startCPASignIn(
+        _ flight: IdentityFlight, _ provider: CPAProviderConfiguration, mode: CPASignIn.Mode, domain: String,
+        credentials: CPAClientCredentials?
+    ) {
+        flight.signingIn = true
+        audit(nil, "identity.signIn", outcome: "started", reason: "\(provider.name) (CPA \(mode.rawValue), \(domain))")
+        var machine = SignInMachine.cpa(
+            CPASignIn(
+                provider: provider, domain: domain, mode: mode, credentials: credentials,
+                client: CPAClientDescription(
+                    clientName: "Cordon", softwareID: "cordon", softwareVersion: InterfaceDescriptions.version)))
+        let actions = machine.start()
+        flight.machine = machine
+        perform(flight, actions)
     }
 
     /// Performs what the machine asked, in order.
@@ -101,7 +186,7 @@ extension IdentityComponent {
                     fail(flight, .unreachable(provider: flight.provider.name, step: .authorization, reason: problem))
                 }
             case .finish(let tokens):
-                store(flight, tokens: tokens, signedInAt: nil)
+                store(flight, tokens: tokens, signedInAt: nil, previous: nil)
             case .fail(let error):
                 fail(flight, error)
             }
@@ -111,14 +196,7 @@ extension IdentityComponent {
     /// Sends `request` off the loop and feeds the answer back to the flight's machine.
     private func send(_ flight: IdentityFlight, _ request: ProviderRequest) {
         guard !flight.finished else { return }
-        let (transport, name) = (self.transport, flight.provider.name)
-        host.loop.makeFutureWithTask { () async -> Result<(status: Int, body: [UInt8]), IdentityError> in
-            do throws(IdentityError) {
-                return .success(try await transport.post(request, provider: name))
-            } catch {
-                return .failure(error)
-            }
-        }.assumeIsolated().whenSuccess { [self] answer in
+        post(request, provider: flight.provider.name).assumeIsolated().whenSuccess { [self] answer in
             guard !flight.finished, var machine = flight.machine else { return }
             let now = host.clock()
             let actions: [SignInAction]
@@ -128,7 +206,22 @@ extension IdentityComponent {
             case .failure(let error): actions = machine.unreachable(error, now: now)
             }
             flight.machine = machine
+            if let registered = machine.registeredClient { flight.unsavedClient = registered }
             perform(flight, actions)
+        }
+    }
+
+    /// POSTs `request` off the loop; the answer or the transport's typed error.
+    func post(_ request: ProviderRequest, provider: String)
+        -> EventLoopFuture<Result<(status: Int, body: [UInt8]), IdentityError>>
+    {
+        let transport = self.transport
+        return host.loop.makeFutureWithTask { () async -> Result<(status: Int, body: [UInt8]), IdentityError> in
+            do throws(IdentityError) {
+                return .success(try await transport.post(request, provider: provider))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
@@ -138,29 +231,24 @@ extension IdentityComponent {
         audit(
             nil, flight.signingIn ? "identity.signIn" : "identity.refresh", outcome: "failed", reason: error.description
         )
+        saveRegisteredClient(flight)
         flight.finish(.failure(error.cordonError))
     }
 
     /// Refreshes `session` (RFC 6749 §6); a refused refresh token signs in again in the same
     /// flight; an unreachable provider leaves a token that has not expired yet in use.
-    private func refresh(_ flight: IdentityFlight, session: IdentitySession, refreshToken: String) {
-        let provider = flight.provider
-        let request = provider.refreshRequest(refreshToken)
-        let transport = self.transport
-        host.loop.makeFutureWithTask { () async -> Result<(status: Int, body: [UInt8]), IdentityError> in
-            do throws(IdentityError) {
-                return .success(try await transport.post(request, provider: provider.name))
-            } catch {
-                return .failure(error)
-            }
-        }.assumeIsolated().whenSuccess { [self] answer in
+    private func refresh(
+        _ flight: IdentityFlight, _ provider: ProviderConfiguration, session: IdentitySession, refreshToken: String
+    ) {
+        post(provider.refreshRequest(refreshToken), provider: provider.name).assumeIsolated().whenSuccess {
+            [self] answer in
             guard !flight.finished else { return }
             let now = host.clock()
             do throws(IdentityError) {
                 let response = try answer.get()
                 let tokens = try provider.refreshed(
                     session.tokens, status: response.status, body: response.body, now: now)
-                store(flight, tokens: tokens, signedInAt: session.signedInAt)
+                store(flight, tokens: tokens, signedInAt: session.signedInAt, previous: session.tokens)
             } catch .refreshRefused(let name) {
                 audit(
                     nil, "identity.refresh", outcome: "refused",
@@ -173,73 +261,6 @@ extension IdentityComponent {
                 } else {
                     flight.finish(.failure(error.cordonError))
                 }
-            }
-        }
-    }
-
-    /// Seals `tokens` for every domain of the flight's provider (replacing the rows: a refresh's
-    /// rotated refresh token replaces the old), then answers every waiter.
-    private func store(_ flight: IdentityFlight, tokens: TokenSet, signedInAt: Double?) {
-        let provider = flight.provider.name
-        guard let key = host.purposeKey(["identity", String(generation)]) else {
-            flight.finish(.failure(.identityLocked(state: host.lifecycleState.rawValue)))
-            return
-        }
-        let sealer = RecordSealer(key: key)
-        key.zero()
-        let (database, generation, now) = (host.database, generation, host.clock())
-        let domains = domains(of: provider)
-        let refreshed = signedInAt != nil
-        let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws in
-            var plain = Array(try JSONEncoder().encode(tokens))
-            defer { for index in plain.indices { plain[index] = 0 } }
-            for domain in domains {
-                let sealed = try sealer.seal(
-                    plain, slot: StoredIdentitySession.slot(provider: provider, domain: domain))
-                try database.storeIdentitySession(
-                    StoredIdentitySession(
-                        provider: provider, domain: domain, user: nil, expiresAt: tokens.expiresAt,
-                        signedInAt: signedInAt ?? now, confirmedAt: now, generation: generation, sealed: sealed))
-            }
-        }
-        work.assumeIsolated().whenComplete { [self] result in
-            switch result {
-            case .success:
-                audit(
-                    nil, refreshed ? "identity.refresh" : "identity.signIn", outcome: "allow",
-                    reason: "\(provider): tokens for \(domains.joined(separator: ", ")) until \(Int(tokens.expiresAt))")
-                flight.finish(.success(tokens))
-            case .failure(let error):
-                audit(nil, "identity.signIn", outcome: "failed", reason: "\(provider): the session was not stored")
-                flight.finish(.failure(.internalError(reason: "identity: the session was not stored: \(error)")))
-            }
-        }
-    }
-
-    /// The stored session of `provider` for `domain`, opened; nil when there is none or it does
-    /// not open (sealed under an older generation, changed on disk).
-    func readSession(provider: String, domain: String) -> EventLoopFuture<IdentitySession?> {
-        guard let key = host.purposeKey(["identity", String(generation)]) else {
-            return host.loop.makeFailedFuture(CordonError.identityLocked(state: host.lifecycleState.rawValue))
-        }
-        let sealer = RecordSealer(key: key)
-        key.zero()
-        let (database, logger) = (host.database, host.logger)
-        return host.storePool.runIfActive(eventLoop: host.loop) { () throws -> IdentitySession? in
-            guard let stored = try database.identitySession(provider: provider, domain: domain) else { return nil }
-            do {
-                let opened = try sealer.open(
-                    stored.sealed, slot: StoredIdentitySession.slot(provider: provider, domain: domain))
-                defer { opened.zero() }
-                let tokens = try opened.withUnsafeBytes { try JSONDecoder().decode(TokenSet.self, from: Data($0)) }
-                return IdentitySession(
-                    provider: provider, domain: domain, tokens: tokens, signedInAt: stored.signedInAt,
-                    confirmedAt: stored.confirmedAt)
-            } catch {
-                logger.warning(
-                    "a stored identity session does not open; signing in again",
-                    metadata: ["provider": "\(provider)", "domain": "\(domain)"])
-                return nil
             }
         }
     }

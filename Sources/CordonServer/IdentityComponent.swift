@@ -28,6 +28,9 @@ final class IdentityComponent: AgentComponent {
     /// The sign-in or refresh running for each provider, by name.
     var flights: [String: IdentityFlight] = [:]
     let transport = IdentityTransport()
+    /// Each OpenID Connect provider's JWKS (its URI and bytes), kept for the agent's life once it
+    /// verified an ID token; fetched again once when no key of it matches a token.
+    var jwksCache: [String: (uri: String, keys: [UInt8])] = [:]
 
     init(host: any ComponentHost) {
         self.host = host
@@ -62,7 +65,7 @@ final class IdentityComponent: AgentComponent {
             throw error.varlinkError
         }
         let appId = registration.appId
-        let provider: ProviderConfiguration
+        let provider: ConfiguredProvider
         do {
             provider = try access(appId: appId, domain: domain)
             try checkUnlocked()
@@ -90,42 +93,70 @@ final class IdentityComponent: AgentComponent {
             }.nonisolated())
     }
 
-    /// The provider that signs in for `domain`, when an access group gives `appId` that domain.
-    func access(appId: String, domain: String) throws(CordonError) -> ProviderConfiguration {
+    /// The provider that signs in for `domain` (an `identity.domains` entry, else the CPA provider
+    /// that lists it), when an access group gives `appId` that domain.
+    func access(appId: String, domain: String) throws(CordonError) -> ConfiguredProvider {
         let policy = host.policy.policy
-        guard let entry = policy[PolicyKeys.Identity.domains].value.first(where: { $0.domain == domain }) else {
-            throw .identityUnknownDomain(domain: domain)
-        }
+        let named =
+            policy[PolicyKeys.Identity.domains].value.first(where: { $0.domain == domain })?.provider
+            ?? policy[PolicyKeys.Identity.cpaProviders].value.first(where: { $0.domains.contains(domain) })?.name
+        guard let named else { throw .identityUnknownDomain(domain: domain) }
         let groups = policy[PolicyKeys.Identity.accessGroups].value
         guard groups.contains(where: { $0.apps.contains(appId) && $0.domains.contains(domain) }) else {
             throw .identityNotInAccessGroup(appId: appId, domain: domain)
         }
-        return try provider(named: entry.provider)
+        return try provider(named: named)
+    }
+
+    /// The names of every provider of the policy in force, OAuth then CPA.
+    var providerNames: [String] {
+        let policy = host.policy.policy
+        return policy[PolicyKeys.Identity.providers].value.map(\.name)
+            + policy[PolicyKeys.Identity.cpaProviders].value.map(\.name)
     }
 
     /// The provider `name` of the policy in force.
-    func provider(named name: String) throws(CordonError) -> ProviderConfiguration {
-        let entries = host.policy.policy[PolicyKeys.Identity.providers].value
-        guard let entry = entries.first(where: { $0.name == name }) else {
-            throw .identityUnknownProvider(provider: name, known: entries.map(\.name))
-        }
-        let configuration = ProviderConfiguration(
-            name: entry.name, clientID: entry.clientID, scopes: entry.scopes,
-            flow: entry.flow == .device ? .device : .authorizationCode,
-            deviceAuthorizationEndpoint: entry.deviceAuthorizationEndpoint,
-            authorizationEndpoint: entry.authorizationEndpoint, tokenEndpoint: entry.tokenEndpoint,
-            revocationEndpoint: entry.revocationEndpoint)
-        do {
-            try configuration.validate()
+    func provider(named name: String) throws(CordonError) -> ConfiguredProvider {
+        let policy = host.policy.policy
+        do throws(IdentityError) {
+            if let entry = policy[PolicyKeys.Identity.providers].value.first(where: { $0.name == name }) {
+                let configuration = ProviderConfiguration(
+                    name: entry.name, clientID: entry.clientID, scopes: entry.scopes,
+                    flow: entry.flow == .device ? .device : .authorizationCode,
+                    deviceAuthorizationEndpoint: entry.deviceAuthorizationEndpoint,
+                    authorizationEndpoint: entry.authorizationEndpoint, tokenEndpoint: entry.tokenEndpoint,
+                    revocationEndpoint: entry.revocationEndpoint)
+                try configuration.validate()
+                var oidc: OIDCSettings?
+                if let jwks = entry.jwksURI, let issuer = entry.issuer {
+                    if let problem = EndpointRule.problem(jwks) {
+                        throw IdentityError.insecureEndpoint(provider: name, step: .idToken, reason: problem)
+                    }
+                    oidc = OIDCSettings(issuer: issuer, clientID: entry.clientID, jwksURI: jwks)
+                }
+                return .oauth(configuration, oidc: oidc)
+            }
+            if let entry = policy[PolicyKeys.Identity.cpaProviders].value.first(where: { $0.name == name }) {
+                let configuration = CPAProviderConfiguration(
+                    name: entry.name, baseURL: entry.baseURL, domains: entry.domains)
+                try configuration.validate()
+                return .cpa(configuration, mode: entry.mode == .client ? .client : .user)
+            }
         } catch {
             throw error.cordonError
         }
-        return configuration
+        throw .identityUnknownProvider(provider: name, known: providerNames)
     }
 
-    /// The domains the policy gives `provider`.
+    /// The domains the policy gives `provider`: its `identity.domains` entries, and a CPA
+    /// provider's own list.
     func domains(of provider: String) -> [String] {
-        host.policy.policy[PolicyKeys.Identity.domains].value.filter { $0.provider == provider }.map(\.domain)
+        let policy = host.policy.policy
+        var domains = policy[PolicyKeys.Identity.domains].value.filter { $0.provider == provider }.map(\.domain)
+        for entry in policy[PolicyKeys.Identity.cpaProviders].value where entry.name == provider {
+            domains += entry.domains.filter { !domains.contains($0) }
+        }
+        return domains
     }
 
     /// Refuses unless the container is unlocked: no token and no sign-in while it is locked.
@@ -136,10 +167,16 @@ final class IdentityComponent: AgentComponent {
 
     /// The token of `domain`: the stored session's while valid, refreshed when due, or a sign-in
     /// (joined when one runs). Past the offline limits: `SessionExpired`, or the container wiped.
-    private func token(provider: ProviderConfiguration, domain: String) -> EventLoopFuture<TokenSet> {
+    /// A CPA provider's flight is for one domain: a call for another domain waits for it to end,
+    /// then renews with the client credentials (single sign-on once the device is paired).
+    private func token(provider: ConfiguredProvider, domain: String) -> EventLoopFuture<TokenSet> {
         readSession(provider: provider.name, domain: domain).assumeIsolated().flatMap {
             [self] session -> EventLoopFuture<TokenSet> in
-            guard let session else { return flight(provider, refreshing: nil).future }
+            if case .cpa = provider, let running = flights[provider.name], running.domain != domain {
+                return running.future.assumeIsolated().flatMap { [self] _ in token(provider: provider, domain: domain) }
+                    .nonisolated()
+            }
+            guard let session else { return flight(provider, domain: domain, refreshing: nil).future }
             let policy = host.policy.policy
             let limits = OfflineLimits(
                 graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
@@ -147,10 +184,8 @@ final class IdentityComponent: AgentComponent {
             switch session.status(at: host.clock(), limits: limits) {
             case .valid:
                 return host.loop.makeSucceededFuture(session.tokens)
-            case .refreshDue:
-                return flight(provider, refreshing: session).future
-            case .locallyAuthenticated:
-                return flight(provider, refreshing: nil).future
+            case .refreshDue, .locallyAuthenticated:
+                return flight(provider, domain: domain, refreshing: session).future
             case .blocked:
                 return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))
             case .wipe:
@@ -208,9 +243,11 @@ final class IdentityComponent: AgentComponent {
         switch flight.machine {
         case .device(let grant): step = grant.phase == .awaitingDeviceCode ? .deviceAuthorization : .token
         case .code(let flow): step = flow.phase == .awaitingToken ? .token : .authorization
+        case .cpa(let signIn): step = signIn.step
         case nil: step = flight.signingIn ? .authorization : .refresh
         }
         audit(nil, "identity.signIn", outcome: "cancelled", reason: "\(flight.provider.name) at \(step.rawValue)")
+        saveRegisteredClient(flight)
         flight.finish(.failure(.signInCancelled(provider: flight.provider.name, step: step.rawValue)))
     }
 

@@ -2,10 +2,11 @@ import CordonIdentity
 import CordonProtocol
 import NIOCore
 
-/// A sign-in state machine of either flow, driven by `IdentityComponent`.
+/// A sign-in state machine of any flow, driven by `IdentityComponent`.
 enum SignInMachine {
     case device(DeviceGrant)
     case code(AuthorizationCodeFlow)
+    case cpa(CPASignIn)
 
     mutating func start() -> [SignInAction] {
         switch self {
@@ -15,6 +16,9 @@ enum SignInMachine {
         case .code(var flow):
             defer { self = .code(flow) }
             return flow.start()
+        case .cpa(var signIn):
+            defer { self = .cpa(signIn) }
+            return signIn.start()
         }
     }
 
@@ -26,20 +30,33 @@ enum SignInMachine {
         case .code(var flow):
             defer { self = .code(flow) }
             return flow.receive(status: status, body: body, now: now)
+        case .cpa(var signIn):
+            defer { self = .cpa(signIn) }
+            return signIn.receive(status: status, body: body, now: now)
         }
     }
 
-    /// A request that did not reach the provider: the device grant polls again until its deadline;
-    /// the code exchange fails.
+    /// A request that did not reach the provider: the device grant and CPA's `/token` polling try
+    /// again until their deadline; the code exchange fails.
     mutating func unreachable(_ error: IdentityError, now: Double) -> [SignInAction] {
         switch self {
         case .device(var grant):
             defer { self = .device(grant) }
             guard case .unreachable(_, _, let reason) = error else { return [.fail(error)] }
             return grant.unreachable(reason: reason, now: now)
+        case .cpa(var signIn):
+            defer { self = .cpa(signIn) }
+            guard case .unreachable(_, _, let reason) = error else { return [.fail(error)] }
+            return signIn.unreachable(reason: reason, now: now)
         case .code:
             return [.fail(error)]
         }
+    }
+
+    /// The CPA client credentials a registration of this sign-in gave, to be stored.
+    var registeredClient: CPAClientCredentials? {
+        guard case .cpa(let signIn) = self, signIn.registeredNewClient else { return nil }
+        return signIn.credentials
     }
 
     mutating func redirectReceived(target: String) -> [SignInAction] {
@@ -53,7 +70,14 @@ enum SignInMachine {
 /// for the provider joins: a single flight (docs/ARCHITECTURE.md, "Identity"). Confined to the
 /// agent's event loop.
 final class IdentityFlight {
-    let provider: ProviderConfiguration
+    let provider: ConfiguredProvider
+    /// The domain a CPA flight gets the token of (an OAuth flight's tokens serve every domain of
+    /// its provider).
+    let domain: String?
+    /// The OpenID Connect `nonce` the code flow sent, checked in the ID token.
+    var nonce: String?
+    /// CPA client credentials a registration gave, not stored yet.
+    var unsavedClient: CPAClientCredentials?
     /// Whether it signs in (not only refreshes).
     var signingIn = false
     var machine: SignInMachine?
@@ -67,8 +91,9 @@ final class IdentityFlight {
     private(set) var finished = false
     private let result: EventLoopPromise<TokenSet>
 
-    init(provider: ProviderConfiguration, loop: any EventLoop) {
+    init(provider: ConfiguredProvider, domain: String?, loop: any EventLoop) {
         self.provider = provider
+        self.domain = domain
         result = loop.makePromise()
     }
 

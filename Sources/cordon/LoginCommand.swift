@@ -72,7 +72,8 @@ struct IdentityStatusCommand: AsyncParsableCommand {
             return
         }
         guard !providers.isEmpty else {
-            try Output.line("no identity provider (see identity.providers in `cordon policy show`)")
+            try Output.line(
+                "no identity provider (see identity.providers and identity.cpaProviders in `cordon policy show`)")
             return
         }
         var rows = [["PROVIDER", "FLOW", "DOMAIN", "SIGNED IN", "TOKEN UNTIL"]]
@@ -85,7 +86,7 @@ struct IdentityStatusCommand: AsyncParsableCommand {
             }
             for session in provider.sessions {
                 rows.append([
-                    provider.name, provider.flow, session.domain,
+                    provider.name, provider.flow, session.domain + (session.domainDisplayName.map { " (\($0))" } ?? ""),
                     session.user.map { "yes (\($0))" } ?? "yes",
                     Format.time(Date(timeIntervalSince1970: session.expiresAt)),
                 ])

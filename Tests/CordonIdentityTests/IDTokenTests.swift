@@ -164,5 +164,12 @@ struct IDTokenTests {
         #expect(
             try await refusal(peer, token, jwks: try jwks(other))
                 == .invalidIDToken(provider: "local", reason: "the signature does not verify with the issuer's keys"))
+        // A key set without the token's kid (the provider rotated to idp-2): noMatchingKey, which
+        // tells the driver to fetch the set again.
+        let rotated = try LocalProvider()
+        try await rotated.admin("/admin/config", [FormField("rotated", "1")])
+        #expect(
+            try await refusal(peer, token, jwks: try jwks(rotated))
+                == .invalidIDToken(provider: "local", reason: IDTokenVerifier.noMatchingKey))
     }
 }

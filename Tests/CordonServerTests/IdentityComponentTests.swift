@@ -22,14 +22,17 @@ struct IdentityComponentTests {
 
     /// The provider's policy in force, the container initialised and unlocked.
     static func prepare(
-        _ agent: TestAgent, _ provider: IdentityProviderPeer, flow: String = "device", extra: String = ""
+        _ agent: TestAgent, _ provider: IdentityProviderPeer, flow: String = "device", extra: String = "",
+        oidc: Bool = false
     )
         async throws -> CordonClient
     {
         let admin = agent.directory + "/admin"
         try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
-        try provider.policy(flow: flow, domains: [domain, "files.corp.example"], groups: [group], extra: extra)
-            .write(toFile: admin + "/identity.json", atomically: true, encoding: .utf8)
+        try provider.policy(
+            flow: flow, domains: [domain, "files.corp.example"], groups: [group], extra: extra, oidc: oidc
+        )
+        .write(toFile: admin + "/identity.json", atomically: true, encoding: .utf8)
         let client = try await agent.client()
         let status = try await client.reloadPolicy()
         #expect(status.sources.allSatisfy { $0.problems.isEmpty }, "\(status.sources.flatMap(\.problems))")

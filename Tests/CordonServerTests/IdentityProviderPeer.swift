@@ -1,9 +1,9 @@
 import CordonIdentity
 import Foundation
 
-/// The local identity provider of `Tests/CordonIdentityTests/peers` (authlib + Flask) on
-/// 127.0.0.1, started for one test and ended with it (its standard input closes). Ready once it
-/// printed its port: no request races its start.
+/// A local identity provider of `Tests/CordonIdentityTests/peers` on 127.0.0.1 (the authlib +
+/// Flask OAuth provider, or with `script` the Flask CPA provider), started for one test and ended
+/// with it (its standard input closes). Ready once it printed its port: no request races its start.
 final class IdentityProviderPeer: @unchecked Sendable {
     static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("CordonIdentityTests/peers")
@@ -14,12 +14,12 @@ final class IdentityProviderPeer: @unchecked Sendable {
     private let scratch: URL
     let port: Int
 
-    init() throws {
+    init(script: String = "identity_provider.py") throws {
         scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cordon-idp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.python, Self.peers.appendingPathComponent("identity_provider.py").path, "0"]
+        process.arguments = [Self.python, Self.peers.appendingPathComponent(script).path, "0"]
         process.standardInput = lifeline
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -50,15 +50,19 @@ final class IdentityProviderPeer: @unchecked Sendable {
         ["/usr/bin/env", python, peers.appendingPathComponent("browser.py").path]
     }
 
-    /// An admin policy declaring this provider for `domains`, with access `groups` (name → apps, domains).
-    func policy(flow: String, domains: [String], groups: [(String, [String], [String])], extra: String = "") -> String {
+    /// An admin policy declaring this provider for `domains`, with access `groups` (name → apps,
+    /// domains); with `oidc`, its issuer and JWKS endpoint too (ID tokens verified).
+    func policy(
+        flow: String, domains: [String], groups: [(String, [String], [String])], extra: String = "", oidc: Bool = false
+    ) -> String {
         let quoted = { (items: [String]) in "[" + items.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
         let groupJSON = groups.map { #"{"name": "\#($0.0)", "apps": \#(quoted($0.1)), "domains": \#(quoted($0.2))}"# }
+        let (issuer, jwks) = oidc ? (#""issuer": "\#(base)", "#, #", "jwks": "\#(base)/jwks""#) : ("", "")
         return """
             {"schema": "cordon.policy.v1", "identity": {
-              "providers": [{"name": "local", "endpoints": {
+              "providers": [{"name": "local", \(issuer)"endpoints": {
                 "deviceAuthorization": "\(base)/device_authorization", "authorization": "\(base)/authorize",
-                "token": "\(base)/token", "revocation": "\(base)/revoke"},
+                "token": "\(base)/token", "revocation": "\(base)/revoke"\(jwks)},
                 "clientId": "cordon-test", "scopes": ["openid"], "flow": "\(flow)"}],
               "domains": [\(domains.map { #"{"domain": "\#($0)", "provider": "local"}"# }.joined(separator: ", "))],
               "accessGroups": [\(groupJSON.joined(separator: ", "))]\(extra)
@@ -80,6 +84,12 @@ final class IdentityProviderPeer: @unchecked Sendable {
             object["revoked"] as? [String] ?? [], (object["issued"] as? NSNumber)?.intValue ?? -1,
             (object["live_refresh_tokens"] as? NSNumber)?.intValue ?? -1
         )
+    }
+
+    /// The JSON object a GET of `path` answers (`/admin/state`).
+    func object(_ path: String) throws -> [String: Any] {
+        let (_, body) = try exchange(base + path, method: "GET", body: [])
+        return try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] ?? [:]
     }
 
     /// Runs `peers/post.py`: the body and the answer pass through files (status on the first line).

@@ -23,7 +23,8 @@ admin endpoints (form-encoded):
 
   POST /admin/pair    user_code=... (or device_code=...) &action=approve|deny|expire[&user_name=...]
   POST /admin/config  fail=0|1 (HTTP 500 on every CPA endpoint)  slow_down=0|1  malformed=0|1
-  GET  /admin/state   {"clients": n, "tokens": n, "pairings": n, "paired_clients": n}
+                      short_lived=0|1 (expires_in 30: always within a client's renewal margin)
+  GET  /admin/state   {"clients": n, "tokens": n, "issued": n, "pairings": n, "paired_clients": n}
 """
 
 import os
@@ -47,10 +48,11 @@ DOMAINS = {"cpa.rts.ch": "RTS - HbbTV demo", "cpa.ebu.ch": "EBU - CPA demo"}
 app = Flask(__name__)
 app.json.sort_keys = False
 lock = threading.Lock()
-config = {"fail": False, "slow_down": False, "malformed": False}
+config = {"fail": False, "slow_down": False, "malformed": False, "short_lived": False}
 clients = {}  # client_id -> {"secret", "name", "user"}
 pairings = {}  # device_code -> {"client_id", "domain", "user_code", "state", "user", "expires_at"}
 tokens = {}  # (client_id, domain) -> token
+issued = [0]  # tokens sent, renewals included
 next_client = [407]
 port_holder = {}
 
@@ -149,10 +151,11 @@ def associate():
 def send_token(client_id, domain, user):
     token = secrets.token_hex(16)
     tokens[(client_id, domain)] = token
+    issued[0] += 1
     answer = {
         "access_token": token,
         "token_type": "bearer",
-        "expires_in": TOKEN_LIFETIME,
+        "expires_in": 30 if config["short_lived"] else TOKEN_LIFETIME,
         "domain": domain,
         "domain_display_name": DOMAINS[domain],
     }
@@ -241,6 +244,7 @@ def admin_state():
             {
                 "clients": len(clients),
                 "tokens": len(tokens),
+                "issued": issued[0],
                 "pairings": len(pairings),
                 "paired_clients": sum(1 for c in clients.values() if c["user"] is not None),
             }

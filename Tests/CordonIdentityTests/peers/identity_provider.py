@@ -13,8 +13,10 @@ The test drives what a user would do through admin endpoints:
   POST /admin/device   user_code=...&action=approve|deny|expire
   POST /admin/config   slow_down=0|1  omit_expires_in=0|1  malformed=0|1  deny_authorization=0|1
                        short_lived=0|1 (expires_in 30: always within a client's refresh margin)
+                       jwks_other=0|1 (/jwks serves another key under the signing key's kid)
+                       rotated=0|1 (ID tokens signed, and /jwks served, with a new key, kid idp-2)
   POST /admin/revoke_all                every token revoked (a refresh is then refused)
-  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n}
+  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n, "jwks_fetches": n}
   POST /admin/id_token key=good|other|hs256-public|none  aud=...  iss=...  iat=...  exp=...  nonce=...
                        {"id_token": ...}: an ID token for the test's own clock; `other` signs with a
                        key that is not in /jwks under the same kid, `hs256-public` is the algorithm
@@ -56,7 +58,10 @@ config = {
     "malformed": False,
     "deny_authorization": False,
     "short_lived": False,
+    "jwks_other": False,
+    "rotated": False,
 }
+jwks_fetches = [0]
 device_credentials = {}  # device_code -> DeviceCredentialDict
 user_grants = {}  # user_code -> approved (bool)
 codes = {}  # code -> dict
@@ -66,6 +71,11 @@ port_holder = {}
 KID = "idp-1"
 signing_key = RSAKey.generate_key(2048, parameters={"kid": KID, "alg": "RS256", "use": "sig"})
 other_key = RSAKey.generate_key(2048, parameters={"kid": KID, "alg": "RS256", "use": "sig"})
+rotated_key = RSAKey.generate_key(2048, parameters={"kid": "idp-2", "alg": "RS256", "use": "sig"})
+
+
+def current_key():
+    return rotated_key if config["rotated"] else signing_key
 
 
 def issuer():
@@ -251,7 +261,7 @@ class Revocation(RevocationEndpoint):
 
 class IDToken(OpenIDCode):
     def resolve_client_private_key(self, client):
-        return signing_key
+        return current_key()
 
     def get_client_algorithm(self, client):
         return "RS256"
@@ -260,7 +270,7 @@ class IDToken(OpenIDCode):
         return {"iss": issuer(), "aud": [CLIENT_ID]}
 
     def get_encode_header(self, client):
-        return {"alg": "RS256", "kid": KID}
+        return {"alg": "RS256", "kid": current_key().kid}
 
     def exists_nonce(self, nonce, req):
         return False
@@ -311,7 +321,9 @@ def revoke():
 
 @app.route("/jwks", methods=["GET"])
 def jwks():
-    return jsonify(KeySet([signing_key]).as_dict(private=False))
+    jwks_fetches[0] += 1
+    key = other_key if config["jwks_other"] else current_key()
+    return jsonify(KeySet([key]).as_dict(private=False))
 
 
 def b64url(data):
@@ -381,6 +393,7 @@ def admin_state():
             "revoked": revoked,
             "issued": len(tokens),
             "live_refresh_tokens": sum(1 for t in tokens if t.get("refresh_token") and not t.get("revoked")),
+            "jwks_fetches": jwks_fetches[0],
         }
     )
 
