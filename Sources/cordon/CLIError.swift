@@ -296,7 +296,9 @@ extension CLIError {
             self.init(
                 provider.isEmpty
                     ? "name the identity provider (\(names))" : "no identity provider \(provider) (\(names))",
-                hint: known.isEmpty ? "see identity.providers in `cordon policy show`" : "give one with `--provider`")
+                hint: known.isEmpty
+                    ? "see identity.providers and identity.cpaProviders in `cordon policy show`"
+                    : "give one with `--provider`")
         case .identityNotInAccessGroup(let appId, let domain):
             self.init(
                 "\(appId) is in no access group with \(domain): it gets no token",

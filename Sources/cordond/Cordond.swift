@@ -89,6 +89,16 @@ struct Cordond: AsyncParsableCommand {
             "A PEM file of CA certificates CT-KIP servers are validated against instead of the system's (test mode only).",
             valueName: "file"))
     var ctkipCa: String?
+    @Option(
+        help: ArgumentHelp(
+            "The program the identity code flow opens the authorization URL with, the URL appended (default: xdg-open; test mode only).",
+            valueName: "program"))
+    var identityBrowser: String?
+    @Option(
+        help:
+            "Seconds between identity sign-in polls instead of the provider's interval (default: the provider's; test mode only)."
+    )
+    var identityPollDelay: Double?
     @Option(help: "Connections one process may hold (default: 64).")
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
@@ -119,6 +129,10 @@ struct Cordond: AsyncParsableCommand {
         }
         // CA roots of the user's own making would let any server provision tokens.
         if ctkipCa != nil { values.append("--ctkip-ca") }
+        // A browser of the user's own making sees every authorization URL; a short poll delay
+        // makes the agent poll providers faster than they ask (docs/ARCHITECTURE.md, "Identity").
+        if identityBrowser != nil { values.append("--identity-browser") }
+        if identityPollDelay != nil { values.append("--identity-poll-delay") }
         var paths: [AdminInputs.PathInput] = []
         for (flag, variable, name) in [
             (adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir"),
@@ -151,6 +165,12 @@ struct Cordond: AsyncParsableCommand {
         }
         guard connectionIdleTimeout >= 0, connectionIdleTimeout.isFinite else {
             throw ValidationError("--connection-idle-timeout must be 0 or more seconds, not \(connectionIdleTimeout)")
+        }
+        if let identityPollDelay, !(identityPollDelay >= 0 && identityPollDelay.isFinite) {
+            throw ValidationError("--identity-poll-delay must be 0 or more seconds, not \(identityPollDelay)")
+        }
+        if let identityBrowser, identityBrowser.isEmpty {
+            throw ValidationError("--identity-browser must name a program")
         }
         guard LogTarget(rawValue: logTarget) != nil else {
             throw ValidationError("--log-target must be auto, journal or stderr, not \(logTarget)")
@@ -234,6 +254,8 @@ struct Cordond: AsyncParsableCommand {
         if !flatpakInstallation.isEmpty { configuration.flatpakInstallations = flatpakInstallation }
         configuration.tpmTCTI = pick(tpmTcti, "CORDON_TPM_TCTI", TPMConnection.defaultTCTI)
         configuration.ctkipCAFile = ctkipCa
+        if let identityBrowser { configuration.identityBrowser = [identityBrowser] }
+        configuration.identityPollDelay = identityPollDelay
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)
