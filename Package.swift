@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // ID token verification (docs/ARCHITECTURE.md, "Identity"): swift-crypto, swift-certificates and swift-log only.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // The module map and each module's one job: docs/ARCHITECTURE.md.
@@ -114,6 +116,7 @@ let package = Package(
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
                 "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens", "CordonTPM",
+                "CordonIdentity",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -215,7 +218,7 @@ let package = Package(
             name: "CordonServerTests",
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
-                "CordonStore", "CordonSecrets",
+                "CordonStore", "CordonSecrets", "CordonIdentity",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -237,7 +240,10 @@ let package = Package(
         // responses, sessions (pure, no I/O; docs/ARCHITECTURE.md "Identity").
         .target(
             name: "CordonIdentity",
-            dependencies: ["CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CordonProtocol", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             swiftSettings: strict
         ),
         // `peers/`: the local authlib identity provider and the browser stand-in the tests start.

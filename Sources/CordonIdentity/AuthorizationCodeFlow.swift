@@ -16,15 +16,20 @@ public struct AuthorizationCodeFlow: Sendable {
     public let provider: ProviderConfiguration
     /// `http://127.0.0.1:<port>/callback`.
     public let redirectURI: String
+    /// The OpenID Connect `nonce` sent in the authorization request, when there is one: the ID
+    /// token must carry it back (``IDTokenVerifier``).
+    public let nonce: String?
     public private(set) var phase: Phase = .idle
     private let pkce: PKCE
     private let state: String
 
     /// A flow for `provider` redirecting to the listener on `port`; `random` gives 48 octets (32
-    /// for the PKCE verifier, 16 for `state`).
-    public init(provider: ProviderConfiguration, port: Int, random: [UInt8]) {
+    /// for the PKCE verifier, 16 for `state`); `nonce`, when given, is sent for the ID token
+    /// (OpenID Connect Core §3.1.2.1).
+    public init(provider: ProviderConfiguration, port: Int, random: [UInt8], nonce: String? = nil) {
         precondition(random.count == 48, "the flow takes 48 random octets")
         self.provider = provider
+        self.nonce = nonce
         redirectURI = "http://127.0.0.1:\(port)/callback"
         pkce = PKCE(random: Array(random[0..<32]))
         state = Base64URL.encode(Array(random[32..<48]))
@@ -42,6 +47,7 @@ public struct AuthorizationCodeFlow: Sendable {
             FormField("redirect_uri", redirectURI),
         ]
         if !provider.scopes.isEmpty { query.append(FormField("scope", provider.scopes.joined(separator: " "))) }
+        if let nonce { query.append(FormField("nonce", nonce)) }
         query += [
             FormField("state", state), FormField("code_challenge", pkce.challenge),
             FormField("code_challenge_method", PKCE.method),

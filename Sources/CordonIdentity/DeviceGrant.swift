@@ -81,12 +81,13 @@ public struct DeviceGrant: Sendable {
         -> [SignInAction]
     {
         let step = IdentityStep.deviceAuthorization
-        let object = try JSONObject.parse(body, provider: provider.name, step: step)
+        let object = try JSONObject.answer(status: status, body: body, provider: provider.name, step: step)
         if object["error"] != nil {
             let code = try object.string("error", provider: provider.name, step: step)
             throw .providerError(
                 provider: provider.name, step: step, error: code, description: object["error_description"]?.stringValue)
         }
+        if status >= 500 { throw .serverError(provider: provider.name, step: step, status: status) }
         guard (200..<300).contains(status) else {
             throw .malformedResponse(provider: provider.name, step: step, reason: "HTTP status \(status)")
         }

@@ -4,12 +4,19 @@ public enum IdentityStep: String, Sendable, Equatable, CaseIterable {
     case deviceAuthorization
     /// The browser's authorization request and its loopback redirect (RFC 8252 §7.3).
     case authorization
-    /// The token request: device code, authorization code or refresh (RFC 6749 §5).
+    /// The token request: device code, authorization code or refresh (RFC 6749 §5); CPA's client
+    /// and user token requests (ETSI TS 103 407 §8.4).
     case token
     /// A refresh of the access token (RFC 6749 §6).
     case refresh
     /// Revocation at sign-out (RFC 7009).
     case revocation
+    /// CPA client registration at `/register` (ETSI TS 103 407 §8.2).
+    case registration
+    /// CPA association at `/associate`: the device code and user code (ETSI TS 103 407 §8.3).
+    case association
+    /// Verification of an OpenID Connect ID token against the issuer's JWKS (OpenID Connect Core §3.1.3.7).
+    case idToken
 }
 
 /// Why a sign-in, refresh or revocation failed: always the provider and the step, never a token,
@@ -35,13 +42,20 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     case insecureEndpoint(provider: String, step: IdentityStep, reason: String)
     /// The provider could not be reached or did not answer in time (no network, refused, timeout).
     case unreachable(provider: String, step: IdentityStep, reason: String)
+    /// The provider answered a server error (HTTP 5xx) without a protocol error in its body.
+    case serverError(provider: String, step: IdentityStep, status: Int)
+    /// The ID token does not verify: its signature against the issuer's JWKS, or a claim (`iss`,
+    /// `aud`, `exp`, `iat`, `nonce`); or the JWKS itself is not usable. `reason` never holds the
+    /// token or a claim's value.
+    case invalidIDToken(provider: String, reason: String)
 
     /// The provider named in the error.
     public var provider: String {
         switch self {
         case .malformedResponse(let provider, _, _), .denied(let provider, _), .expired(let provider, _),
             .cancelled(let provider, _), .stateMismatch(let provider), .providerError(let provider, _, _, _),
-            .refreshRefused(let provider), .insecureEndpoint(let provider, _, _), .unreachable(let provider, _, _):
+            .refreshRefused(let provider), .insecureEndpoint(let provider, _, _), .unreachable(let provider, _, _),
+            .serverError(let provider, _, _), .invalidIDToken(let provider, _):
             provider
         }
     }
@@ -50,10 +64,12 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     public var step: IdentityStep {
         switch self {
         case .malformedResponse(_, let step, _), .denied(_, let step), .expired(_, let step), .cancelled(_, let step),
-            .providerError(_, let step, _, _), .insecureEndpoint(_, let step, _), .unreachable(_, let step, _):
+            .providerError(_, let step, _, _), .insecureEndpoint(_, let step, _), .unreachable(_, let step, _),
+            .serverError(_, let step, _):
             step
         case .stateMismatch: .authorization
         case .refreshRefused: .refresh
+        case .invalidIDToken: .idToken
         }
     }
 
@@ -71,6 +87,9 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
         case .insecureEndpoint(let provider, let step, let reason): "\(provider): \(step.rawValue): \(reason)"
         case .unreachable(let provider, let step, let reason):
             "\(provider): \(step.rawValue): the provider is unreachable: \(reason)"
+        case .serverError(let provider, let step, let status):
+            "\(provider): \(step.rawValue): the provider answered HTTP \(status)"
+        case .invalidIDToken(let provider, let reason): "\(provider): idToken: the ID token is refused: \(reason)"
         }
     }
 }

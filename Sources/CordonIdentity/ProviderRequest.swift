@@ -11,29 +11,84 @@ public struct FormField: Sendable, Equatable {
     }
 }
 
-/// A POST the agent makes to a provider: its endpoint, the step it belongs to and its form body.
+/// How a ``ProviderRequest``'s fields are put in its body.
+public enum BodyEncoding: String, Sendable, Equatable {
+    /// `application/x-www-form-urlencoded` (OAuth 2.0, RFC 6749 Appendix B).
+    case form
+    /// A JSON object of string members (CPA 1.0, ETSI TS 103 407).
+    case json
+}
+
+/// A POST the agent makes to a provider: its endpoint, the step it belongs to and its fields, sent
+/// form-encoded (OAuth 2.0) or as a JSON object (CPA); the driver sends ``body`` with the
+/// ``contentType`` header.
 ///
-/// The body may hold a device code, an authorization code, a code verifier or a refresh token, so
-/// `description` names only the endpoint, the step and the field names.
+/// The body may hold a device code, an authorization code, a code verifier, a refresh token or a
+/// client secret, so `description` names only the endpoint, the step and the field names.
 public struct ProviderRequest: Sendable, Equatable, CustomStringConvertible {
     public var url: String
     public var step: IdentityStep
     public var form: [FormField]
+    public var encoding: BodyEncoding
 
-    public init(url: String, step: IdentityStep, form: [FormField]) {
+    public init(url: String, step: IdentityStep, form: [FormField], encoding: BodyEncoding = .form) {
         self.url = url
         self.step = step
         self.form = form
+        self.encoding = encoding
     }
 
-    /// The body, form-encoded (RFC 6749 Appendix B).
-    public var body: [UInt8] { Array(FormEncoding.encode(form).utf8) }
+    /// The body: form-encoded (RFC 6749 Appendix B), or a JSON object with the fields as string
+    /// members in their order.
+    public var body: [UInt8] {
+        switch encoding {
+        case .form: Array(FormEncoding.encode(form).utf8)
+        case .json: JSONFields.encode(form)
+        }
+    }
+
+    /// The `Content-Type` of ``body``.
+    public var contentType: String {
+        switch encoding {
+        case .form: "application/x-www-form-urlencoded"
+        case .json: "application/json"
+        }
+    }
 
     /// The value of field `name`, if the form has it.
     public func value(_ name: String) -> String? { form.first { $0.name == name }?.value }
 
     public var description: String {
         "POST \(url) (\(step.rawValue): \(form.map(\.name).joined(separator: ", ")))"
+    }
+}
+
+/// A flat JSON object of string members (RFC 8259), as CPA requests are.
+enum JSONFields {
+    static func encode(_ fields: [FormField]) -> [UInt8] {
+        var output: [UInt8] = [UInt8(ascii: "{")]
+        for (index, field) in fields.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            string(field.name, into: &output)
+            output.append(UInt8(ascii: ":"))
+            string(field.value, into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
+
+    /// `text` as a JSON string: quote, backslash and control characters escaped (RFC 8259 §7).
+    private static func string(_ text: String, into output: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): output += [UInt8(ascii: "\\"), byte]
+            case 0x00..<0x20: output += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
     }
 }
 

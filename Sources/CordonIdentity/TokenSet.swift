@@ -16,12 +16,20 @@ public struct TokenSet: Sendable, Equatable, Codable {
     public var refreshToken: String?
     /// The scopes granted, space-separated, when the provider says.
     public var scope: String?
-    /// The OpenID Connect ID token, when the provider issued one (not verified here).
+    /// The OpenID Connect ID token, when the provider issued one (verified by ``IDTokenVerifier``,
+    /// not by the parser).
     public var idToken: String?
+    /// The CPA domain the token is for (`domain`, ETSI TS 103 407 §8.4); nil for OAuth 2.0.
+    public var domain: String?
+    /// The CPA domain's name to show the user (`domain_display_name`).
+    public var domainDisplayName: String?
+    /// The CPA user's name to show (`user_name`): present on a user token, nil on a client
+    /// (anonymous) token.
+    public var userName: String?
 
     public init(
         accessToken: String, tokenType: String, expiresAt: Double, refreshToken: String?, scope: String?,
-        idToken: String?
+        idToken: String?, domain: String? = nil, domainDisplayName: String? = nil, userName: String? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -29,6 +37,9 @@ public struct TokenSet: Sendable, Equatable, Codable {
         self.refreshToken = refreshToken
         self.scope = scope
         self.idToken = idToken
+        self.domain = domain
+        self.domainDisplayName = domainDisplayName
+        self.userName = userName
     }
 
     /// The tokens after a refresh answered `new`: a new refresh token replaces the old one
@@ -56,11 +67,12 @@ public enum TokenResponseParser {
     public static func parse(status: Int, body: [UInt8], provider: String, step: IdentityStep, now: Double)
         throws(IdentityError) -> TokenAnswer
     {
-        let object = try JSONObject.parse(body, provider: provider, step: step)
+        let object = try JSONObject.answer(status: status, body: body, provider: provider, step: step)
         if object["error"] != nil {
             let code = try object.string("error", provider: provider, step: step)
             return .error(code: code, description: object["error_description"]?.stringValue)
         }
+        if status >= 500 { throw .serverError(provider: provider, step: step, status: status) }
         guard (200..<300).contains(status) else {
             throw .malformedResponse(
                 provider: provider, step: step, reason: "HTTP status \(status) without an \"error\" member")
@@ -102,6 +114,19 @@ struct JSONObject {
             throw .malformedResponse(provider: provider, step: step, reason: "the body is not a JSON object")
         }
         return JSONObject(members: object)
+    }
+
+    /// The object in an answer with HTTP `status`: a server error (5xx) whose body is not a JSON
+    /// object is ``IdentityError/serverError``, not a malformed response.
+    static func answer(status: Int, body: [UInt8], provider: String, step: IdentityStep) throws(IdentityError)
+        -> JSONObject
+    {
+        do {
+            return try parse(body, provider: provider, step: step)
+        } catch {
+            if status >= 500 { throw .serverError(provider: provider, step: step, status: status) }
+            throw error
+        }
     }
 
     func string(_ key: String, provider: String, step: IdentityStep) throws(IdentityError) -> String {

@@ -35,6 +35,8 @@ public enum LifecycleInput: Sendable, Equatable {
     /// The agent enforced a missed acknowledgement on an app (or thawed it); subscribers hear
     /// `AppEnforced`.
     case appEnforced(appId: String, pid: Int, action: EnforcementAction, now: Double)
+    /// The user signed out of identity provider `provider`; subscribers hear `DidSignOut`.
+    case signedOut(provider: String, now: Double)
 }
 
 /// What the server must do after an input, in order.

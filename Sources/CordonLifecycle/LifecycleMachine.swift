@@ -133,6 +133,10 @@ public struct LifecycleMachine: Sendable {
             enforced.pid = pid
             enforced.enforcement = action
             return [.emit(enforced)]
+        case .signedOut(let provider, let now):
+            var signedOut = event(.didSignOut, .userRequest, now)
+            signedOut.provider = provider
+            return [.emit(signedOut)]
         }
     }
 

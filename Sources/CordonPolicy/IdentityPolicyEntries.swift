@@ -44,16 +44,26 @@ public struct OAuthProviderEntry: Sendable, Hashable {
     }
 }
 
+/// Which CPA token apps get (ETSI TS 103 407 §4): a client (anonymous) token, or a user token
+/// after the user pairs the device with a code.
+public enum CPATokenMode: String, Sendable, Hashable, CaseIterable {
+    case client
+    case user
+}
+
 /// One `identity.cpaProviders` entry: a CPA authorization provider (ETSI TS 103 407).
 public struct CPAProviderEntry: Sendable, Hashable {
     public var name: String
     public var baseURL: String
     public var domains: [String]
+    /// The token apps get for the provider's domains; `user` when the file does not say.
+    public var mode: CPATokenMode
 
-    public init(name: String, baseURL: String, domains: [String]) {
+    public init(name: String, baseURL: String, domains: [String], mode: CPATokenMode = .user) {
         self.name = name
         self.baseURL = baseURL
         self.domains = domains
+        self.mode = mode
     }
 }
 
@@ -96,10 +106,12 @@ extension OAuthProviderEntry: PolicyListElement {
 
 extension CPAProviderEntry: PolicyListElement {
     public var listElementJSON: String {
-        IdentityJSON.object([
+        var members = [
             ("name", PolicyFormat.quoted(name)), ("baseURL", PolicyFormat.quoted(baseURL)),
             ("domains", IdentityJSON.strings(domains)),
-        ])
+        ]
+        if mode != .user { members.append(("mode", PolicyFormat.quoted(mode.rawValue))) }
+        return IdentityJSON.object(members)
     }
 }
 

@@ -58,6 +58,13 @@ extension ValueSyntax where Parsed == [CPAProviderEntry] {
                                 of: StringPattern.domainName.schema(description: "A domain."),
                                 description: "The domains the provider serves; at least one.", nonEmpty: true)
                         ),
+                        (
+                            "mode",
+                            StringPattern.cpaMode.schema(
+                                description:
+                                    "\"user\" (the default: a user token once the user pairs the device with a code) or \"client\" (an anonymous client token)."
+                            )
+                        ),
                     ], required: ["name", "baseURL", "domains"])))
     }
 }
@@ -160,6 +167,11 @@ extension PolicyParser.Validator {
             report(value, "the \"\(flow.rawValue)\" flow needs the \"\(needed)\" endpoint")
             return nil
         }
+        // ID tokens are verified against the issuer: the keys alone would accept any issuer's token.
+        if endpoints["jwks"] != nil, issuer == nil, let value = members["endpoints"] {
+            report(value, "the \"jwks\" endpoint needs the provider's \"issuer\" (ID tokens name it in \"iss\")")
+            return nil
+        }
         return OAuthProviderEntry(
             name: name, issuer: issuer, deviceAuthorizationEndpoint: endpoints["deviceAuthorization"],
             authorizationEndpoint: endpoints["authorization"], tokenEndpoint: token,
@@ -172,15 +184,16 @@ extension PolicyParser.Validator {
         guard
             let members = object(
                 json, context: "identity.cpaProviders[\(Self.identityIndex(json))]",
-                keys: ["name", "baseURL", "domains"], required: ["name", "baseURL", "domains"])
+                keys: ["name", "baseURL", "domains", "mode"], required: ["name", "baseURL", "domains"])
         else { return nil }
         let name = members["name"].flatMap { pattern($0, .identityName) }
         let baseURL = members["baseURL"].flatMap { pattern($0, .endpointURL) }
         let domains = members["domains"].flatMap {
             list($0, of: "domains", nonEmpty: "domain") { self.pattern($0, .domainName) }
         }
-        guard let name, let baseURL, let domains else { return nil }
-        return CPAProviderEntry(name: name, baseURL: baseURL, domains: domains)
+        let mode = members["mode"].flatMap { pattern($0, .cpaMode) }.flatMap(CPATokenMode.init(rawValue:))
+        guard let name, let baseURL, let domains, members["mode"] == nil || mode != nil else { return nil }
+        return CPAProviderEntry(name: name, baseURL: baseURL, domains: domains, mode: mode ?? .user)
     }
 
     /// `identity.domains[i]`.

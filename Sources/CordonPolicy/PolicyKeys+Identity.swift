@@ -23,7 +23,7 @@ extension PolicyKeys {
             section, "cpaProviders", scope: .global, .cpaProviders, merge: .combine { $0 + $1 }, unset: [],
             builtin: [], userRefusal: "\"identity.cpaProviders\" " + adminOnly,
             summary:
-                "Cross-Platform Authentication (ETSI TS 103 407) providers: a name, the base URL of the authorization provider and the domains it serves."
+                "Cross-Platform Authentication (ETSI TS 103 407) providers: a name, the base URL of the authorization provider, the domains it serves and the token apps get (\"mode\": \"user\", the default, after the user pairs the device with a code, or \"client\", anonymous)."
         )
         /// Which provider signs in for each domain (admin files only).
         public static let domains = PolicySetting<[IdentityDomainEntry], [IdentityDomainEntry]>(
@@ -77,6 +77,9 @@ extension StringPattern {
     static let identityFlow = StringPattern(
         expected: "\"device\" or \"authorizationCode\"",
         accepts: { IdentityFlow(rawValue: $0) != nil }, regex: "^(device|authorizationCode)$")
+    /// A CPA token mode.
+    static let cpaMode = StringPattern(
+        expected: "\"user\" or \"client\"", accepts: { CPATokenMode(rawValue: $0) != nil }, regex: "^(user|client)$")
     /// An OAuth scope token (RFC 6749 §3.3).
     static let scopeToken = StringPattern(
         expected: "a scope (printable ASCII without spaces, quotes or backslashes)",

@@ -153,6 +153,25 @@ public enum CordonError: Error, Sendable, Equatable {
     case postureRefused(appId: String, check: String, evidence: String)
     /// A posture report's nonce is not 1 to 128 characters of letters, digits and `-_.~+/=`.
     case invalidNonce(reason: String)
+    // MARK: Identity broker (#15)
+    /// No provider signs in for `domain` (the policy's `identity.domains`).
+    case identityUnknownDomain(domain: String)
+    /// No provider has this name, or none was named and the policy has several (`known`).
+    case identityUnknownProvider(provider: String, known: [String])
+    /// The app is in no access group (`identity.accessGroups`) with `domain`: it gets no token.
+    case identityNotInAccessGroup(appId: String, domain: String)
+    /// The container is not unlocked (`state`): no token is given and no sign-in starts.
+    case identityLocked(state: String)
+    /// The sign-in with `provider` was cancelled at `step` (by the user, a lock or a sign-out).
+    case signInCancelled(provider: String, step: String)
+    /// The sign-in with `provider` expired at `step` before the user approved it.
+    case signInExpired(provider: String, step: String)
+    /// The sign-in or refresh with `provider` failed at `step`: `reason` says why (never a token,
+    /// code, verifier or secret).
+    case signInFailed(provider: String, step: String, reason: String)
+    /// The session with `provider` went past `identity.offlineGraceMinutes` without reaching it:
+    /// no token until a sign-in succeeds.
+    case sessionExpired(provider: String)
 
     /// The varlink error name.
     public var varlinkName: String {
@@ -226,6 +245,15 @@ public enum CordonError: Error, Sendable, Equatable {
         // MARK: Posture (#16)
         case .postureRefused: return "io.cordon.App.PostureRefused"
         case .invalidNonce: return "io.cordon.Posture.InvalidNonce"
+        // MARK: Identity broker (#15)
+        case .identityUnknownDomain: return "io.cordon.Identity.UnknownDomain"
+        case .identityUnknownProvider: return "io.cordon.Identity.UnknownProvider"
+        case .identityNotInAccessGroup: return "io.cordon.Identity.NotInAccessGroup"
+        case .identityLocked: return "io.cordon.Identity.Locked"
+        case .signInCancelled: return "io.cordon.Identity.SignInCancelled"
+        case .signInExpired: return "io.cordon.Identity.SignInExpired"
+        case .signInFailed: return "io.cordon.Identity.SignInFailed"
+        case .sessionExpired: return "io.cordon.Identity.SessionExpired"
         }
     }
 
@@ -297,6 +325,18 @@ public enum CordonError: Error, Sendable, Equatable {
                 "reason": .string(EventReason.posture.rawValue),
             ]
         case .invalidNonce(let reason): return ["reason": .string(reason)]
+        // MARK: Identity broker (#15)
+        case .identityUnknownDomain(let domain): return ["domain": .string(domain)]
+        case .identityUnknownProvider(let provider, let known):
+            return ["provider": .string(provider), "known": .array(known.map { .string($0) })]
+        case .identityNotInAccessGroup(let appId, let domain):
+            return ["appId": .string(appId), "domain": .string(domain)]
+        case .identityLocked(let state): return ["state": .string(state)]
+        case .signInCancelled(let provider, let step), .signInExpired(let provider, let step):
+            return ["provider": .string(provider), "step": .string(step)]
+        case .signInFailed(let provider, let step, let reason):
+            return ["provider": .string(provider), "step": .string(step), "reason": .string(reason)]
+        case .sessionExpired(let provider): return ["provider": .string(provider)]
         }
     }
 
@@ -396,6 +436,21 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.PostureRefused":
             self = .postureRefused(appId: string("appId"), check: string("check"), evidence: string("evidence"))
         case "io.cordon.Posture.InvalidNonce": self = .invalidNonce(reason: string("reason"))
+        // MARK: Identity broker (#15)
+        case "io.cordon.Identity.UnknownDomain": self = .identityUnknownDomain(domain: string("domain"))
+        case "io.cordon.Identity.UnknownProvider":
+            let known = p["known"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            self = .identityUnknownProvider(provider: string("provider"), known: known)
+        case "io.cordon.Identity.NotInAccessGroup":
+            self = .identityNotInAccessGroup(appId: string("appId"), domain: string("domain"))
+        case "io.cordon.Identity.Locked": self = .identityLocked(state: string("state"))
+        case "io.cordon.Identity.SignInCancelled":
+            self = .signInCancelled(provider: string("provider"), step: string("step"))
+        case "io.cordon.Identity.SignInExpired":
+            self = .signInExpired(provider: string("provider"), step: string("step"))
+        case "io.cordon.Identity.SignInFailed":
+            self = .signInFailed(provider: string("provider"), step: string("step"), reason: string("reason"))
+        case "io.cordon.Identity.SessionExpired": self = .sessionExpired(provider: string("provider"))
         default: return nil
         }
     }

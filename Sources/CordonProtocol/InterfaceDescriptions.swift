@@ -15,13 +15,14 @@ public enum InterfaceDescriptions {
         "io.cordon.Posture": posture,
         "io.cordon.Storage": storage,
         "io.cordon.Tokens": tokens,
+        "io.cordon.Identity": identity,
     ]
 
     /// Interface names in the order `GetInfo` lists them.
     public static let names = [
         "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
         "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
-        "io.cordon.Tokens",
+        "io.cordon.Tokens", "io.cordon.Identity",
     ]
 
     /// `org.varlink.service`, as defined by the varlink specification.
@@ -264,7 +265,8 @@ public enum InterfaceDescriptions {
           PolicyDidChange,
           AppEnforced,
           OpenDocument,
-          PostureWarning
+          PostureWarning,
+          DidSignOut
         )
 
         # What the agent did to an app that missed its acknowledgement deadline (or thaw).
@@ -302,7 +304,8 @@ public enum InterfaceDescriptions {
           pid: ?int,
           enforcement: ?Enforcement,
           document: ?Document,
-          posture: ?[]PostureResult
+          posture: ?[]PostureResult,
+          provider: ?string
         )
 
         # A device posture check (io.cordon.Posture) that caused a PostureWarning or a revocation.

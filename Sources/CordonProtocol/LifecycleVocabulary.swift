@@ -33,6 +33,9 @@ public enum EventKind: String, Sendable, Codable, CaseIterable {
     /// A posture check the policy sets to `warn` fails for this app (sent to that app only; its
     /// `posture` names the checks and their evidence; its seq is that of the latest broadcast event).
     case postureWarning = "PostureWarning"
+    /// The user signed out of an identity provider (`provider`): every app drops what it holds of
+    /// that session (the SDK's logout handler).
+    case didSignOut = "DidSignOut"
 }
 
 /// What the agent does to an app that did not acknowledge a revocation by its deadline

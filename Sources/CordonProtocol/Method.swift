@@ -52,4 +52,9 @@ public enum Method: String, Sendable, CaseIterable {
     // MARK: Fingerprint unlock (#15)
     case unlockWithFingerprint = "io.cordon.Agent.UnlockWithFingerprint"
     case setBiometrics = "io.cordon.Agent.SetBiometrics"
+    // MARK: Identity broker (#15)
+    case identityGetToken = "io.cordon.Identity.GetToken"
+    case identitySignIn = "io.cordon.Identity.SignIn"
+    case identitySignOut = "io.cordon.Identity.SignOut"
+    case identityStatus = "io.cordon.Identity.Status"
 }

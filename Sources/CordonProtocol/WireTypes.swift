@@ -25,13 +25,17 @@ public struct CordonEvent: Sendable, Codable, Equatable {
     /// For `PostureWarning`, and a key event with reason `posture` (sent to one app only): the
     /// failing checks that caused it, with their evidence.
     public var posture: [PostureResult]?
+    /// For `DidSignOut`: the identity provider signed out of.
+    public var provider: String?
 
     public init(
         seq: Int, kind: EventKind, reason: EventReason, time: Double, state: LifecycleState,
         ackDeadline: Double? = nil, policyVersion: String? = nil, appId: String? = nil, pid: Int? = nil,
-        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil, posture: [PostureResult]? = nil
+        enforcement: EnforcementAction? = nil, document: DocumentInfo? = nil, posture: [PostureResult]? = nil,
+        provider: String? = nil
     ) {
         self.posture = posture
+        self.provider = provider
         self.appId = appId
         self.pid = pid
         self.enforcement = enforcement

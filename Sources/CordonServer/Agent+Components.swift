@@ -17,6 +17,7 @@ extension Agent {
             posture,
             storage,
             TokensComponent(host: self),
+            IdentityComponent(host: self),
             enforcement,
             biometrics,
         ]

@@ -148,8 +148,10 @@ extension Agent {
             let parameters = try codec.decodeParameters(RecoverParameters.self, from: message)
             return try recover(parameters, encoder: encoder, now: now)
         // MARK: Fingerprint unlock (#15)
-        case .unlockWithFingerprint, .setBiometrics:
-            // Served by `BiometricsComponent`; never reaches here.
+        case .unlockWithFingerprint, .setBiometrics,
+            // MARK: Identity broker (#15)
+            .identityGetToken, .identitySignIn, .identitySignOut, .identityStatus:
+            // Served by `BiometricsComponent` and `IdentityComponent`; never reaches here.
             throw .methodNotFound(header.method)
         }
     }

@@ -56,6 +56,14 @@ public struct AgentConfiguration: Sendable {
     /// Posture: seconds between readings while an app is registered (the conditions are applied
     /// after each; also on resume from suspend and on a policy change).
     public var postureInterval: Double = 300
+    /// The program the loopback sign-in opens the authorization URL with, and its first arguments
+    /// (the URL is appended): `xdg-open` unless test mode names a browser stand-in
+    /// (docs/ARCHITECTURE.md, "Identity").
+    public var identityBrowser = ["xdg-open"]
+    /// Test mode: the wait between device-grant polls instead of the provider's `interval`, so a
+    /// test's sign-in is not held for seconds per poll; nil (always outside tests) keeps the
+    /// provider's interval (RFC 8628 §3.5).
+    public var identityPollDelay: Double?
 
     /// Where the admin settings are unless configured otherwise.
     public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"

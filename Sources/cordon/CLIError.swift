@@ -293,6 +293,39 @@ extension CLIError {
                 hint: "see `cordon posture`; the policy's conditions section decides")
         case .invalidNonce(let reason):
             self.init("invalid nonce: \(reason)", hint: "use 1 to 128 letters, digits or -_.~+/=")
+        // MARK: Identity broker (#15)
+        case .identityUnknownDomain(let domain):
+            self.init(
+                "no identity provider signs in for \(domain)",
+                hint: "see identity.domains in `cordon policy show`, or ask your administrator")
+        case .identityUnknownProvider(let provider, let known):
+            let names = known.isEmpty ? "the policy declares none" : "known: \(known.joined(separator: ", "))"
+            self.init(
+                provider.isEmpty
+                    ? "name the identity provider (\(names))" : "no identity provider \(provider) (\(names))",
+                hint: known.isEmpty
+                    ? "see identity.providers and identity.cpaProviders in `cordon policy show`"
+                    : "give one with `--provider`")
+        case .identityNotInAccessGroup(let appId, let domain):
+            self.init(
+                "\(appId) is in no access group with \(domain): it gets no token",
+                hint: "identity.accessGroups decides; ask your administrator")
+        case .identityLocked(let state):
+            self.init("no sign-in and no token while the container is \(state)", hint: unlockHint, code: .locked)
+        case .signInCancelled(let provider, let step):
+            self.init("the sign-in with \(provider) was cancelled (\(step))", hint: "sign in again: `cordon login`")
+        case .signInExpired(let provider, let step):
+            self.init(
+                "the sign-in with \(provider) expired before it was approved (\(step))",
+                hint: "sign in again with `cordon login` and approve it in time")
+        case .signInFailed(let provider, let step, let reason):
+            self.init(
+                "the sign-in with \(provider) failed at \(step): \(reason)",
+                hint: "check the network and `cordon identity status`, then `cordon login` again")
+        case .sessionExpired(let provider):
+            self.init(
+                "the session with \(provider) expired offline (identity.offlineGraceMinutes)",
+                hint: "sign in again when the provider is reachable: `cordon login`")
         }
     }
 }

@@ -24,6 +24,7 @@ struct Cordon: AsyncParsableCommand {
             PostureCommand.self, TokenCommand.self,
             StorageCommand.self,
             BiometricsCommand.self,
+            LoginCommand.self, IdentityCommand.self,
         ])
 
     /// Accepted before the subcommand too (`cordon --socket PATH status`).

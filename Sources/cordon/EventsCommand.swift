@@ -51,6 +51,7 @@ struct EventsCommand: AsyncParsableCommand {
         if let appId = event.appId { fields.append("app=\(appId)") }
         if let pid = event.pid { fields.append("pid=\(pid)") }
         if let enforcement = event.enforcement { fields.append("enforcement=\(enforcement.rawValue)") }
+        if let provider = event.provider { fields.append("provider=\(provider)") }
         return fields.joined(separator: " ")
     }
 }
@@ -71,8 +72,11 @@ struct EventRecord: Encodable {
     var appId: String?
     var pid: Int?
     var enforcement: EnforcementAction?
+    /// For `DidSignOut`: the identity provider; left out when absent.
+    var provider: String?
 
     init(_ event: CordonEvent) {
+        provider = event.provider
         appId = event.appId
         pid = event.pid
         enforcement = event.enforcement
@@ -86,7 +90,7 @@ struct EventRecord: Encodable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, reason, seq, time, state, ackDeadline, policyVersion, appId, pid, enforcement
+        case kind, reason, seq, time, state, ackDeadline, policyVersion, appId, pid, enforcement, provider
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -101,5 +105,6 @@ struct EventRecord: Encodable {
         try container.encodeIfPresent(appId, forKey: .appId)
         try container.encodeIfPresent(pid, forKey: .pid)
         try container.encodeIfPresent(enforcement, forKey: .enforcement)
+        try container.encodeIfPresent(provider, forKey: .provider)
     }
 }

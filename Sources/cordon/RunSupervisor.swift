@@ -58,7 +58,7 @@ actor RunSupervisor {
             case .postureWarning:
                 let checks = (event.posture ?? []).map { "\($0.check.rawValue) (\($0.evidence))" }
                 Output.note("cordon: device posture warning: \(checks.joined(separator: ", "))")
-            case .policyDidChange, .appEnforced, .openDocument:
+            case .policyDidChange, .appEnforced, .openDocument, .didSignOut:
                 break
             }
         }

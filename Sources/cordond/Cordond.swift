@@ -96,6 +96,14 @@ struct Cordond: AsyncParsableCommand {
     var postureRoot: String?
     @Option(help: "Seconds between posture readings while an app is registered (default: 300; test mode only).")
     var postureInterval: Double?
+            "The program the identity code flow opens the authorization URL with, the URL appended (default: xdg-open; test mode only).",
+            valueName: "program"))
+    var identityBrowser: String?
+    @Option(
+        help:
+            "Seconds between identity sign-in polls instead of the provider's interval (default: the provider's; test mode only)."
+    )
+    var identityPollDelay: Double?
     @Option(help: "Connections one process may hold (default: 64).")
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
@@ -129,6 +137,10 @@ struct Cordond: AsyncParsableCommand {
         // A fixture tree would fake the device's posture; a long interval would delay its conditions.
         if postureRoot != nil { values.append("--posture-root") }
         if postureInterval != nil { values.append("--posture-interval") }
+        // A browser of the user's own making sees every authorization URL; a short poll delay
+        // makes the agent poll providers faster than they ask (docs/ARCHITECTURE.md, "Identity").
+        if identityBrowser != nil { values.append("--identity-browser") }
+        if identityPollDelay != nil { values.append("--identity-poll-delay") }
         var paths: [AdminInputs.PathInput] = []
         for (flag, variable, name) in [
             (adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir"),
@@ -164,6 +176,12 @@ struct Cordond: AsyncParsableCommand {
         }
         if let postureInterval, !(postureInterval > 0 && postureInterval.isFinite) {
             throw ValidationError("--posture-interval must be more than 0 seconds, not \(postureInterval)")
+        }
+        if let identityPollDelay, !(identityPollDelay >= 0 && identityPollDelay.isFinite) {
+            throw ValidationError("--identity-poll-delay must be 0 or more seconds, not \(identityPollDelay)")
+        }
+        if let identityBrowser, identityBrowser.isEmpty {
+            throw ValidationError("--identity-browser must name a program")
         }
         guard LogTarget(rawValue: logTarget) != nil else {
             throw ValidationError("--log-target must be auto, journal or stderr, not \(logTarget)")
@@ -249,6 +267,8 @@ struct Cordond: AsyncParsableCommand {
         configuration.ctkipCAFile = ctkipCa
         if let postureRoot { configuration.postureRoot = postureRoot }
         if let postureInterval { configuration.postureInterval = postureInterval }
+        if let identityBrowser { configuration.identityBrowser = [identityBrowser] }
+        configuration.identityPollDelay = identityPollDelay
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)

@@ -119,6 +119,19 @@ struct DeviceGrantTests {
                 == [.fail(.unreachable(provider: "corp", step: .deviceAuthorization, reason: "refused"))])
     }
 
+    @Test("a server error at either step is serverError with its status")
+    func serverErrors() {
+        var grant = DeviceGrant(provider: Fixtures.provider())
+        _ = grant.start()
+        #expect(
+            grant.receive(status: 503, body: Fixtures.json("<html>Service Unavailable</html>"), now: 0)
+                == [.fail(.serverError(provider: "corp", step: .deviceAuthorization, status: 503))])
+        var polling = polling()
+        #expect(
+            polling.receive(status: 500, body: [], now: 5)
+                == [.fail(.serverError(provider: "corp", step: .token, status: 500))])
+    }
+
     @Test("a malformed device authorization answer or a non-https verification URI is refused")
     func badDeviceCode() {
         for body in [

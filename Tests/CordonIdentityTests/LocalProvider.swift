@@ -1,8 +1,9 @@
 import CordonIdentity
 import Foundation
 
-/// The local identity provider (`peers/identity_provider.py`, authlib + Flask) on 127.0.0.1 with
-/// a free port, started for one test and stopped with it.
+/// A local peer on 127.0.0.1 with a free port, started for one test and stopped with it: the
+/// identity provider (`peers/identity_provider.py`, authlib + Flask) or the CPA authorization
+/// provider (`peers/cpa_server.py`, Flask).
 final class LocalProvider: @unchecked Sendable {
     let process = Process()
     let port: Int
@@ -15,12 +16,12 @@ final class LocalProvider: @unchecked Sendable {
     /// Request and answer files of `post.py`.
     private let scratch: URL
 
-    init() throws {
+    init(script: String = "identity_provider.py") throws {
         port = try Self.freePort()
         scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cordon-idp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [Self.python, Self.peers.appendingPathComponent("identity_provider.py").path, String(port)]
+        process.arguments = [Self.python, Self.peers.appendingPathComponent(script).path, String(port)]
         process.standardInput = lifeline
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -62,9 +63,23 @@ final class LocalProvider: @unchecked Sendable {
             tokenEndpoint: base + "/token", revocationEndpoint: base + "/revoke")
     }
 
-    /// POSTs `request` and returns the status and body.
+    /// POSTs `request` (with its content type) and returns the status and body.
     func send(_ request: ProviderRequest) async throws -> (status: Int, body: [UInt8]) {
-        try await post(request.url, body: request.body)
+        try exchange(request.url, method: "POST", body: request.body, contentType: request.contentType)
+    }
+
+    /// GETs `path` (the JWKS) and returns the status and body.
+    func get(_ path: String) throws -> (status: Int, body: [UInt8]) {
+        try exchange(base + path, method: "GET", body: [])
+    }
+
+    /// POSTs form `fields` to admin `path` and returns the answer's JSON object.
+    func adminObject(_ path: String, _ fields: [FormField]) throws -> [String: Any] {
+        let (status, body) = try exchange(base + path, method: "POST", body: Array(FormEncoding.encode(fields).utf8))
+        guard status == 200, let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw LocalProviderError.admin(path, status)
+        }
+        return object
     }
 
     /// Drives the admin endpoint: what the user or the test does.
@@ -105,7 +120,9 @@ final class LocalProvider: @unchecked Sendable {
     }
 
     /// Runs `peers/post.py`: the body and the answer pass through files (status on the first line).
-    private func exchange(_ url: String, method: String, body: [UInt8]) throws -> (status: Int, body: [UInt8]) {
+    private func exchange(
+        _ url: String, method: String, body: [UInt8], contentType: String = "application/x-www-form-urlencoded"
+    ) throws -> (status: Int, body: [UInt8]) {
         let name = UUID().uuidString
         let (input, output) = (
             scratch.appendingPathComponent(name + ".in"), scratch.appendingPathComponent(name + ".out")
@@ -115,6 +132,7 @@ final class LocalProvider: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             Self.python, Self.peers.appendingPathComponent("post.py").path, url, method, input.path, output.path,
+            contentType,
         ]
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -63,6 +63,21 @@ struct TokenResponseTests {
         #expect(throws: IdentityError.self) { try parse(#"{"token_type":"Bearer","expires_in":60}"#) }
     }
 
+    @Test("a server error without an error member, JSON or not, is serverError with its status")
+    func serverError() {
+        for body in [#"{}"#, "<html>Bad Gateway</html>", ""] {
+            #expect(throws: IdentityError.serverError(provider: "corp", step: .token, status: 502)) {
+                try parse(body, status: 502)
+            }
+        }
+        #expect(
+            throws: IdentityError.malformedResponse(
+                provider: "corp", step: .token, reason: "the body is not a JSON object")
+        ) {
+            try parse("<html>", status: 400)
+        }
+    }
+
     @Test("a body over 64 KiB is refused before it is parsed")
     func oversized() {
         let body = "{\"pad\":\"" + String(repeating: "x", count: 70_000) + "\"}"

@@ -79,7 +79,7 @@ struct LifecycleMachineSequenceTests {
             case .didLock: #expect(event.state == .lockedKeyHeld)
             case .encryptionKeyUnavailable: #expect(event.state == .lockedNoKey)
             case .wiped: #expect(event.state == .uninitialized)
-            case .state, .policyDidChange, .appEnforced, .openDocument, .postureWarning:
+            case .state, .policyDidChange, .appEnforced, .openDocument, .postureWarning, .didSignOut:
                 Issue.record("a lifecycle session never emits \(event.kind)")
             }
         }

@@ -20,7 +20,8 @@ struct IdentityPolicyTests {
                        {"name": "local", "endpoints": {"authorization": "http://127.0.0.1:9000/authorize",
                                                        "token": "http://127.0.0.1:9000/token"},
                         "clientId": "cordon", "flow": "authorizationCode"}],
-         "cpaProviders": [{"name": "bbc", "baseURL": "https://ap.example/cpa", "domains": ["tv.example"]}],
+         "cpaProviders": [{"name": "bbc", "baseURL": "https://ap.example/cpa", "domains": ["tv.example"]},
+                          {"name": "rts", "baseURL": "https://rts.example", "domains": ["rts.example"], "mode": "client"}],
          "domains": [{"domain": "corp.example", "provider": "corp"}],
          "accessGroups": [{"name": "office", "apps": ["com.example.mail", "com.example.notes"], "domains": ["corp.example"]}],
          "offlineGraceMinutes": 720, "offlineWipeDays": 30}
@@ -40,8 +41,11 @@ struct IdentityPolicyTests {
         #expect(providers[1].tokenEndpoint == "http://127.0.0.1:9000/token")
         #expect(
             settings[Identity.cpaProviders].value == [
-                CPAProviderEntry(name: "bbc", baseURL: "https://ap.example/cpa", domains: ["tv.example"])
+                CPAProviderEntry(name: "bbc", baseURL: "https://ap.example/cpa", domains: ["tv.example"], mode: .user),
+                CPAProviderEntry(name: "rts", baseURL: "https://rts.example", domains: ["rts.example"], mode: .client),
             ])
+        #expect(settings[Identity.cpaProviders].value[1].listElementJSON.contains(#""mode": "client""#))
+        #expect(!settings[Identity.cpaProviders].value[0].listElementJSON.contains("mode"))
         #expect(settings[Identity.domains].value == [IdentityDomainEntry(domain: "corp.example", provider: "corp")])
         #expect(settings[Identity.accessGroups].value.first?.apps == ["com.example.mail", "com.example.notes"])
         #expect(settings[Identity.offlineGraceMinutes].value == 720)
@@ -102,6 +106,17 @@ struct IdentityPolicyTests {
                 #"{"providers": [{"name": "corp", "endpoints": {"token": "https://i.example/t", "device": "https://i.example/d"}, "clientId": "c", "flow": "device"}]}"#
             ))
         #expect(unknown.contains { $0.pointer == "/identity/providers/0/endpoints/device" })
+        let keysWithoutIssuer = Support.diagnostics(
+            Self.document(
+                #"{"providers": [{"name": "corp", "endpoints": {"token": "https://i.example/t", "deviceAuthorization": "https://i.example/d", "jwks": "https://i.example/k"}, "clientId": "c", "flow": "device"}]}"#
+            ))
+        #expect(keysWithoutIssuer.map(\.pointer) == ["/identity/providers/0/endpoints"], "\(keysWithoutIssuer)")
+        #expect(keysWithoutIssuer.first?.message.contains("issuer") == true)
+        let badMode = Support.diagnostics(
+            Self.document(
+                #"{"cpaProviders": [{"name": "x", "baseURL": "https://a.example", "domains": ["a.example"], "mode": "anonymous"}]}"#
+            ))
+        #expect(badMode.map(\.pointer) == ["/identity/cpaProviders/0/mode"], "\(badMode)")
     }
 
     @Test("a user policy may tighten the offline limits but not add providers, domains or groups")

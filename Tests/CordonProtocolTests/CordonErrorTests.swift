@@ -105,11 +105,20 @@ struct CordonErrorTests {
         // MARK: Posture (#16)
         case .postureRefused: 61
         case .invalidNonce: 62
+        // MARK: Identity broker (#15)
+        case .identityUnknownDomain: 63
+        case .identityUnknownProvider: 64
+        case .identityNotInAccessGroup: 65
+        case .identityLocked: 66
+        case .signInCancelled: 67
+        case .signInExpired: 68
+        case .signInFailed: 69
+        case .sessionExpired: 70
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...62))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...70))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -143,8 +152,13 @@ struct CordonErrorTests {
                 ? "io.cordon.Agent."
                 : pasteboard.contains(member)
                     ? "io.cordon.Pasteboard." : storage.contains(member) ? "io.cordon.Storage." : "io.cordon.App."
+            let identity: Set<String> = [
+                "UnknownDomain", "UnknownProvider", "NotInAccessGroup", "Locked", "SignInCancelled", "SignInExpired",
+                "SignInFailed", "SessionExpired",
+            ]
             #expect(
                 name == interface + member || name == "io.cordon.Tokens." + member && tokens.contains(member)
+                    || name == "io.cordon.Identity." + member && identity.contains(member)
                     || name == "io.cordon.Posture." + member && posture.contains(member))
         }
     }

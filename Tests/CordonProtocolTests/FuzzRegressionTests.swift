@@ -253,6 +253,11 @@ enum VarlinkParameterFuzzCheck {
         case .postureReport:
             return roundTrip(PostureReportParameters.self, method, data, fields: ["nonce", "passcode", "token"])
         case .postureKey: return roundTrip(NoParameters.self, method, data, fields: [])
+        // MARK: Identity broker (#15)
+        case .identityGetToken: return roundTrip(IdentityTokenParameters.self, method, data, fields: ["domain"])
+        case .identitySignIn, .identitySignOut:
+            return roundTrip(IdentityProviderParameters.self, method, data, fields: ["provider"])
+        case .identityStatus: return roundTrip(NoParameters.self, method, data, fields: [])
         }
     }
 

@@ -8,7 +8,7 @@ struct InterfaceDescriptionsTests {
         #expect(
             InterfaceDescriptions.names == [
                 "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens",
+                "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens", "io.cordon.Identity",
             ])
         #expect(Set(InterfaceDescriptions.names) == Set(InterfaceDescriptions.all.keys))
         #expect(InterfaceDescriptions.all["org.varlink.service"] == InterfaceDescriptions.service)
@@ -131,7 +131,7 @@ struct InterfaceDescriptionsTests {
         let event = CordonEvent(
             seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked, ackDeadline: 1, policyVersion: "v",
             appId: "a", pid: 1, enforcement: .freeze, document: DocumentInfo(path: "/p", contentType: "t", sender: "s"),
-            posture: [PostureResult(.secureBoot, .fail, "e")])
+            posture: [PostureResult(.secureBoot, .fail, "e")], provider: "p")
         #expect(Set(try #require(app.typeFields("Event"))) == (try jsonKeys(event)))
         let result = PostureResult(.secureBoot, .fail, "e")
         #expect(Set(try #require(app.typeFields("PostureResult"))) == (try jsonKeys(result)))
@@ -269,6 +269,36 @@ struct InterfaceDescriptionsTests {
                 PostureSignedReport(payload: [1], signature: [2], publicKey: [3])
             )
         case .postureKey: return (none, PostureKeyReply(publicKey: "k", keyId: "i"))
+        // MARK: Identity broker (#15)
+        case .identityGetToken:
+            return (
+                IdentityTokenParameters(domain: "d"),
+                IdentityTokenReply(domain: "d", provider: "p", accessToken: "a", tokenType: "Bearer", expiresAt: 1)
+            )
+        case .identitySignIn:
+            let prompt = IdentityPrompt(
+                provider: "p", userCode: "u", verificationURI: "v", verificationURIComplete: "c", expiresAt: 1)
+            return (
+                IdentityProviderParameters(provider: "p"),
+                IdentitySignInReply(provider: "p", prompt: prompt, expiresAt: 1)
+            )
+        case .identitySignOut:
+            return (
+                IdentityProviderParameters(provider: "p"),
+                IdentitySignOutReply(providers: [
+                    IdentitySignedOut(provider: "p", sessions: 1, revoked: false, revocationProblem: "r")
+                ])
+            )
+        case .identityStatus:
+            let session = IdentitySessionStatus(
+                domain: "d", user: "u", expiresAt: 1, signedInAt: 1, confirmedAt: 1)
+            return (
+                none,
+                IdentityStatusReply(providers: [
+                    IdentityProviderStatus(
+                        name: "p", flow: "device", domains: ["d"], signingIn: true, sessions: [session])
+                ])
+            )
         }
     }
 

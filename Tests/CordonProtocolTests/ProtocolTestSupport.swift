@@ -80,6 +80,15 @@ let everyCordonError: [CordonError] = [
     // MARK: Posture (#16)
     .postureRefused(appId: "com.example.notes", check: "secureBoot", evidence: "SecureBoot EFI variable: 0"),
     .invalidNonce(reason: "it is empty"),
+    // MARK: Identity broker (#15)
+    .identityUnknownDomain(domain: "mail.corp.example"),
+    .identityUnknownProvider(provider: "corp", known: ["local", "other"]),
+    .identityNotInAccessGroup(appId: "com.example.games", domain: "mail.corp.example"),
+    .identityLocked(state: "lockedKeyHeld"),
+    .signInCancelled(provider: "corp", step: "token"),
+    .signInExpired(provider: "corp", step: "token"),
+    .signInFailed(provider: "corp", step: "refresh", reason: "corp: refresh: the provider is unreachable"),
+    .sessionExpired(provider: "corp"),
 ]
 
 /// The IDL of one interface, parsed just enough to compare it with the Swift types.

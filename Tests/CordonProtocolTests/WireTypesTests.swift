@@ -51,7 +51,7 @@ struct WireTypesTests {
         #expect(
             EventKind.allCases.map(\.rawValue) == [
                 "State", "EncryptionKeyAvailable", "EncryptionKeyUnavailable", "DidLock", "DidUnlock", "Wiped",
-                "PolicyDidChange", "AppEnforced", "OpenDocument", "PostureWarning",
+                "PolicyDidChange", "AppEnforced", "OpenDocument", "PostureWarning", "DidSignOut",
             ])
         #expect(
             EventReason.allCases.map(\.rawValue) == [

@@ -199,7 +199,7 @@ struct ProtocolRobustnessTests {
                 info.interfaces == [
                     "org.varlink.service", "io.cordon.Agent", "io.cordon.App", "io.cordon.Pasteboard",
                     "io.cordon.Policy", "io.cordon.Audit", "io.cordon.Posture", "io.cordon.Storage",
-                    "io.cordon.Tokens",
+                    "io.cordon.Tokens", "io.cordon.Identity",
                 ])
             #expect(info.product == "cordond")
             let raw = try agent.raw()

@@ -32,7 +32,8 @@ final class TestAgent: Sendable {
     /// its config directory, keys from `<directory>/trust`).
     static func start(
         lifecycle: LifecycleConfiguration, limits: ConnectionLimits, policies: Bool = false,
-        trustUnboundApps: Bool = true, shortPasscodes: Bool = true
+        trustUnboundApps: Bool = true, shortPasscodes: Bool = true,
+        configure: (inout AgentConfiguration) -> Void = { _ in }
     ) async throws -> TestAgent {
         let directory = try makeTemporaryDirectory()
         let paths = CordonPaths(
@@ -55,6 +56,7 @@ final class TestAgent: Sendable {
         configuration.trustUnboundApps = trustUnboundApps
         // The tests' short passcodes (2468) without a TPM; tests of the stronger defaults pass false.
         configuration.softwareOnlyPasscodeDefaults = !shortPasscodes
+        configure(&configuration)
         let logs = LogCapture()
         do {
             let server = try AgentServer(configuration: configuration, logger: logs.logger(label: "cordon.test"))
@@ -121,11 +123,12 @@ func withTestAgent<R>(
     policies: Bool = false,
     trustUnboundApps: Bool = true,
     shortPasscodes: Bool = true,
+    configure: (inout AgentConfiguration) -> Void = { _ in },
     _ body: (TestAgent) async throws -> R
 ) async throws -> R {
     let agent = try await TestAgent.start(
         lifecycle: lifecycle, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps,
-        shortPasscodes: shortPasscodes)
+        shortPasscodes: shortPasscodes, configure: configure)
     let result: R
     do {
         result = try await body(agent)

@@ -49,10 +49,10 @@ import Testing
         let answer = try #require(object)
         #expect(
             answer["interfaces"] as? [String] == [
-                "io.cordon.Agent", "io.cordon.App", "io.cordon.Audit", "io.cordon.Pasteboard", "io.cordon.Policy",
-                "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens", "org.varlink.service",
+                "io.cordon.Agent", "io.cordon.App", "io.cordon.Audit", "io.cordon.Identity", "io.cordon.Pasteboard",
+                "io.cordon.Policy", "io.cordon.Posture", "io.cordon.Storage", "io.cordon.Tokens", "org.varlink.service",
             ])
-        #expect((answer["opened"] as? [String])?.count == 9)
+        #expect((answer["opened"] as? [String])?.count == 10)
         #expect(answer["state"] as? String == "uninitialized")
         #expect(answer["maxAttempts"] as? Int == 10)
         #expect(answer["wrong"] as? String == "io.cordon.Agent.WrongPasscode")

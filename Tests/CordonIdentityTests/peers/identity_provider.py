@@ -3,15 +3,29 @@
 
 Serves the device authorization grant (RFC 8628), the authorization code grant with PKCE
 (RFC 7636, S256 required) to loopback redirect URIs on any port (RFC 8252 section 7.3), rotating
-refresh tokens and revocation (RFC 7009) for one public client, `cordon-test`. Binds 127.0.0.1 on a
+refresh tokens and revocation (RFC 7009) for one public client, `cordon-test`. With scope `openid`
+the code grant also issues an OpenID Connect ID token (authlib's OpenIDCode, RS256, the `nonce` of
+the authorization request), verifiable with the key set at `GET /jwks`. Binds 127.0.0.1 on a
 free port (or the port given as the argument) and prints `PORT <n>` once it listens; exits when
 its standard input closes.
 
 The test drives what a user would do through admin endpoints:
   POST /admin/device   user_code=...&action=approve|deny|expire
   POST /admin/config   slow_down=0|1  omit_expires_in=0|1  malformed=0|1  deny_authorization=0|1
-  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n}
+                       short_lived=0|1 (expires_in 30: always within a client's refresh margin)
+                       jwks_other=0|1 (/jwks serves another key under the signing key's kid)
+                       rotated=0|1 (ID tokens signed, and /jwks served, with a new key, kid idp-2)
+  POST /admin/revoke_all                every token revoked (a refresh is then refused)
+  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n, "jwks_fetches": n}
+  POST /admin/id_token key=good|other|hs256-public|none  aud=...  iss=...  iat=...  exp=...  nonce=...
+                       {"id_token": ...}: an ID token for the test's own clock; `other` signs with a
+                       key that is not in /jwks under the same kid, `hs256-public` is the algorithm
+                       confusion attack (HMAC keyed with the public key), `none` is unsigned
 """
+
+import base64
+import hashlib
+import hmac
 
 import json
 import os
@@ -26,7 +40,11 @@ from authlib.oauth2.rfc6749 import ClientMixin, grants
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
+from authlib.oidc.core import UserInfo
+from authlib.oidc.core.grants import OpenIDCode
 from flask import Flask, Response, jsonify, request
+from joserfc import jwt
+from joserfc.jwk import KeySet, RSAKey
 from werkzeug.serving import make_server
 
 CLIENT_ID = "cordon-test"
@@ -34,13 +52,34 @@ USER = {"id": 1, "name": "alice"}
 
 app = Flask(__name__)
 app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
-config = {"slow_down": False, "omit_expires_in": False, "malformed": False, "deny_authorization": False}
+config = {
+    "slow_down": False,
+    "omit_expires_in": False,
+    "malformed": False,
+    "deny_authorization": False,
+    "short_lived": False,
+    "jwks_other": False,
+    "rotated": False,
+}
+jwks_fetches = [0]
 device_credentials = {}  # device_code -> DeviceCredentialDict
 user_grants = {}  # user_code -> approved (bool)
 codes = {}  # code -> dict
 tokens = []  # dicts with access_token, refresh_token, revoked
 revoked = []
 port_holder = {}
+KID = "idp-1"
+signing_key = RSAKey.generate_key(2048, parameters={"kid": KID, "alg": "RS256", "use": "sig"})
+other_key = RSAKey.generate_key(2048, parameters={"kid": KID, "alg": "RS256", "use": "sig"})
+rotated_key = RSAKey.generate_key(2048, parameters={"kid": "idp-2", "alg": "RS256", "use": "sig"})
+
+
+def current_key():
+    return rotated_key if config["rotated"] else signing_key
+
+
+def issuer():
+    return "http://127.0.0.1:%d" % port_holder["port"]
 
 
 class Client(ClientMixin):
@@ -126,9 +165,15 @@ class AuthorizationCode(dict):
         return self["scope"]
 
     def get_nonce(self):
-        return None
+        return self.get("nonce")
 
     def get_auth_time(self):
+        return None
+
+    def get_acr(self):
+        return None
+
+    def get_amr(self):
         return None
 
 
@@ -142,6 +187,7 @@ class CodeGrant(grants.AuthorizationCodeGrant):
             scope=req.payload.scope,
             code_challenge=req.payload.data.get("code_challenge"),
             code_challenge_method=req.payload.data.get("code_challenge_method"),
+            nonce=req.payload.data.get("nonce"),
         )
 
     def query_authorization_code(self, code, client):
@@ -213,7 +259,27 @@ class Revocation(RevocationEndpoint):
         revoked.append(req.form.get("token_type_hint") or "token")
 
 
-server.register_grant(CodeGrant, [CodeChallenge(required=True)])
+class IDToken(OpenIDCode):
+    def resolve_client_private_key(self, client):
+        return current_key()
+
+    def get_client_algorithm(self, client):
+        return "RS256"
+
+    def get_client_claims(self, client):
+        return {"iss": issuer(), "aud": [CLIENT_ID]}
+
+    def get_encode_header(self, client):
+        return {"alg": "RS256", "kid": current_key().kid}
+
+    def exists_nonce(self, nonce, req):
+        return False
+
+    def generate_user_info(self, user, scope):
+        return UserInfo(sub=str(user["id"]), name=user["name"], preferred_username=user["name"])
+
+
+server.register_grant(CodeGrant, [CodeChallenge(required=True), IDToken()])
 server.register_grant(RefreshGrant)
 server.register_grant(DeviceGrant)
 server.register_endpoint(DeviceEndpoint)
@@ -241,12 +307,55 @@ def issue_token():
         body = json.loads(response.get_data())
         body.pop("expires_in", None)
         return jsonify(body)
+    if config["short_lived"] and response.status_code == 200:
+        body = json.loads(response.get_data())
+        body["expires_in"] = 30
+        return jsonify(body)
     return response
 
 
 @app.route("/revoke", methods=["POST"])
 def revoke():
     return server.create_endpoint_response(Revocation.ENDPOINT_NAME)
+
+
+@app.route("/jwks", methods=["GET"])
+def jwks():
+    jwks_fetches[0] += 1
+    key = other_key if config["jwks_other"] else current_key()
+    return jsonify(KeySet([key]).as_dict(private=False))
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@app.route("/admin/id_token", methods=["POST"])
+def admin_id_token():
+    form = request.form
+    claims = {
+        "iss": form.get("iss", issuer()),
+        "sub": "1",
+        "aud": form.getlist("aud") or [CLIENT_ID],
+        "iat": int(form["iat"]),
+        "exp": int(form["exp"]),
+        "name": USER["name"],
+    }
+    if "nonce" in form:
+        claims["nonce"] = form["nonce"]
+    key = form.get("key", "good")
+    if key in ("good", "other"):
+        token = jwt.encode({"alg": "RS256", "kid": KID}, claims, signing_key if key == "good" else other_key)
+    else:
+        # Forgeries no JOSE library will make: HS256 keyed with the public key's PEM, and "none".
+        alg = "HS256" if key == "hs256-public" else "none"
+        header = b64url(json.dumps({"alg": alg, "kid": KID}).encode())
+        payload = b64url(json.dumps(claims).encode())
+        signing_input = ("%s.%s" % (header, payload)).encode()
+        secret = signing_key.as_pem(private=False)
+        signature = hmac.new(secret, signing_input, hashlib.sha256).digest() if alg == "HS256" else b""
+        token = "%s.%s.%s" % (header, payload, b64url(signature))
+    return jsonify({"id_token": token})
 
 
 @app.route("/admin/device", methods=["POST"])
@@ -259,6 +368,13 @@ def admin_device():
                 credential["expires_at"] = time.time() - 1
     else:
         user_grants[user_code] = action == "approve"
+    return jsonify({})
+
+
+@app.route("/admin/revoke_all", methods=["POST"])
+def admin_revoke_all():
+    for token in tokens:
+        token["revoked"] = True
     return jsonify({})
 
 
@@ -277,6 +393,7 @@ def admin_state():
             "revoked": revoked,
             "issued": len(tokens),
             "live_refresh_tokens": sum(1 for t in tokens if t.get("refresh_token") and not t.get("revoked")),
+            "jwks_fetches": jwks_fetches[0],
         }
     )
 

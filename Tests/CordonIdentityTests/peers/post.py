@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""post.py URL METHOD BODY-FILE OUTPUT-FILE: sends the form body in BODY-FILE to URL and writes the
-status on the first line of OUTPUT-FILE, then the body: the tests' HTTP client (the agent's own
-client is not in this module). Retries a refused connection for up to 10 s (the provider starting)."""
+"""post.py URL METHOD BODY-FILE OUTPUT-FILE [CONTENT-TYPE]: sends the body in BODY-FILE to URL (a form
+unless CONTENT-TYPE says otherwise, e.g. application/json for CPA) and writes the status on the
+first line of OUTPUT-FILE, then the body: the tests' HTTP client (the agent's own client is not in
+this module). Retries a refused connection for up to 10 s (the provider starting)."""
 
 import sys
 import time
@@ -11,11 +12,12 @@ import urllib.request
 
 def main(argv):
     url, method, body_file, output_file = argv[1:5]
+    content_type = argv[5] if len(argv) > 5 else "application/x-www-form-urlencoded"
     with open(body_file, "rb") as handle:
         body = handle.read()
     request = urllib.request.Request(
         url, data=None if method == "GET" else body, method=method,
-        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        headers={"Content-Type": content_type},
     )
     deadline = time.monotonic() + 10
     while True:

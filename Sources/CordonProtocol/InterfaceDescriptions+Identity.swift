@@ -1,0 +1,79 @@
+extension InterfaceDescriptions {
+    /// `io.cordon.Identity`: the identity broker (docs/PROTOCOL.md, docs/ARCHITECTURE.md "Identity").
+    public static let identity = """
+        # The identity broker: OAuth 2.0 access tokens per domain for verified managed apps of the
+        # domain's access group (identity.accessGroups), one sign-in for every app of the group.
+        # Tokens are sealed in the container; never given while it is locked; every issue, refresh,
+        # denial and sign-out is audited.
+        interface io.cordon.Identity
+
+        # What the user is shown for a device sign-in (RFC 8628).
+        type Prompt (
+          provider: string,
+          userCode: string,
+          verificationURI: string,
+          verificationURIComplete: ?string,
+          expiresAt: float
+        )
+
+        type SignedOut (provider: string, sessions: int, revoked: bool, revocationProblem: ?string)
+
+        type Session (
+          domain: string,
+          user: ?string,
+          domainDisplayName: ?string,
+          expiresAt: float,
+          signedInAt: float,
+          confirmedAt: float
+        )
+
+        type Provider (name: string, flow: string, domains: []string, signingIn: bool, sessions: []Session)
+
+        # An access token for domain, to a verified managed app in an access group with it. Without
+        # a session the agent signs in first (once for every waiting call); a due refresh is done
+        # first, and a refused refresh signs in again.
+        method GetToken(domain: string) -> (
+          domain: string,
+          provider: string,
+          accessToken: string,
+          tokenType: string,
+          expiresAt: float
+        )
+
+        # Signs in to provider (the only one when omitted), or joins the sign-in running. With
+        # more, a device prompt is sent first (prompt set, continues), then the outcome.
+        method SignIn(provider: ?string) -> (provider: string, prompt: ?Prompt, expiresAt: ?float)
+
+        # Revokes the tokens at the provider (RFC 7009, when it has a revocation endpoint),
+        # deletes them and tells every app (DidSignOut); every provider when omitted.
+        method SignOut(provider: ?string) -> (providers: []SignedOut)
+
+        # The providers, their domains and sessions (expiry and times, never a token).
+        method Status() -> (providers: []Provider)
+
+        # No provider signs in for domain (identity.domains).
+        error UnknownDomain (domain: string)
+
+        # No provider has this name, or none was named and there are several.
+        error UnknownProvider (provider: string, known: []string)
+
+        # The app is in no access group with domain.
+        error NotInAccessGroup (appId: string, domain: string)
+
+        # The container is not unlocked.
+        error Locked (state: string)
+
+        # The sign-in was cancelled (the user, a lock, a sign-out).
+        error SignInCancelled (provider: string, step: string)
+
+        # The sign-in expired before the user approved it.
+        error SignInExpired (provider: string, step: string)
+
+        # The sign-in or refresh failed at step.
+        error SignInFailed (provider: string, step: string, reason: string)
+
+        # The session went past identity.offlineGraceMinutes without reaching its provider.
+        error SessionExpired (provider: string)
+
+        """
+}
