@@ -96,6 +96,8 @@ struct Cordond: AsyncParsableCommand {
     var postureRoot: String?
     @Option(help: "Seconds between posture readings while an app is registered (default: 300; test mode only).")
     var postureInterval: Double?
+    @Option(
+        help: ArgumentHelp(
             "The program the identity code flow opens the authorization URL with, the URL appended (default: xdg-open; test mode only).",
             valueName: "program"))
     var identityBrowser: String?
