@@ -85,17 +85,31 @@ final class DaemonProcess: @unchecked Sendable {
     /// A daemon that exits meanwhile fails at once with its log (not after the whole wait).
     func waitUntilReady() async throws {
         var exited = false
+        var lastError = "no attempt"
+        do {
+            try await waitForAnswer(&exited, &lastError)
+        } catch is EventuallyError {
+            throw DaemonError.notReady(socketPath, lastError: lastError, log: String(log.suffix(4000)))
+        }
+        if exited { throw DaemonError.exited(log) }
+    }
+
+    private func waitForAnswer(_ exited: inout Bool, _ lastError: inout String) async throws {
         try await eventually("cordond answers on \(socketPath)") {
             guard process.isRunning else {
                 exited = true
                 return true
             }
-            let client = try await CordonClient.connect(socketPath: socketPath)
-            defer { Task { await client.close() } }
-            _ = try await client.status()
-            return true
+            do {
+                let client = try await CordonClient.connect(socketPath: socketPath)
+                defer { Task { await client.close() } }
+                _ = try await client.status()
+                return true
+            } catch {
+                lastError = "\(error)"
+                throw error
+            }
         }
-        if exited { throw DaemonError.exited(log) }
     }
 
     /// Starts and waits until ready.
@@ -184,9 +198,12 @@ struct Launcher: Sendable {
 
 enum DaemonError: Error, CustomStringConvertible {
     case exited(String)
+    case notReady(String, lastError: String, log: String)
     var description: String {
         switch self {
         case .exited(let log): return "cordond exited early; log:\n\(log)"
+        case .notReady(let socket, let lastError, let log):
+            return "cordond did not answer on \(socket) (last: \(lastError)); its log ends:\n\(log)"
         }
     }
 }
