@@ -26,8 +26,11 @@ struct LoginCommand: AsyncParsableCommand {
         do {
             reply = try await client.signIn(provider: provider) { prompt in
                 let address = prompt.verificationURIComplete ?? prompt.verificationURI
+                // A paired CPA device has no code to enter: the user only confirms.
                 try? Output.line(
-                    "to sign in to \(prompt.provider), open \(address) and enter the code \(prompt.userCode)")
+                    prompt.userCode.isEmpty
+                        ? "to sign in to \(prompt.provider), open \(address) and confirm"
+                        : "to sign in to \(prompt.provider), open \(address) and enter the code \(prompt.userCode)")
             }
         } catch {
             await client.close()

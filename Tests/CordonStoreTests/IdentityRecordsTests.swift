@@ -87,4 +87,44 @@ import Testing
         #expect(try database.identityGeneration() == 1)
         #expect(try database.removeIdentitySessions(provider: nil) == 0)
     }
+
+    @Test func cpaClientCredentialsAreSealedPerProviderAndGoWithSignOutAndWipe() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try CordonDatabase(path: path)
+        let secret = "CPA-CLIENT-SECRET-0123456789"
+        let credentials = #"{"clientID":"407","clientSecret":"\#(secret)"}"#
+        for provider in ["ebu", "rts"] {
+            let sealed = try sealer(generation: 0).seal(
+                Array(credentials.utf8), slot: StoredCPAClient.slot(provider: provider))
+            try database.storeCPAClient(StoredCPAClient(provider: provider, generation: 0, sealed: sealed))
+        }
+        try database.storeIdentitySession(
+            StoredIdentitySession(
+                provider: "ebu", domain: "cpa.ebu.ch", user: "james", domainDisplayName: "EBU - CPA demo",
+                expiresAt: 3600, signedInAt: 1, confirmedAt: 1, generation: 0,
+                sealed: try session("ebu", "cpa.ebu.ch", tokens: "{}").sealed))
+        for file in CordonDatabase.files(of: path) where FileManager.default.fileExists(atPath: file) {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+            #expect(bytes.firstRange(of: Array(secret.utf8)) == nil, "\(file) holds the client secret")
+        }
+        #expect(
+            try database.identitySession(provider: "ebu", domain: "cpa.ebu.ch")?.domainDisplayName == "EBU - CPA demo")
+        let stored = try #require(try database.cpaClient(provider: "ebu"))
+        let opened = try sealer(generation: 0).open(stored.sealed, slot: StoredCPAClient.slot(provider: "ebu"))
+        #expect(opened.withUnsafeBytes { Array($0) } == Array(credentials.utf8))
+        // Another provider's slot, or a session's, does not open it.
+        #expect(throws: RecordSealError.tampered) {
+            try sealer(generation: 0).open(stored.sealed, slot: StoredCPAClient.slot(provider: "rts"))
+        }
+        #expect(throws: RecordSealError.tampered) {
+            try sealer(generation: 0).open(
+                stored.sealed, slot: StoredIdentitySession.slot(provider: "ebu", domain: "cpa.ebu.ch"))
+        }
+        // Sign-out of one provider deletes its credentials with its sessions; a wipe deletes the rest.
+        #expect(try database.removeIdentitySessions(provider: "ebu") == 1)
+        #expect(try database.cpaClient(provider: "ebu") == nil)
+        #expect(try database.cpaClient(provider: "rts") != nil)
+        #expect(try database.resetIdentity() == 1)
+        #expect(try database.cpaClient(provider: "rts") == nil)
+    }
 }
