@@ -23,6 +23,7 @@ import Testing
         ["--max-attempts", "100"], ["--idle-timeout", "0"], ["--reauth-grace", "86400"],
         ["--on-max-attempts", "lockout"], ["--backoff-base-seconds", "0"], ["--insecure-fast-kdf"],
         ["--kdf-target-ms", "1"], ["--identity-browser", "/bin/true"], ["--identity-poll-delay", "0.01"],
+        ["--posture-root", "/tmp"], ["--posture-interval", "1"],
     ])
     func valueFlagsAreRefusedOutsideTestMode(arguments: [String]) async throws {
         let result = try await start(arguments)
