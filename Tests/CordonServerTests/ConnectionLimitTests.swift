@@ -174,9 +174,13 @@ struct ConnectionLimitTests {
                 #expect(try raw.readsEOF())
             }
             idle.removeAll()
+            // Under load this app, too, may sit out the timeout before it registers: each try
+            // under a new id, as above.
             var next: CordonApp?
+            var nextAttempt = 0
             try await eventually("the next app gets in") {
-                next = try? await agent.app("com.example.next")
+                nextAttempt += 1
+                next = try? await agent.app("com.example.next\(nextAttempt)")
                 return next != nil
             }
             #expect(next?.managed == true)
