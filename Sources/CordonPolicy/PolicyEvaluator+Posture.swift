@@ -34,6 +34,13 @@ public struct PostureVerdict: Sendable, Equatable {
 }
 
 extension PolicyEvaluator {
+    /// Whether `appId`'s policy acts on any posture check: when every `conditions.<check>` is
+    /// `ignore`, nothing a reading says changes its registration, so none is waited for.
+    public func actsOnPosture(appId: String) -> Bool {
+        let settings = policy.forApp(appId)
+        return PostureCheck.allCases.contains { settings[PolicyKeys.Conditions.setting(for: $0)].value != .ignore }
+    }
+
     /// What `checks` mean for `appId` (docs/ARCHITECTURE.md, "Posture"): a check acts when it
     /// fails, or is unknown and `conditions.postureUnknown` is `fail`; its action is the app's
     /// `conditions.<check>` (overrides tighten it per app).

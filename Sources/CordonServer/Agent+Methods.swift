@@ -194,8 +194,10 @@ extension Agent {
                 appId: appId, identity: identity, needsDigest: needsDigest, user: user,
                 flatpakInstallations: installations)
         }
-        // The device's posture, read off the loop too (docs/ARCHITECTURE.md, "Posture").
-        let reading = posture.current()
+        // The device's posture, read off the loop too (docs/ARCHITECTURE.md, "Posture"), and only
+        // when the app's policy acts on a check: a reading may run programs and take seconds.
+        let reading =
+            policy.actsOnPosture(appId: appId) ? posture.current() : loop.makeSucceededFuture([PostureResult]())
         return .deferred(
             facts.and(reading).assumeIsolated().flatMap { [self] facts, checks in
                 let reply: ByteBuffer
