@@ -42,9 +42,12 @@ format:
 	$(SWIFT) format format -i -r $(LINT_PATHS)
 
 # The whole suite: formatting, unit tests, server tests over real sockets, and
-# end-to-end tests that run the built cordond and cordon binaries.
+# end-to-end tests that run the built cordond and cordon binaries. At most TEST_WIDTH tests run at
+# once: unbounded, a 2-core machine had a hundred daemons, buses and TPM simulators starting
+# together, and waits meant for a slow machine ran out.
+TEST_WIDTH ?= 12
 test: build lint
-	$(SWIFT) test
+	$(SWIFT) test --experimental-maximum-parallelization-width $(TEST_WIDTH)
 	CORDON_LOAD_TESTS=1 $(SWIFT) test --skip-build --filter LoadTests
 
 # ThreadSanitizer over the in-process agent (server tests through real sockets) and the SDK:
@@ -53,7 +56,7 @@ test: build lint
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --sanitize=thread \
-		--scratch-path .build-tsan --filter 'CordonServerTests|CordonKitTests'
+		--experimental-maximum-parallelization-width $(TEST_WIDTH) --scratch-path .build-tsan --filter 'CordonServerTests|CordonKitTests'
 
 # libFuzzer targets (Fuzz/README.md): each runs FUZZ_SECONDS (default 60).
 fuzz:

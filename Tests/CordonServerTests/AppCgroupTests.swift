@@ -25,7 +25,7 @@ final class AppCgroupTests {
 
     deinit {
         try? parent.kill()
-        _ = parent.waitForEvents(timeout: .seconds(10)) { !$0.populated }
+        _ = parent.waitForEvents(timeout: .seconds(60)) { !$0.populated }
         for process in processes { process.waitUntilExit() }
         try? app.remove()
         try? parent.remove()

@@ -11,7 +11,7 @@ final class RawSocket {
     private var buffer: [UInt8] = []
 
     /// Connects to `path`.
-    init(path: String, timeoutSeconds: Int = 10) throws {
+    init(path: String, timeoutSeconds: Int = 60) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError.system("socket", errno) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)

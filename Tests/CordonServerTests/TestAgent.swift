@@ -151,7 +151,7 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Polls `condition` every few milliseconds until it is true; records an issue and throws
 /// after `timeout`. Never used to wait for a fixed delay, only for a condition.
 func eventually(
-    timeout: Duration = .seconds(10),
+    timeout: Duration = .seconds(60),
     _ what: String = "a condition",
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
