@@ -178,9 +178,10 @@ extension IdentityComponent {
                 ) { [self] in send(flight, request) }
             case .showUserCode(let prompt):
                 host.logger.notice(
-                    "sign-in needed: `cordon login` shows the code to enter",
+                    "sign-in needed: `cordon login` and a desktop notification show the code to enter",
                     metadata: ["provider": "\(prompt.provider)", "verificationURI": "\(prompt.verificationURI)"])
                 flight.show(prompt)
+                notifyUserCode(flight, prompt)
             case .openBrowser(let url):
                 if let problem = openBrowser(url) {
                     fail(flight, .unreachable(provider: flight.provider.name, step: .authorization, reason: problem))

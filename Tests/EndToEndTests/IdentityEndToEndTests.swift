@@ -14,7 +14,9 @@ import Testing
 
     /// `cordond` in test mode with the provider's policy, a short poll delay and the browser
     /// stand-in; the container initialised and unlocked.
-    static func started(_ provider: IdentityProviderProcess, flow: String) async throws -> DaemonProcess {
+    static func started(
+        _ provider: IdentityProviderProcess, flow: String, environment: [String: String] = [:]
+    ) async throws -> DaemonProcess {
         let root = try TemporaryDirectory()
         let admin = root.appending("admin")
         try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
@@ -22,7 +24,8 @@ import Testing
             .write(toFile: admin + "/identity.json", atomically: true, encoding: .utf8)
         let daemon = try await DaemonProcess.started(
             root: root,
-            arguments: ["--identity-poll-delay", "0.05", "--identity-browser", try provider.browserProgram()])
+            arguments: ["--identity-poll-delay", "0.05", "--identity-browser", try provider.browserProgram()],
+            environment: environment)
         let client = try await daemon.client()
         try await client.initialize(passcode: passcode)
         try await client.unlock(passcode: passcode)
@@ -110,6 +113,39 @@ import Testing
         #expect(locked.status != 0)
         #expect(locked.stderr.contains("cordon: error: no sign-in and no token while the container is locked"))
         #expect(locked.stderr.contains("hint: "), "\(locked.stderr)")
+        await mail.close()
+    }
+
+    /// An app's `GetToken` starts the device grant with no terminal watching: the code reaches the
+    /// user as a desktop notification (a real notification server on a private session bus), the
+    /// user enters it at the provider, the app gets its token, and the notification is withdrawn.
+    @Test func anImplicitSignInShowsTheCodeAsADesktopNotification() async throws {
+        let notifications = try await FakeNotificationServer()
+        defer { notifications.cleanUp() }
+        let provider = try IdentityProviderProcess()
+        let daemon = try await Self.started(
+            provider, flow: "device", environment: ["CORDON_SESSION_BUS_ADDRESS": notifications.address])
+        defer { daemon.cleanUp() }
+        let mail = try await CordonApp.connect(appId: "com.example.mail", socketPath: daemon.socketPath)
+        let token = Task { try await mail.identity.token(for: Self.domain) }
+        var shown = ""
+        try await eventually("the code is shown as a notification") {
+            shown = notifications.calls.first { $0.contains(" Notify ") } ?? ""
+            return !shown.isEmpty
+        }
+        #expect(shown.contains(#""Cordon" 0 "dialog-password" "Sign in to local" "Enter the code "#), "\(shown)")
+        // The user reads the code off the notification and enters it at the provider.
+        let code = try #require(
+            shown.firstRange(of: "Enter the code ").map { range in
+                String(shown[range.upperBound...].prefix { $0 != " " })
+            })
+        try await provider.admin("/admin/device", [("user_code", code), ("action", "approve")])
+        let issued = try await token.value
+        #expect(issued.provider == "local" && !issued.accessToken.isEmpty)
+        #expect(!shown.contains(issued.accessToken))
+        try await eventually("the notification is withdrawn once signed in") {
+            notifications.calls.contains { $0.contains(" CloseNotification ") }
+        }
         await mail.close()
     }
 

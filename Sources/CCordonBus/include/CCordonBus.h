@@ -45,3 +45,4 @@ int cordon_bus_set_call_timeout_ms(sd_bus *bus, uint32_t milliseconds);
 /// Milliseconds until sd-bus needs processing for a timeout, or -1 for none.
 int cordon_bus_timeout_ms(sd_bus *bus);
 #include "CCordonFprint.h"
+#include "CCordonNotify.h"
