@@ -106,9 +106,23 @@ extension IdentityComponent {
     /// in words, or nil when the provider accepted both.
     private func revoke(_ name: String, session: StoredIdentitySession?) -> EventLoopFuture<String?> {
         guard let session else { return host.loop.makeSucceededFuture("no session") }
-        let configured = try? self.provider(named: name)
+        guard let configured = try? self.provider(named: name) else {
+            return host.loop.makeSucceededFuture("the provider is not usable")
+        }
         if case .cpa = configured { return host.loop.makeSucceededFuture("CPA 1.0 has no revocation") }
-        guard let provider = configured?.oauth, provider.revocationEndpoint != nil else {
+        // An OpenID provider's revocation endpoint may come from its discovery document.
+        return resolved(configured).assumeIsolated().flatMap { [self] result -> EventLoopFuture<String?> in
+            switch result {
+            case .failure(let error): return host.loop.makeSucceededFuture(error.description)
+            case .success(let provider): return revoke(name, session: session, provider: provider.oauth)
+            }
+        }.nonisolated()
+    }
+
+    private func revoke(_ name: String, session: StoredIdentitySession, provider: ProviderConfiguration?)
+        -> EventLoopFuture<String?>
+    {
+        guard let provider, provider.revocationEndpoint != nil else {
             return host.loop.makeSucceededFuture("the provider has no revocation endpoint")
         }
         guard let key = host.purposeKey(["identity", String(session.generation)]) else {
