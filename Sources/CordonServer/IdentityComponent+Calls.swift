@@ -167,6 +167,7 @@ extension IdentityComponent {
         let providers = providerNames.compactMap { try? provider(named: $0) }
         let domains = Dictionary(providers.map { ($0.name, self.domains(of: $0.name)) }) { first, _ in first }
         let running = Set(flights.keys)
+        let endpoints = Dictionary(providers.map { ($0.name, shownEndpoints($0)) }) { first, _ in first }
         let work = host.storePool.runIfActive(eventLoop: host.loop) { try database.identitySessions() }
         return .deferred(
             work.map { sessions in
@@ -178,9 +179,27 @@ extension IdentityComponent {
                             IdentitySessionStatus(
                                 domain: $0.domain, user: $0.user, domainDisplayName: $0.domainDisplayName,
                                 expiresAt: $0.expiresAt, signedInAt: $0.signedInAt, confirmedAt: $0.confirmedAt)
-                        })
+                        }, endpoints: endpoints[provider.name] ?? nil)
                 }
                 return encoder.reply(IdentityStatusReply(providers: statuses))
             }.recover { encoder.error(Self.cordonError($0).varlinkError) })
+    }
+
+    /// The endpoints `Status` shows for an OAuth provider: the policy's, filled from the discovery
+    /// document once it was read (with its URL); nil for CPA.
+    private func shownEndpoints(_ provider: ConfiguredProvider) -> IdentityEndpoints? {
+        switch provider {
+        case .cpa: return nil
+        case .discovering(let entry):
+            return IdentityEndpoints(
+                deviceAuthorization: entry.deviceAuthorizationEndpoint, authorization: entry.authorizationEndpoint,
+                token: entry.tokenEndpoint, revocation: entry.revocationEndpoint, jwks: entry.jwksURI)
+        case .oauth(let configuration, let oidc):
+            return IdentityEndpoints(
+                deviceAuthorization: configuration.deviceAuthorizationEndpoint,
+                authorization: configuration.authorizationEndpoint, token: configuration.tokenEndpoint,
+                revocation: configuration.revocationEndpoint, jwks: oidc?.jwksURI,
+                discovery: discovered[provider.name].map { OpenIDDiscovery.configurationURL(issuer: $0.issuer) })
+        }
     }
 }

@@ -55,6 +55,9 @@ struct IdentityDiscoveryTests {
             let client = try await Self.prepare(agent, Self.policy(provider))
             let mail = try await agent.app("com.example.mail")
             let calendar = try await agent.app("com.example.calendar")
+            // Nothing is fetched before a sign-in needs it: Status shows no endpoint yet.
+            #expect(try await client.identityStatus().first?.endpoints == IdentityEndpoints())
+            #expect(try Self.count(provider, "discovery_fetches") == 0)
             // Both apps and the sign-in wait on one flight, which fetched the document once.
             async let first = mail.identity.token(for: Self.domain)
             async let second = calendar.identity.token(for: Self.domain)
@@ -64,7 +67,15 @@ struct IdentityDiscoveryTests {
             #expect(try Self.count(provider, "discovery_fetches") == 1)
             // The device grant's ID token verified with the JWKS the document named.
             #expect(try Self.count(provider, "jwks_fetches") == 1)
-            #expect(try await client.identityStatus().first?.sessions.map(\.user) == ["alice"])
+            let status = try #require(try await client.identityStatus().first)
+            #expect(status.sessions.map(\.user) == ["alice"])
+            #expect(
+                status.endpoints
+                    == IdentityEndpoints(
+                        deviceAuthorization: provider.base + "/device_authorization",
+                        authorization: provider.base + "/authorize", token: provider.base + "/token",
+                        revocation: provider.base + "/revoke", jwks: provider.base + "/jwks",
+                        discovery: provider.base + "/.well-known/openid-configuration"))
             let records = try await client.audit().filter { $0.category == "identity" }
             #expect(records.contains { $0.action == "identity.discovery" && $0.outcome == "allow" })
             #expect(records.contains { $0.action == "identity.idToken" && $0.outcome == "allow" })
@@ -140,7 +151,13 @@ struct IdentityDiscoveryTests {
             _ = try await token
             // Discovered for the JWKS (the policy gives none): the ID token verified with it.
             #expect(try Self.count(provider, "discovery_fetches") == 1)
-            #expect(try await client.identityStatus().first?.sessions.map(\.user) == ["alice"])
+            let status = try #require(try await client.identityStatus().first)
+            #expect(status.sessions.map(\.user) == ["alice"])
+            // The policy's endpoints are the ones in use, not the document's /moved ones.
+            #expect(status.endpoints?.deviceAuthorization == provider.base + "/device_authorization")
+            #expect(status.endpoints?.token == provider.base + "/token")
+            #expect(status.endpoints?.jwks == provider.base + "/jwks")
+            #expect(status.endpoints?.discovery == provider.base + "/.well-known/openid-configuration")
             await mail.close()
             await client.close()
         }
