@@ -41,7 +41,18 @@ extension ValueSyntax where Parsed == [OAuthProviderEntry] {
                         .object([("required", .array(["issuer"]))]),
                         .object([
                             ("required", .array(["endpoints"])),
-                            ("properties", .object([("endpoints", .object([("required", .array(["token"]))]))])),
+                            (
+                                "properties",
+                                .object([
+                                    (
+                                        "endpoints",
+                                        .object([
+                                            ("description", "Without an issuer: the token endpoint is required."),
+                                            ("required", .array(["token"])),
+                                        ])
+                                    )
+                                ])
+                            ),
                         ]),
                     ])))
     }
@@ -139,8 +150,9 @@ enum IdentitySchema {
     ) -> SchemaJSON {
         var members: [(String, SchemaJSON)] = [
             ("description", .string(description)), ("type", "object"), ("additionalProperties", .bool(false)),
-            ("required", .array(required.map(SchemaJSON.string))), ("properties", .object(properties)),
         ]
+        if !required.isEmpty { members.append(("required", .array(required.map(SchemaJSON.string)))) }
+        members.append(("properties", .object(properties)))
         if !anyOf.isEmpty { members.append(("anyOf", .array(anyOf))) }
         return .object(members)
     }

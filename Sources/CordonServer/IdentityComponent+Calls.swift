@@ -146,9 +146,9 @@ extension IdentityComponent {
         if let request = provider.revocationRequest(tokens.accessToken, hint: "access_token") {
             requests.append(request)
         }
-        let transport = self.transport
+        let (transport, outgoing) = (self.transport, requests)
         return host.loop.makeFutureWithTask { () async -> String? in
-            for request in requests {
+            for request in outgoing {
                 do throws(IdentityError) {
                     let answer = try await transport.post(request, provider: name)
                     // RFC 7009 §2.2: 200 whether or not the token was valid.
