@@ -17,6 +17,9 @@ public enum IdentityStep: String, Sendable, Equatable, CaseIterable {
     case association
     /// Verification of an OpenID Connect ID token against the issuer's JWKS (OpenID Connect Core §3.1.3.7).
     case idToken
+    /// The issuer's discovery document at `<issuer>/.well-known/openid-configuration` (OpenID
+    /// Connect Discovery 1.0 §4).
+    case discovery
 }
 
 /// Why a sign-in, refresh or revocation failed: always the provider and the step, never a token,
@@ -48,6 +51,9 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `aud`, `exp`, `iat`, `nonce`); or the JWKS itself is not usable. `reason` never holds the
     /// token or a claim's value.
     case invalidIDToken(provider: String, reason: String)
+    /// The discovery document names another issuer than the one configured (OpenID Connect
+    /// Discovery 1.0 §4.3): refused, as the defence against a provider mix-up.
+    case issuerMismatch(provider: String, expected: String, found: String)
 
     /// The provider named in the error.
     public var provider: String {
@@ -55,7 +61,7 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedResponse(let provider, _, _), .denied(let provider, _), .expired(let provider, _),
             .cancelled(let provider, _), .stateMismatch(let provider), .providerError(let provider, _, _, _),
             .refreshRefused(let provider), .insecureEndpoint(let provider, _, _), .unreachable(let provider, _, _),
-            .serverError(let provider, _, _), .invalidIDToken(let provider, _):
+            .serverError(let provider, _, _), .invalidIDToken(let provider, _), .issuerMismatch(let provider, _, _):
             provider
         }
     }
@@ -70,6 +76,7 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
         case .stateMismatch: .authorization
         case .refreshRefused: .refresh
         case .invalidIDToken: .idToken
+        case .issuerMismatch: .discovery
         }
     }
 
@@ -90,6 +97,8 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
         case .serverError(let provider, let step, let status):
             "\(provider): \(step.rawValue): the provider answered HTTP \(status)"
         case .invalidIDToken(let provider, let reason): "\(provider): idToken: the ID token is refused: \(reason)"
+        case .issuerMismatch(let provider, let expected, let found):
+            "\(provider): discovery: the document's /issuer is \"\(found.prefix(200))\", not the configured \"\(expected)\""
         }
     }
 }

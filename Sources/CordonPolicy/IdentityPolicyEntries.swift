@@ -7,11 +7,13 @@ public enum IdentityFlow: String, Sendable, Hashable, CaseIterable {
 /// One `identity.providers` entry: an OAuth 2.0 / OpenID Connect provider.
 public struct OAuthProviderEntry: Sendable, Hashable {
     public var name: String
-    /// The OpenID issuer; discovery of its endpoints is not done yet, so `token` is required too.
+    /// The OpenID issuer: the agent discovers the endpoints the entry does not give from
+    /// `<issuer>/.well-known/openid-configuration` (OpenID Connect Discovery 1.0).
     public var issuer: String?
     public var deviceAuthorizationEndpoint: String?
     public var authorizationEndpoint: String?
-    public var tokenEndpoint: String
+    /// The token endpoint; nil only with an `issuer` (then discovered).
+    public var tokenEndpoint: String?
     public var revocationEndpoint: String?
     public var jwksURI: String?
     public var clientID: String
@@ -20,7 +22,7 @@ public struct OAuthProviderEntry: Sendable, Hashable {
 
     public init(
         name: String, issuer: String? = nil, deviceAuthorizationEndpoint: String? = nil,
-        authorizationEndpoint: String? = nil, tokenEndpoint: String, revocationEndpoint: String? = nil,
+        authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, revocationEndpoint: String? = nil,
         jwksURI: String? = nil, clientID: String, scopes: [String], flow: IdentityFlow
     ) {
         self.name = name
@@ -95,7 +97,9 @@ extension OAuthProviderEntry: PolicyListElement {
     public var listElementJSON: String {
         var members = [("name", PolicyFormat.quoted(name))]
         if let issuer { members.append(("issuer", PolicyFormat.quoted(issuer))) }
-        members.append(("endpoints", IdentityJSON.object(endpointMembers.map { ($0, PolicyFormat.quoted($1)) })))
+        if issuer == nil || !endpointMembers.isEmpty {
+            members.append(("endpoints", IdentityJSON.object(endpointMembers.map { ($0, PolicyFormat.quoted($1)) })))
+        }
         members += [
             ("clientId", PolicyFormat.quoted(clientID)), ("scopes", IdentityJSON.strings(scopes)),
             ("flow", PolicyFormat.quoted(flow.rawValue)),

@@ -16,7 +16,7 @@ extension ValueSyntax where Parsed == [OAuthProviderEntry] {
                                 "The provider's endpoints.",
                                 IdentityPolicyKeys.endpoints.map {
                                     ($0, StringPattern.endpointURL.schema(description: "The \($0) endpoint."))
-                                }, required: ["token"])
+                                }, required: [])
                         ),
                         (
                             "clientId",
@@ -35,7 +35,26 @@ extension ValueSyntax where Parsed == [OAuthProviderEntry] {
                                     "\"device\" (RFC 8628) or \"authorizationCode\" (PKCE through a loopback redirect)."
                             )
                         ),
-                    ], required: ["name", "endpoints", "clientId", "flow"])))
+                    ], required: ["name", "clientId", "flow"],
+                    // Without an issuer nothing is discovered: the token endpoint is required.
+                    anyOf: [
+                        .object([("required", .array(["issuer"]))]),
+                        .object([
+                            ("required", .array(["endpoints"])),
+                            (
+                                "properties",
+                                .object([
+                                    (
+                                        "endpoints",
+                                        .object([
+                                            ("description", "Without an issuer: the token endpoint is required."),
+                                            ("required", .array(["token"])),
+                                        ])
+                                    )
+                                ])
+                            ),
+                        ]),
+                    ])))
     }
 }
 
@@ -126,28 +145,37 @@ enum IdentitySchema {
         return .object(members)
     }
 
-    static func object(_ description: String, _ properties: [(String, SchemaJSON)], required: [String]) -> SchemaJSON {
-        .object([
+    static func object(
+        _ description: String, _ properties: [(String, SchemaJSON)], required: [String], anyOf: [SchemaJSON] = []
+    ) -> SchemaJSON {
+        var members: [(String, SchemaJSON)] = [
             ("description", .string(description)), ("type", "object"), ("additionalProperties", .bool(false)),
-            ("required", .array(required.map(SchemaJSON.string))), ("properties", .object(properties)),
-        ])
+        ]
+        if !required.isEmpty { members.append(("required", .array(required.map(SchemaJSON.string)))) }
+        members.append(("properties", .object(properties)))
+        if !anyOf.isEmpty { members.append(("anyOf", .array(anyOf))) }
+        return .object(members)
     }
 }
 
 extension PolicyParser.Validator {
     /// `identity.providers[i]`.
     func oauthProvider(_ json: PositionedJSON) -> OAuthProviderEntry? {
+        // With an issuer the endpoints are discovered (docs/ARCHITECTURE.md, "Identity"): each one
+        // given overrides the discovered one. Without, the token endpoint is required.
+        let discovers = json["issuer"] != nil
         guard
             let members = object(
                 json, context: "identity.providers[\(Self.identityIndex(json))]", keys: IdentityPolicyKeys.provider,
-                required: ["name", "endpoints", "clientId", "flow"])
+                required: discovers ? ["name", "clientId", "flow"] : ["name", "endpoints", "clientId", "flow"])
         else { return nil }
         let name = members["name"].flatMap { pattern($0, .identityName) }
         let issuer = members["issuer"].flatMap { pattern($0, .endpointURL) }
-        let endpoints = members["endpoints"].flatMap { value -> [String: String]? in
+        let given = members["endpoints"].flatMap { value -> [String: String]? in
             guard
                 let found = object(
-                    value, context: "endpoints", keys: IdentityPolicyKeys.endpoints, required: ["token"])
+                    value, context: "endpoints", keys: IdentityPolicyKeys.endpoints,
+                    required: discovers ? [] : ["token"])
             else { return nil }
             var urls: [String: String] = [:]
             for (key, url) in found {
@@ -159,11 +187,13 @@ extension PolicyParser.Validator {
         let clientID = members["clientId"].flatMap { pattern($0, .clientID) }
         let scopes = members["scopes"].flatMap { value in list(value, of: "scopes") { self.pattern($0, .scopeToken) } }
         let flow = members["flow"].flatMap { pattern($0, .identityFlow) }.flatMap(IdentityFlow.init(rawValue:))
-        guard let name, let endpoints, let token = endpoints["token"], let clientID, let flow,
-            members["issuer"] == nil || issuer != nil, members["scopes"] == nil || scopes != nil
+        guard let name, let clientID, let flow, members["issuer"] == nil || issuer != nil,
+            members["scopes"] == nil || scopes != nil, members["endpoints"] == nil || given != nil
         else { return nil }
+        let endpoints = given ?? [:]
+        guard discovers || endpoints["token"] != nil else { return nil }
         let needed = flow == .device ? "deviceAuthorization" : "authorization"
-        if endpoints[needed] == nil, let value = members["endpoints"] {
+        if !discovers, endpoints[needed] == nil, let value = members["endpoints"] {
             report(value, "the \"\(flow.rawValue)\" flow needs the \"\(needed)\" endpoint")
             return nil
         }
@@ -174,7 +204,7 @@ extension PolicyParser.Validator {
         }
         return OAuthProviderEntry(
             name: name, issuer: issuer, deviceAuthorizationEndpoint: endpoints["deviceAuthorization"],
-            authorizationEndpoint: endpoints["authorization"], tokenEndpoint: token,
+            authorizationEndpoint: endpoints["authorization"], tokenEndpoint: endpoints["token"],
             revocationEndpoint: endpoints["revocation"], jwksURI: endpoints["jwks"], clientID: clientID,
             scopes: scopes ?? [], flow: flow)
     }

@@ -138,13 +138,44 @@ public struct IdentityProviderStatus: Codable, Sendable, Equatable {
     public var signingIn: Bool
     /// The stored sessions, by domain; empty when signed out.
     public var sessions: [IdentitySessionStatus]
+    /// An OAuth provider's endpoints in use (nil for CPA).
+    public var endpoints: IdentityEndpoints?
 
-    public init(name: String, flow: String, domains: [String], signingIn: Bool, sessions: [IdentitySessionStatus]) {
+    public init(
+        name: String, flow: String, domains: [String], signingIn: Bool, sessions: [IdentitySessionStatus],
+        endpoints: IdentityEndpoints? = nil
+    ) {
         self.name = name
         self.flow = flow
         self.domains = domains
         self.signingIn = signingIn
         self.sessions = sessions
+        self.endpoints = endpoints
+    }
+}
+
+/// An OAuth provider's endpoints as `Status` shows them: the policy's, filled from the issuer's
+/// discovery document once it was read (OpenID Connect Discovery 1.0). URLs only, no secret.
+public struct IdentityEndpoints: Codable, Sendable, Equatable {
+    public var deviceAuthorization: String?
+    public var authorization: String?
+    public var token: String?
+    public var revocation: String?
+    public var jwks: String?
+    /// The discovery document's URL when some of these came from it; nil when the policy gives
+    /// them all, or the document has not been read yet.
+    public var discovery: String?
+
+    public init(
+        deviceAuthorization: String? = nil, authorization: String? = nil, token: String? = nil,
+        revocation: String? = nil, jwks: String? = nil, discovery: String? = nil
+    ) {
+        self.deviceAuthorization = deviceAuthorization
+        self.authorization = authorization
+        self.token = token
+        self.revocation = revocation
+        self.jwks = jwks
+        self.discovery = discovery
     }
 }
 

@@ -27,7 +27,25 @@ extension InterfaceDescriptions {
           confirmedAt: float
         )
 
-        type Provider (name: string, flow: string, domains: []string, signingIn: bool, sessions: []Session)
+        # An OAuth provider's endpoints in use; discovery: the OpenID discovery document's URL when
+        # some came from it.
+        type Endpoints (
+          deviceAuthorization: ?string,
+          authorization: ?string,
+          token: ?string,
+          revocation: ?string,
+          jwks: ?string,
+          discovery: ?string
+        )
+
+        type Provider (
+          name: string,
+          flow: string,
+          domains: []string,
+          signingIn: bool,
+          sessions: []Session,
+          endpoints: ?Endpoints
+        )
 
         # An access token for domain, to a verified managed app in an access group with it. Without
         # a session the agent signs in first (once for every waiting call); a due refresh is done

@@ -106,9 +106,23 @@ extension IdentityComponent {
     /// in words, or nil when the provider accepted both.
     private func revoke(_ name: String, session: StoredIdentitySession?) -> EventLoopFuture<String?> {
         guard let session else { return host.loop.makeSucceededFuture("no session") }
-        let configured = try? self.provider(named: name)
+        guard let configured = try? self.provider(named: name) else {
+            return host.loop.makeSucceededFuture("the provider is not usable")
+        }
         if case .cpa = configured { return host.loop.makeSucceededFuture("CPA 1.0 has no revocation") }
-        guard let provider = configured?.oauth, provider.revocationEndpoint != nil else {
+        // An OpenID provider's revocation endpoint may come from its discovery document.
+        return resolved(configured).assumeIsolated().flatMap { [self] result -> EventLoopFuture<String?> in
+            switch result {
+            case .failure(let error): return host.loop.makeSucceededFuture(error.description)
+            case .success(let provider): return revoke(name, session: session, provider: provider.oauth)
+            }
+        }.nonisolated()
+    }
+
+    private func revoke(_ name: String, session: StoredIdentitySession, provider: ProviderConfiguration?)
+        -> EventLoopFuture<String?>
+    {
+        guard let provider, provider.revocationEndpoint != nil else {
             return host.loop.makeSucceededFuture("the provider has no revocation endpoint")
         }
         guard let key = host.purposeKey(["identity", String(session.generation)]) else {
@@ -132,9 +146,9 @@ extension IdentityComponent {
         if let request = provider.revocationRequest(tokens.accessToken, hint: "access_token") {
             requests.append(request)
         }
-        let transport = self.transport
+        let (transport, outgoing) = (self.transport, requests)
         return host.loop.makeFutureWithTask { () async -> String? in
-            for request in requests {
+            for request in outgoing {
                 do throws(IdentityError) {
                     let answer = try await transport.post(request, provider: name)
                     // RFC 7009 §2.2: 200 whether or not the token was valid.
@@ -153,6 +167,7 @@ extension IdentityComponent {
         let providers = providerNames.compactMap { try? provider(named: $0) }
         let domains = Dictionary(providers.map { ($0.name, self.domains(of: $0.name)) }) { first, _ in first }
         let running = Set(flights.keys)
+        let endpoints = Dictionary(providers.map { ($0.name, shownEndpoints($0)) }) { first, _ in first }
         let work = host.storePool.runIfActive(eventLoop: host.loop) { try database.identitySessions() }
         return .deferred(
             work.map { sessions in
@@ -164,9 +179,27 @@ extension IdentityComponent {
                             IdentitySessionStatus(
                                 domain: $0.domain, user: $0.user, domainDisplayName: $0.domainDisplayName,
                                 expiresAt: $0.expiresAt, signedInAt: $0.signedInAt, confirmedAt: $0.confirmedAt)
-                        })
+                        }, endpoints: endpoints[provider.name] ?? nil)
                 }
                 return encoder.reply(IdentityStatusReply(providers: statuses))
             }.recover { encoder.error(Self.cordonError($0).varlinkError) })
+    }
+
+    /// The endpoints `Status` shows for an OAuth provider: the policy's, filled from the discovery
+    /// document once it was read (with its URL); nil for CPA.
+    private func shownEndpoints(_ provider: ConfiguredProvider) -> IdentityEndpoints? {
+        switch provider {
+        case .cpa: return nil
+        case .discovering(let entry):
+            return IdentityEndpoints(
+                deviceAuthorization: entry.deviceAuthorizationEndpoint, authorization: entry.authorizationEndpoint,
+                token: entry.tokenEndpoint, revocation: entry.revocationEndpoint, jwks: entry.jwksURI)
+        case .oauth(let configuration, let oidc):
+            return IdentityEndpoints(
+                deviceAuthorization: configuration.deviceAuthorizationEndpoint,
+                authorization: configuration.authorizationEndpoint, token: configuration.tokenEndpoint,
+                revocation: configuration.revocationEndpoint, jwks: oidc?.jwksURI,
+                discovery: discovered[provider.name].map { OpenIDDiscovery.configurationURL(issuer: $0.issuer) })
+        }
     }
 }

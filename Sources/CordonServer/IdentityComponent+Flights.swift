@@ -26,15 +26,49 @@ extension IdentityComponent {
         }
         switch provider {
         case .oauth(let configuration, _):
-            if let session, let refreshToken = session.tokens.refreshToken {
-                refresh(flight, configuration, session: session, refreshToken: refreshToken)
-            } else {
-                startSignIn(flight)
-            }
+            startOAuth(flight, configuration, session: session)
+        case .discovering:
+            discoverThenStart(flight, session: session)
         case .cpa(let configuration, let mode):
             renewCPA(flight, configuration, mode: mode, domain: flightDomain ?? "", session: session)
         }
         return flight
+    }
+
+    /// A refresh of `session` when it has a refresh token, else a sign-in.
+    private func startOAuth(_ flight: IdentityFlight, _ configuration: ProviderConfiguration, session: IdentitySession?)
+    {
+        if let session, let refreshToken = session.tokens.refreshToken {
+            refresh(flight, configuration, session: session, refreshToken: refreshToken)
+        } else {
+            startSignIn(flight)
+        }
+    }
+
+    /// Discovers the endpoints of the flight's OpenID provider, then starts as `startOAuth`. A
+    /// document that is refused fails the flight with its typed error (step `discovery`), storing
+    /// nothing; a refresh whose token has not expired yet keeps it in use, as an unreachable
+    /// provider does.
+    private func discoverThenStart(_ flight: IdentityFlight, session: IdentitySession?) {
+        flight.discovering = true
+        flight.signingIn = session?.tokens.refreshToken == nil
+        resolved(flight.provider).assumeIsolated().whenSuccess { [self] result in
+            guard !flight.finished else { return }
+            flight.discovering = false
+            switch result {
+            case .success(let provider):
+                flight.provider = provider
+                guard case .oauth(let configuration, _) = provider else { return }
+                startOAuth(flight, configuration, session: session)
+            case .failure(let error):
+                if let session, !flight.signingIn, host.clock() < session.tokens.expiresAt {
+                    audit(nil, "identity.refresh", outcome: "failed", reason: error.description)
+                    flight.finish(.success(session.tokens))
+                } else {
+                    fail(flight, error)
+                }
+            }
+        }
     }
 
     /// Starts the OAuth provider's flow: the device grant, or the code flow once the listener

@@ -31,6 +31,13 @@ final class IdentityComponent: AgentComponent {
     /// Each OpenID Connect provider's JWKS (its URI and bytes), kept for the agent's life once it
     /// verified an ID token; fetched again once when no key of it matches a token.
     var jwksCache: [String: (uri: String, keys: [UInt8])] = [:]
+    /// Each OpenID provider's discovered endpoints (with the issuer they are for), kept for the
+    /// agent's life once a document validated; forgotten when the policy changes.
+    var discovered: [String: (issuer: String, endpoints: ProviderEndpoints)] = [:]
+    /// The discovery fetch running for each provider (single flight), by name.
+    var discoveryFetches: [String: (issuer: String, result: DiscoveryResult)] = [:]
+    /// What a discovery fetch ends with: the endpoints its document names, or why it was refused.
+    typealias DiscoveryResult = EventLoopFuture<Result<ProviderEndpoints, IdentityError>>
 
     init(host: any ComponentHost) {
         self.host = host
@@ -120,21 +127,13 @@ final class IdentityComponent: AgentComponent {
         let policy = host.policy.policy
         do throws(IdentityError) {
             if let entry = policy[PolicyKeys.Identity.providers].value.first(where: { $0.name == name }) {
-                let configuration = ProviderConfiguration(
-                    name: entry.name, clientID: entry.clientID, scopes: entry.scopes,
-                    flow: entry.flow == .device ? .device : .authorizationCode,
-                    deviceAuthorizationEndpoint: entry.deviceAuthorizationEndpoint,
-                    authorizationEndpoint: entry.authorizationEndpoint, tokenEndpoint: entry.tokenEndpoint,
-                    revocationEndpoint: entry.revocationEndpoint)
-                try configuration.validate()
-                var oidc: OIDCSettings?
-                if let jwks = entry.jwksURI, let issuer = entry.issuer {
-                    if let problem = EndpointRule.problem(jwks) {
-                        throw IdentityError.insecureEndpoint(provider: name, step: .idToken, reason: problem)
-                    }
-                    oidc = OIDCSettings(issuer: issuer, clientID: entry.clientID, jwksURI: jwks)
+                let explicit = Self.endpoints(of: entry)
+                guard let issuer = entry.issuer, OpenIDDiscovery.isNeeded(explicit, flow: Self.flow(of: entry)) else {
+                    return try Self.oauthProvider(entry, endpoints: explicit)
                 }
-                return .oauth(configuration, oidc: oidc)
+                // What the issuer's discovery document gave, once, for the agent's life.
+                guard let cached = discovered[name], cached.issuer == issuer else { return .discovering(entry) }
+                return try Self.oauthProvider(entry, endpoints: explicit.filled(from: cached.endpoints))
             }
             if let entry = policy[PolicyKeys.Identity.cpaProviders].value.first(where: { $0.name == name }) {
                 let configuration = CPAProviderConfiguration(
@@ -213,6 +212,9 @@ final class IdentityComponent: AgentComponent {
         switch event.kind {
         case .didLock, .encryptionKeyUnavailable:
             cancelFlights()
+        case .policyDidChange:
+            // The next sign-in discovers again, for the issuer and endpoints now in force.
+            discovered = [:]
         case .wiped where event.appId == nil:
             cancelFlights()
             let database = host.database
@@ -244,6 +246,7 @@ final class IdentityComponent: AgentComponent {
         case .device(let grant): step = grant.phase == .awaitingDeviceCode ? .deviceAuthorization : .token
         case .code(let flow): step = flow.phase == .awaitingToken ? .token : .authorization
         case .cpa(let signIn): step = signIn.step
+        case nil where flight.discovering: step = .discovery
         case nil: step = flight.signingIn ? .authorization : .refresh
         }
         audit(nil, "identity.signIn", outcome: "cancelled", reason: "\(flight.provider.name) at \(step.rawValue)")

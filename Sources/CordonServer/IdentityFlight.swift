@@ -70,7 +70,10 @@ enum SignInMachine {
 /// for the provider joins: a single flight (docs/ARCHITECTURE.md, "Identity"). Confined to the
 /// agent's event loop.
 final class IdentityFlight {
-    let provider: ConfiguredProvider
+    /// The provider; `.discovering` until its issuer's discovery document gave its endpoints.
+    var provider: ConfiguredProvider
+    /// Whether it waits for the issuer's discovery document.
+    var discovering = false
     /// The domain a CPA flight gets the token of (an OAuth flight's tokens serve every domain of
     /// its provider).
     let domain: String?

@@ -96,5 +96,17 @@ struct IdentityStatusCommand: AsyncParsableCommand {
             }
         }
         for line in Format.table(rows) { try Output.line(line) }
+        // The endpoints an OpenID provider's discovery document gave (URLs only).
+        for provider in providers {
+            guard let endpoints = provider.endpoints, let discovery = endpoints.discovery else { continue }
+            try Output.line("\(provider.name): endpoints from \(discovery) and the policy:")
+            let named: [(String, String?)] = [
+                ("deviceAuthorization", endpoints.deviceAuthorization), ("authorization", endpoints.authorization),
+                ("token", endpoints.token), ("revocation", endpoints.revocation), ("jwks", endpoints.jwks),
+            ]
+            for line in Format.table(named.compactMap { name, url in url.map { ["  " + name, $0] } }) {
+                try Output.line(line)
+            }
+        }
     }
 }

@@ -119,6 +119,50 @@ struct IdentityPolicyTests {
         #expect(badMode.map(\.pointer) == ["/identity/cpaProviders/0/mode"], "\(badMode)")
     }
 
+    @Test("with an issuer the endpoints are optional (discovered); without, the token endpoint is required")
+    func discovery() throws {
+        let issuerOnly = try Support.parse(
+            Self.document(
+                #"{"providers": [{"name": "corp", "issuer": "https://login.example.com/tenant", "clientId": "c", "flow": "device"}]}"#
+            )
+        ).get()
+        let entry = try #require(
+            EffectivePolicy(document: issuerOnly, source: PolicySource(path: "t.json", origin: .admin))
+                .base[Identity.providers].value.first)
+        #expect(entry.issuer == "https://login.example.com/tenant")
+        #expect(entry.tokenEndpoint == nil && entry.deviceAuthorizationEndpoint == nil && entry.jwksURI == nil)
+        #expect(!entry.listElementJSON.contains("endpoints"))
+        // An explicit endpoint with an issuer: kept (it overrides the discovered one); the flow's
+        // endpoint and the token endpoint may both be left to discovery.
+        let partial = try Support.parse(
+            Self.document(
+                #"{"providers": [{"name": "corp", "issuer": "https://idp.example", "endpoints": {"revocation": "https://idp.example/r"}, "clientId": "c", "flow": "authorizationCode"}]}"#
+            )
+        ).get()
+        let kept = try #require(
+            EffectivePolicy(document: partial, source: PolicySource(path: "t.json", origin: .admin))
+                .base[Identity.providers].value.first)
+        #expect(kept.revocationEndpoint == "https://idp.example/r" && kept.tokenEndpoint == nil)
+        #expect(kept.listElementJSON.contains(#""endpoints": {"revocation": "https://idp.example/r"}"#))
+        // Without an issuer nothing is discovered: no endpoints, or no token endpoint, is an error there.
+        let noEndpoints = Support.diagnostics(
+            Self.document(#"{"providers": [{"name": "corp", "clientId": "c", "flow": "device"}]}"#))
+        #expect(noEndpoints.map(\.pointer) == ["/identity/providers/0"], "\(noEndpoints)")
+        #expect(noEndpoints.first?.message.contains("\"endpoints\"") == true)
+        let noToken = Support.diagnostics(
+            Self.document(
+                #"{"providers": [{"name": "corp", "endpoints": {"deviceAuthorization": "https://i.example/d"}, "clientId": "c", "flow": "device"}]}"#
+            ))
+        #expect(noToken.map(\.pointer) == ["/identity/providers/0/endpoints"], "\(noToken)")
+        #expect(noToken.first?.message.contains("\"token\"") == true)
+        // A bad issuer is reported at its pointer, and nothing is discovered from it.
+        let badIssuer = Support.diagnostics(
+            Self.document(
+                #"{"providers": [{"name": "corp", "issuer": "http://idp.example", "clientId": "c", "flow": "device"}]}"#
+            ))
+        #expect(badIssuer.map(\.pointer) == ["/identity/providers/0/issuer"], "\(badIssuer)")
+    }
+
     @Test("a user policy may tighten the offline limits but not add providers, domains or groups")
     func userFiles() {
         #expect(Support.diagnostics(Self.document(#"{"offlineGraceMinutes": 5}"#), origin: .user).isEmpty)

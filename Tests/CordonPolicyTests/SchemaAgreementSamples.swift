@@ -30,6 +30,20 @@ enum SchemaAgreementSamples {
             document(#""apps": {"managed": [{"id": "a.b", "executables": ["/x"], "extra": 1}]}"#),
             document(#""apps": {"managed": [{"id": "a.b", "executables": ["/x"], "sha256": []}]}"#),
             document(#""lock": []"#), document(#""lock": null"#), document(#""documents": {"blockedTypes": []}"#),
+            // OpenID discovery: with an issuer the endpoints are optional; without, the token one is required.
+            document(
+                #""identity": {"providers": [{"name": "a", "issuer": "https://i.example", "clientId": "c", "flow": "device"}]}"#
+            ),
+            document(
+                #""identity": {"providers": [{"name": "a", "issuer": "https://i.example", "endpoints": {}, "clientId": "c", "flow": "device"}]}"#
+            ),
+            document(#""identity": {"providers": [{"name": "a", "clientId": "c", "flow": "device"}]}"#),
+            document(
+                #""identity": {"providers": [{"name": "a", "endpoints": {"authorization": "https://i.example/a"}, "clientId": "c", "flow": "authorizationCode"}]}"#
+            ),
+            document(
+                #""identity": {"providers": [{"name": "a", "endpoints": {"authorization": "https://i.example/a", "token": "https://i.example/t"}, "clientId": "c", "flow": "authorizationCode"}]}"#
+            ),
         ]
         for (key, range) in PolicyParser.Rules.ranges {
             for value in [range.lowerBound - 1, range.lowerBound, range.upperBound, range.upperBound + 1] {

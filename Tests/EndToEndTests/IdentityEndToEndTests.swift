@@ -15,13 +15,16 @@ import Testing
     /// `cordond` in test mode with the provider's policy, a short poll delay and the browser
     /// stand-in; the container initialised and unlocked.
     static func started(
-        _ provider: IdentityProviderProcess, flow: String, environment: [String: String] = [:]
+        _ provider: IdentityProviderProcess, flow: String, issuerOnly: Bool = false,
+        environment: [String: String] = [:]
     ) async throws -> DaemonProcess {
         let root = try TemporaryDirectory()
         let admin = root.appending("admin")
         try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
-        try provider.policy(flow: flow, domain: domain, apps: ["com.example.mail", "com.example.calendar"])
-            .write(toFile: admin + "/identity.json", atomically: true, encoding: .utf8)
+        try provider.policy(
+            flow: flow, domain: domain, apps: ["com.example.mail", "com.example.calendar"], issuerOnly: issuerOnly
+        )
+        .write(toFile: admin + "/identity.json", atomically: true, encoding: .utf8)
         let daemon = try await DaemonProcess.started(
             root: root,
             arguments: ["--identity-poll-delay", "0.05", "--identity-browser", try provider.browserProgram()],
@@ -62,6 +65,33 @@ import Testing
         _ = await joined.result
         await watcher.close()
         return (result, prompt)
+    }
+
+    /// A provider named by its issuer alone: `cordon login` signs in with the discovered endpoints,
+    /// `cordon identity status` shows them (and the user of the ID token verified with the
+    /// discovered JWKS); a discovery document naming another issuer is refused at step `discovery`.
+    @Test func loginWithADiscoveredProviderAndAWrongIssuerRefused() async throws {
+        let provider = try IdentityProviderProcess()
+        try await provider.admin("/admin/config", [("device_id_token", "1"), ("discovery_wrong_issuer", "1")])
+        let daemon = try await Self.started(provider, flow: "device", issuerOnly: true)
+        let refused = try await Self.cordon(daemon, ["login"])
+        Self.expectRefused(
+            refused,
+            "the sign-in with local failed at discovery: local: discovery: the document's /issuer is "
+                + "\"https://idp.attacker.example\", not the configured \"\(provider.base)\"",
+            hint: "check the network and `cordon identity status`, then `cordon login` again")
+        try await provider.admin("/admin/config", [("discovery_wrong_issuer", "0")])
+        let (login, _) = try await Self.login(daemon, provider, action: "approve")
+        #expect(login.status == 0, "\(login.stderr)")
+        let status = try await Self.cordon(daemon, ["identity", "status"])
+        #expect(status.status == 0 && status.stdout.contains("yes (alice)"), "\(status.stdout)")
+        #expect(
+            status.stdout.contains(
+                "local: endpoints from \(provider.base)/.well-known/openid-configuration and the policy:"),
+            "\(status.stdout)")
+        #expect(status.stdout.contains("  token                \(provider.base)/token\n"), "\(status.stdout)")
+        #expect(status.stdout.contains("  jwks                 \(provider.base)/jwks\n"), "\(status.stdout)")
+        try await daemon.stop()
     }
 
     @Test func loginWithTheDeviceGrantStatusAndLogoutThroughTheRealDaemon() async throws {

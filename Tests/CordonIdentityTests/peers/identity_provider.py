@@ -15,8 +15,18 @@ The test drives what a user would do through admin endpoints:
                        short_lived=0|1 (expires_in 30: always within a client's refresh margin)
                        jwks_other=0|1 (/jwks serves another key under the signing key's kid)
                        rotated=0|1 (ID tokens signed, and /jwks served, with a new key, kid idp-2)
+                       device_id_token=0|1 (the device grant's token response carries an ID token)
+                       discovery_wrong_issuer=0|1  discovery_malformed=0|1  discovery_insecure=0|1
+                       discovery_no_token=0|1  discovery_moved=0|1 (what
+                       /.well-known/openid-configuration serves: another issuer, not JSON, an
+                       http token endpoint on a non-loopback host, no token_endpoint, or
+                       device/token endpoints that answer 404)
   POST /admin/revoke_all                every token revoked (a refresh is then refused)
-  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n, "jwks_fetches": n}
+  GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n, "jwks_fetches": n,
+                        "discovery_fetches": n}
+
+OpenID Connect Discovery 1.0: GET /.well-known/openid-configuration serves the provider's
+metadata (issuer http://127.0.0.1:<port>), its endpoints built from the issuer.
   POST /admin/id_token key=good|other|hs256-public|none  aud=...  iss=...  iat=...  exp=...  nonce=...
                        {"id_token": ...}: an ID token for the test's own clock; `other` signs with a
                        key that is not in /jwks under the same kid, `hs256-public` is the algorithm
@@ -60,8 +70,15 @@ config = {
     "short_lived": False,
     "jwks_other": False,
     "rotated": False,
+    "device_id_token": False,
+    "discovery_wrong_issuer": False,
+    "discovery_malformed": False,
+    "discovery_insecure": False,
+    "discovery_no_token": False,
+    "discovery_moved": False,
 }
 jwks_fetches = [0]
+discovery_fetches = [0]
 device_credentials = {}  # device_code -> DeviceCredentialDict
 user_grants = {}  # user_code -> approved (bool)
 codes = {}  # code -> dict
@@ -311,7 +328,52 @@ def issue_token():
         body = json.loads(response.get_data())
         body["expires_in"] = 30
         return jsonify(body)
+    device = request.form.get("grant_type") == "urn:ietf:params:oauth:grant-type:device_code"
+    if config["device_id_token"] and device and response.status_code == 200:
+        body = json.loads(response.get_data())
+        if "openid" in body.get("scope", "").split():
+            now = int(time.time())
+            claims = {
+                "iss": issuer(),
+                "sub": str(USER["id"]),
+                "aud": CLIENT_ID,
+                "iat": now,
+                "exp": now + 600,
+                "preferred_username": USER["name"],
+            }
+            body["id_token"] = jwt.encode({"alg": "RS256", "kid": current_key().kid}, claims, current_key())
+        return jsonify(body)
     return response
+
+
+@app.route("/.well-known/openid-configuration", methods=["GET"])
+def openid_configuration():
+    discovery_fetches[0] += 1
+    if config["discovery_malformed"]:
+        return Response("<html>not json</html>", status=200, content_type="text/html")
+    base = issuer()
+    moved = base + "/moved" if config["discovery_moved"] else base
+    document = {
+        "issuer": "https://idp.attacker.example" if config["discovery_wrong_issuer"] else base,
+        "authorization_endpoint": base + "/authorize",
+        "device_authorization_endpoint": moved + "/device_authorization",
+        "token_endpoint": "http://idp.example/token" if config["discovery_insecure"] else moved + "/token",
+        "revocation_endpoint": base + "/revoke",
+        "jwks_uri": base + "/jwks",
+        "response_types_supported": ["code"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+        "grant_types_supported": [
+            "authorization_code",
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:device_code",
+        ],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+    }
+    if config["discovery_no_token"]:
+        del document["token_endpoint"]
+    return jsonify(document)
 
 
 @app.route("/revoke", methods=["POST"])
@@ -394,6 +456,7 @@ def admin_state():
             "issued": len(tokens),
             "live_refresh_tokens": sum(1 for t in tokens if t.get("refresh_token") and not t.get("revoked")),
             "jwks_fetches": jwks_fetches[0],
+            "discovery_fetches": discovery_fetches[0],
         }
     )
 

@@ -44,13 +44,20 @@ final class IdentityProviderProcess: @unchecked Sendable {
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// An admin policy: this provider (`flow`) for `domain`, shared by `apps`.
-    func policy(flow: String, domain: String, apps: [String]) -> String {
+    func policy(flow: String, domain: String, apps: [String], issuerOnly: Bool = false) -> String {
         let quoted = apps.map { "\"\($0)\"" }.joined(separator: ", ")
-        return """
-            {"schema": "cordon.policy.v1", "identity": {
-              "providers": [{"name": "local", "endpoints": {
+        // Named by its issuer alone, the agent discovers every endpoint (OpenID Connect Discovery).
+        let endpoints =
+            issuerOnly
+            ? #""issuer": "\#(base)","#
+            : """
+            "endpoints": {
                 "deviceAuthorization": "\(base)/device_authorization", "authorization": "\(base)/authorize",
                 "token": "\(base)/token", "revocation": "\(base)/revoke"},
+            """
+        return """
+            {"schema": "cordon.policy.v1", "identity": {
+              "providers": [{"name": "local", \(endpoints)
                 "clientId": "cordon-test", "scopes": ["openid"], "flow": "\(flow)"}],
               "domains": [{"domain": "\(domain)", "provider": "local"}],
               "accessGroups": [{"name": "group", "apps": [\(quoted)], "domains": ["\(domain)"]}]
