@@ -64,7 +64,7 @@ struct ParserFixtureTests {
         // The identity offline limits likewise: absent means no limit.
         let allowLists: Set = [
             "allowedTargets", "allowedSources", "saveLocations", "importKinds", "codeReaders", "offlineGraceMinutes",
-            "offlineWipeDays",
+            "offlineWipeDays", "clientCertificate",
         ]
         for (section, keys) in PolicyParser.Rules.sectionKeys {
             for key in keys where !allowLists.contains(key) {
