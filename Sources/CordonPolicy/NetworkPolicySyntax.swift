@@ -8,7 +8,12 @@ extension ValueSyntax where Parsed == [NetworkPinEntry] {
                 "Hosts and what their servers' chains must satisfy: at least one of pinSha256 and caCertificates."
             ),
             ("type", "object"), ("additionalProperties", .bool(false)), ("required", .array(["hosts"])),
-            ("anyOf", .array([.object([("required", .array(["pinSha256"]))]), .object([("required", .array(["caCertificates"]))])])),
+            (
+                "anyOf",
+                .array([
+                    .object([("required", .array(["pinSha256"]))]), .object([("required", .array(["caCertificates"]))]),
+                ])
+            ),
             (
                 "properties",
                 .object([
@@ -32,7 +37,8 @@ extension ValueSyntax where Parsed == [NetworkPinEntry] {
                         "caCertificates",
                         IdentitySchema.array(
                             of: StringPattern.pemCertificate.schema(description: "One PEM CERTIFICATE block."),
-                            description: "The chain must be verified up to one of these (instead of the system's roots).")
+                            description:
+                                "The chain must be verified up to one of these (instead of the system's roots).")
                     ),
                 ])
             ),
@@ -90,7 +96,8 @@ enum NetworkRules {
     static func certificateProblem(_ text: String) -> String? {
         let trimmed = PolicyFormat.trimmed(text)
         if trimmed.contains("PRIVATE KEY") {
-            return "this is a private key, not a certificate; a policy never holds private keys (its text is not repeated here)"
+            return
+                "this is a private key, not a certificate; a policy never holds private keys (its text is not repeated here)"
         }
         guard trimmed.hasPrefix(begin) else {
             return "a PEM certificate starts with \"\(begin)\""
@@ -150,7 +157,9 @@ extension PolicyParser.Validator {
             let members = object(
                 json, context: context, keys: ["hosts", "pinSha256", "caCertificates"], required: ["hosts"])
         else { return nil }
-        let hosts = members["hosts"].flatMap { list($0, of: "host patterns", nonEmpty: "host pattern") { hostPattern($0) } }
+        let hosts = members["hosts"].flatMap {
+            list($0, of: "host patterns", nonEmpty: "host pattern") { hostPattern($0) }
+        }
         let pins = members["pinSha256"].flatMap { value in
             list(value, of: "pin-sha256 values") { [self] element in
                 string(element, expected: StringPattern.pinSHA256.expected, where: NetworkRules.isPinSHA256)

@@ -101,12 +101,17 @@ struct NetworkPolicySectionTests {
 
     @Test func entriesOfEveryAdminFileCombineEachWithItsSource() throws {
         let policy = try Self.policy([
-            ("/etc/cordon/policy.d/10-a.json", Self.document(#"{"pins": [{"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}"#)),
+            (
+                "/etc/cordon/policy.d/10-a.json",
+                Self.document(#"{"pins": [{"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}"#)
+            ),
             (
                 "/etc/cordon/policy.d/20-b.json",
                 Self.document(
                     #"{"pins": [{"hosts": ["*.example.com"], "pinSha256": ["\#(Self.pinB)"]}, {"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinB)"]}], "unpinnedHosts": "deny"}"#,
-                    overrides: #"[{"apps": ["com.example.mail"], "network": {"pins": [{"hosts": ["mail.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}}]"#)
+                    overrides:
+                        #"[{"apps": ["com.example.mail"], "network": {"pins": [{"hosts": ["mail.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}}]"#
+                )
             ),
         ])
         let notes = policy.networkPolicy(appId: "com.example.notes")
@@ -115,7 +120,9 @@ struct NetworkPolicySectionTests {
                 "/etc/cordon/policy.d/10-a.json#/network/pins/0", "/etc/cordon/policy.d/20-b.json#/network/pins/0",
                 "/etc/cordon/policy.d/20-b.json#/network/pins/1",
             ])
-        #expect(notes.pins[2] == NetworkPolicy.Pin(hosts: ["api.example.com"], pinSha256: [Self.pinB], source: notes.pins[2].source))
+        #expect(
+            notes.pins[2]
+                == NetworkPolicy.Pin(hosts: ["api.example.com"], pinSha256: [Self.pinB], source: notes.pins[2].source))
         #expect(notes.unpinnedHosts == "deny")
         #expect(notes.unpinnedHostsSource == "/etc/cordon/policy.d/20-b.json#/network/unpinnedHosts")
         let mail = policy.networkPolicy(appId: "com.example.mail")
@@ -123,8 +130,18 @@ struct NetworkPolicySectionTests {
         #expect(mail.pins.last?.source == "/etc/cordon/policy.d/20-b.json#/overrides/0/network/pins/0")
         // Files in the other order give the same answer.
         let reversed = try Self.policy([
-            ("/etc/cordon/policy.d/20-b.json", Self.document(#"{"pins": [{"hosts": ["*.example.com"], "pinSha256": ["\#(Self.pinB)"]}, {"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinB)"]}], "unpinnedHosts": "deny"}"#, overrides: #"[{"apps": ["com.example.mail"], "network": {"pins": [{"hosts": ["mail.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}}]"#)),
-            ("/etc/cordon/policy.d/10-a.json", Self.document(#"{"pins": [{"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}"#)),
+            (
+                "/etc/cordon/policy.d/20-b.json",
+                Self.document(
+                    #"{"pins": [{"hosts": ["*.example.com"], "pinSha256": ["\#(Self.pinB)"]}, {"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinB)"]}], "unpinnedHosts": "deny"}"#,
+                    overrides:
+                        #"[{"apps": ["com.example.mail"], "network": {"pins": [{"hosts": ["mail.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}}]"#
+                )
+            ),
+            (
+                "/etc/cordon/policy.d/10-a.json",
+                Self.document(#"{"pins": [{"hosts": ["api.example.com"], "pinSha256": ["\#(Self.pinA)"]}]}"#)
+            ),
         ])
         #expect(reversed.networkPolicy(appId: "com.example.mail") == mail)
     }
@@ -132,7 +149,8 @@ struct NetworkPolicySectionTests {
     @Test func withoutAFileTheBuiltinDefaultPinsNothing() throws {
         let policy = try Self.policy([])
         let answer = policy.networkPolicy(appId: "com.example.notes")
-        #expect(answer == NetworkPolicy(pins: [], unpinnedHosts: "systemTrust", unpinnedHostsSource: "built-in default"))
+        #expect(
+            answer == NetworkPolicy(pins: [], unpinnedHosts: "systemTrust", unpinnedHostsSource: "built-in default"))
     }
 
     @Test func twoClientCertificatesResolveToTheOneThatSortsFirstWhateverTheOrder() throws {

@@ -72,14 +72,16 @@ struct NetworkPolicyTests {
             let mailPolicy = try await mail.networkPolicy()
             let notesPolicy = try await notes.networkPolicy()
             let admin = agent.directory + "/admin"
-            #expect(mailPolicy.pins.map(\.source).sorted() == [
-                admin + "/10-base.json#/network/pins/0", admin + "/20-mail.json#/network/pins/0",
-                admin + "/20-mail.json#/overrides/0/network/pins/0",
-            ])
+            #expect(
+                mailPolicy.pins.map(\.source).sorted() == [
+                    admin + "/10-base.json#/network/pins/0", admin + "/20-mail.json#/network/pins/0",
+                    admin + "/20-mail.json#/overrides/0/network/pins/0",
+                ])
             #expect(mailPolicy.pins.first { $0.hosts == ["mail.example.com"] }?.pinSha256 == [Self.pinC])
             #expect(
                 mailPolicy.clientCertificate
-                    == NetworkPolicy.ClientCertificate(certificate: "/etc/cordon/mail.pem", key: "/etc/cordon/mail.key"))
+                    == NetworkPolicy.ClientCertificate(certificate: "/etc/cordon/mail.pem", key: "/etc/cordon/mail.key")
+            )
             #expect(notesPolicy.pins.count == 2)
             #expect(!notesPolicy.pins.contains { $0.hosts.contains("mail.example.com") })
             #expect(notesPolicy.clientCertificate == nil)
