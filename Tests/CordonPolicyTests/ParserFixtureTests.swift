@@ -34,7 +34,8 @@ struct ParserFixtureTests {
         let files = try Support.policyFiles()
         #expect(
             files.map(\.lastPathComponent).sorted() == [
-                "corporate-baseline.json", "default.json", "developer-lenient.json", "strict.json",
+                "corporate-baseline.json", "default.json", "developer-lenient.json", "pinned-network.json",
+                "strict.json",
             ])
         for file in files {
             let source = PolicySource(path: file.path, origin: .admin)
