@@ -53,15 +53,22 @@ extension ValueSyntax where Parsed == ClientCertificateEntry {
     static var clientCertificate: Self {
         Self(
             parse: { json, validator in validator.clientCertificate(json) },
-            schema: IdentitySchema.object(
-                "The client certificate for mutual TLS.",
-                [
-                    (
-                        "certificate",
-                        StringPattern.absolutePath.schema(description: "The PEM certificate chain's path (leaf first).")
-                    ),
-                    ("key", StringPattern.absolutePath.schema(description: "The PEM private key's path.")),
-                ], required: ["certificate", "key"]))
+            // The setting's summary is the object's description (the declaration adds it).
+            schema: .object([
+                ("type", "object"), ("additionalProperties", .bool(false)),
+                ("required", .array(["certificate", "key"])),
+                (
+                    "properties",
+                    .object([
+                        (
+                            "certificate",
+                            StringPattern.absolutePath.schema(
+                                description: "The PEM certificate chain's path (leaf first).")
+                        ),
+                        ("key", StringPattern.absolutePath.schema(description: "The PEM private key's path.")),
+                    ])
+                ),
+            ]))
     }
 }
 
