@@ -11,7 +11,7 @@ public enum PolicyKeys {
         (Apps.section, Apps.all), (Passcode.section, Passcode.all), (Lock.section, Lock.all),
         (Pasteboard.section, Pasteboard.all), (Documents.section, Documents.all), (Storage.section, Storage.all),
         (Conditions.section, Conditions.all), (Tokens.section, Tokens.all),
-        (Identity.section, Identity.all),
+        (Identity.section, Identity.all), (Network.section, Network.all),
     ]
 
     /// Every setting, in document order.

@@ -46,6 +46,15 @@ public struct OpenDocumentParameters: Sendable, Codable {
     }
 }
 
+/// `GetNetworkPolicy` parameters: `token` names the registration when called on another
+/// connection of the registered process; without it, the calling connection must be the registered one.
+public struct GetNetworkPolicyParameters: Sendable, Codable, Equatable {
+    public var token: String?
+    public init(token: String? = nil) {
+        self.token = token
+    }
+}
+
 /// `OpenDocument` reply; the message carries the file's open descriptor (SCM_RIGHTS).
 public struct OpenDocumentReply: Sendable, Codable {
     public var document: DocumentInfo

@@ -356,6 +356,28 @@ public enum InterfaceDescriptions {
         # contentType and length.
         method Check(action: string, target: ?string, context: ?[string]string) -> (decision: Decision)
 
+        # One network.pins entry: a host must satisfy every entry of its most specific matching
+        # pattern (an exact host beats a wildcard, a longer wildcard suffix a shorter one): a
+        # certificate of the verified chain with one of pinSha256 (RFC 7469), or a chain up to one
+        # of caCertificates (PEM). source is the entry's file and JSON pointer.
+        type Pin (hosts: []string, pinSha256: []string, caCertificates: []string, source: string)
+
+        # The absolute paths of the PEM certificate chain and private key for mutual TLS.
+        type ClientCertificate (certificate: string, key: string)
+
+        # The app's effective network policy; unpinnedHosts (deny or systemTrust) governs hosts no
+        # pattern names, unpinnedHostsSource names where it comes from.
+        type NetworkPolicy (
+          pins: []Pin,
+          unpinnedHosts: string,
+          unpinnedHostsSource: string,
+          clientCertificate: ?ClientCertificate
+        )
+
+        # The registered app's effective network policy (after a reload, the new one); token names
+        # the registration when called on another connection of the registered process.
+        method GetNetworkPolicy(token: ?string) -> (policy: NetworkPolicy)
+
         # Call Register first.
         error NotRegistered ()
 

@@ -57,4 +57,6 @@ public enum Method: String, Sendable, CaseIterable {
     case identitySignIn = "io.cordon.Identity.SignIn"
     case identitySignOut = "io.cordon.Identity.SignOut"
     case identityStatus = "io.cordon.Identity.Status"
+    // MARK: Pinned channel (docs/ARCHITECTURE.md, "Pinned channel")
+    case getNetworkPolicy = "io.cordon.App.GetNetworkPolicy"
 }

@@ -143,6 +143,13 @@ extension Agent {
             .tokenImport, .tokenList, .tokenCode, .tokenRename, .tokenRemove, .tokenReset:
             // Served by their components (`Agent+Components.swift`); never reaches here.
             throw .methodNotFound(header.method)
+        // MARK: Pinned channel
+        case .getNetworkPolicy:
+            let parameters = try codec.decodeParameters(GetNetworkPolicyParameters.self, from: message)
+            let policy = try typed { () throws(CordonError) in
+                try networkPolicy(token: parameters.token, caller: connection)
+            }
+            return .reply(encoder.reply(NetworkPolicyReply(policy: policy)))
         // MARK: Recovery key (#12)
         case .recover:
             let parameters = try codec.decodeParameters(RecoverParameters.self, from: message)

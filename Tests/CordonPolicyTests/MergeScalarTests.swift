@@ -152,7 +152,7 @@ struct MergeScalarTests {
                 "/documents/allowedTargets", "/documents/allowedSources", "/documents/saveLocations",
                 "/tokens/importKinds",
                 "/tokens/codeReaders",
-                "/identity/offlineGraceMinutes", "/identity/offlineWipeDays",
+                "/identity/offlineGraceMinutes", "/identity/offlineWipeDays", "/network/clientCertificate",
             ])
         #expect(policy.base[PolicyKeys.Lock.idleTimeoutSeconds].value == 300)
         #expect(policy[PolicyKeys.Passcode.onMaxAttempts].value == .wipe)

@@ -55,6 +55,11 @@ import Testing
             "accessGroups": #"[{"name": "office", "apps": ["com.example.mail"], "domains": ["corp.example"]}]"#,
             "offlineGraceMinutes": "60", "offlineWipeDays": "7",
         ],
+        "network": [
+            "pins": #"[{"hosts": ["api.example.com"], "pinSha256": ["47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]}]"#,
+            "unpinnedHosts": #""deny""#,
+            "clientCertificate": #"{"certificate": "/etc/cordon/app.pem", "key": "/etc/cordon/app.key"}"#,
+        ],
     ]
 
     static func parse(_ text: String) -> Result<PolicyDocument, PolicyParseFailure> {

@@ -34,7 +34,8 @@ struct ParserFixtureTests {
         let files = try Support.policyFiles()
         #expect(
             files.map(\.lastPathComponent).sorted() == [
-                "corporate-baseline.json", "default.json", "developer-lenient.json", "strict.json",
+                "corporate-baseline.json", "default.json", "developer-lenient.json", "pinned-network.json",
+                "strict.json",
             ])
         for file in files {
             let source = PolicySource(path: file.path, origin: .admin)
@@ -64,7 +65,7 @@ struct ParserFixtureTests {
         // The identity offline limits likewise: absent means no limit.
         let allowLists: Set = [
             "allowedTargets", "allowedSources", "saveLocations", "importKinds", "codeReaders", "offlineGraceMinutes",
-            "offlineWipeDays",
+            "offlineWipeDays", "clientCertificate",
         ]
         for (section, keys) in PolicyParser.Rules.sectionKeys {
             for key in keys where !allowLists.contains(key) {
@@ -103,6 +104,7 @@ struct ParserFixtureTests {
             K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
             K.Tokens.dataAccess(.whenUnlocked), K.Tokens.ctkipAllowInsecure(false),
             K.Identity.providers([]), K.Identity.cpaProviders([]), K.Identity.domains([]), K.Identity.accessGroups([]),
+            K.Network.pins([]), K.Network.unpinnedHosts(.systemTrust),
         ])
         #expect(document.settings == expected)
         #expect(document.overrides.isEmpty)

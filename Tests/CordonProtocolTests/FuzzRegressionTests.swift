@@ -258,6 +258,8 @@ enum VarlinkParameterFuzzCheck {
         case .identitySignIn, .identitySignOut:
             return roundTrip(IdentityProviderParameters.self, method, data, fields: ["provider"])
         case .identityStatus: return roundTrip(NoParameters.self, method, data, fields: [])
+        // MARK: Pinned channel
+        case .getNetworkPolicy: return roundTrip(GetNetworkPolicyParameters.self, method, data, fields: ["token"])
         }
     }
 

@@ -299,6 +299,15 @@ struct InterfaceDescriptionsTests {
                         name: "p", flow: "device", domains: ["d"], signingIn: true, sessions: [session])
                 ])
             )
+        case .getNetworkPolicy:
+            let pin = NetworkPolicy.Pin(hosts: ["h"], pinSha256: ["p"], caCertificates: ["c"], source: "s")
+            let client = NetworkPolicy.ClientCertificate(certificate: "/c", key: "/k")
+            return (
+                GetNetworkPolicyParameters(token: "t"),
+                NetworkPolicyReply(
+                    policy: NetworkPolicy(
+                        pins: [pin], unpinnedHosts: "deny", unpinnedHostsSource: "s", clientCertificate: client))
+            )
         }
     }
 
