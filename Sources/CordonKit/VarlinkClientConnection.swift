@@ -103,7 +103,7 @@ final class VarlinkClientConnection: Sendable {
         }
     }
 
-    private func send<P: Encodable & Sendable>(_ call: VarlinkCall<P>) async throws -> Data {
+    func send<P: Encodable & Sendable>(_ call: VarlinkCall<P>) async throws -> Data {
         let frame = try codec.encode(call)
         let handler = self.handler
         let channel = self.channel
