@@ -55,7 +55,8 @@ public struct ChannelConnector: Sendable {
                         context: context, host: host, governance: governance, outcome: outcome)
                     try channel.pipeline.syncOperations.addHandler(tls)
                     try channel.pipeline.syncOperations.addHandler(
-                        TLSHandshakeWaiter(promise: handshake, outcome: outcome, host: host))
+                        TLSHandshakeWaiter(promise: handshake, outcome: outcome, host: host),
+                        name: TLSHandshakeWaiter.name)
                 }
             }
         let channel: any Channel
@@ -85,6 +86,12 @@ public struct ChannelConnector: Sendable {
             channel.close(promise: nil)
             throw (error as? SecureChannelError) ?? .handshakeFailed(host: host, reason: Self.describe(error))
         }
+    }
+
+    /// Hands what the server sent since the handshake to the handlers added after `connect`
+    /// returned; call on the channel's event loop once they are in place.
+    public static func release(_ channel: any Channel) {
+        channel.pipeline.syncOperations.removeHandler(name: TLSHandshakeWaiter.name, promise: nil)
     }
 
     static func timeAmount(_ duration: Duration) -> TimeAmount {

@@ -136,6 +136,7 @@ public final class SecureChannel: Sendable {
                 do {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(HTTPResponseCollector(exchange))
+                    ChannelConnector.release(channel)
                 } catch {
                     response.fail(SecureChannelError.malformedResponse(host: target.host, reason: "\(error)"))
                 }
@@ -152,6 +153,8 @@ public final class SecureChannel: Sendable {
             case .failure(let error):
                 exchange.promise.fail(SecureChannelError.malformedResponse(host: exchange.host, reason: "\(error)"))
             case .success(let multiplexer):
+                // The server's SETTINGS, held since the handshake, reach the HTTP/2 handler now.
+                ChannelConnector.release(channel)
                 let stream = channel.eventLoop.makePromise(of: (any Channel).self)
                 multiplexer.createStreamChannel(promise: stream) { streamChannel in
                     streamChannel.eventLoop.makeCompletedFuture {

@@ -5,18 +5,42 @@ import NIOTLS
 /// Completes `promise` with the negotiated ALPN protocol when the TLS handshake completes, or
 /// fails it with the verification callback's refusal, the TLS error, or the server closing
 /// first (docs/ARCHITECTURE.md, "Pinned channel").
+///
+/// After the handshake it holds what the server sends (an HTTP/2 server's SETTINGS come at once)
+/// until the pipeline that reads it is in place: `ChannelConnector.release(_:)` removes it, and
+/// it hands the held bytes on as it leaves.
 final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+
+    /// Its name in the pipeline.
+    static let name = "cordon-tls-handshake"
 
     private let promise: EventLoopPromise<String?>
     private let outcome: VerificationOutcome
     private let host: String
     private var done = false
+    private var held: [NIOAny] = []
 
     init(promise: EventLoopPromise<String?>, outcome: VerificationOutcome, host: String) {
         self.promise = promise
         self.outcome = outcome
         self.host = host
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if done { held.append(data) } else { context.fireChannelRead(data) }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if held.isEmpty { context.fireChannelReadComplete() }
+    }
+
+    func removeHandler(context: ChannelHandlerContext, removalToken: ChannelHandlerContext.RemovalToken) {
+        let pending = held
+        held = []
+        for data in pending { context.fireChannelRead(data) }
+        if !pending.isEmpty { context.fireChannelReadComplete() }
+        context.leavePipeline(removalToken: removalToken)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -103,6 +103,7 @@ final class TunnelListener: Sendable {
                 let (inner, outer) = GlueHandler.matchedPair()
                 try local.pipeline.syncOperations.addHandler(inner)
                 try remote.pipeline.syncOperations.addHandler(outer)
+                ChannelConnector.release(remote)
                 local.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in local.close(promise: nil) }
             }.get()
         } catch {
