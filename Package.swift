@@ -26,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The pinned channel (docs/ARCHITECTURE.md, "Pinned channel"): HTTP/2, X.509 verification.
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // ID token verification (docs/ARCHITECTURE.md, "Identity"): swift-crypto, swift-certificates and swift-log only.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
@@ -131,9 +135,16 @@ let package = Package(
             name: "CordonKit",
             dependencies: [
                 "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonStore", "CordonAge",
+                "CordonPolicy",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),
@@ -152,6 +163,9 @@ let package = Package(
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonPinentry", "CordonSystem", "CordonPolicy", "CordonTrust",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -162,6 +176,7 @@ let package = Package(
                 "CordonTokens", "CordonKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -227,6 +242,14 @@ let package = Package(
         .testTarget(
             name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol", "CordonSecrets", "CordonStore"],
             swiftSettings: strict),
+        // The pinned channel against real peers: certificates from openssl, servers in Python (`peers/`),
+        // curl as the reference verifier.
+        .testTarget(
+            name: "CordonChannelTests",
+            dependencies: ["CordonKit", "CordonProtocol"],
+            exclude: ["peers"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -11,7 +11,8 @@
 # tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
 # Python (test peers): varlink, jsonschema, rsa-ct-kip (RSA's CT-KIP client and fake server the CT-KIP
 # import tests provision from; it brings flask and pycryptodome), authlib and flask (the local OAuth 2.0
-# identity provider of CordonIdentityTests).
+# identity provider of CordonIdentityTests), h2 (the HTTP/2 peer of CordonChannelTests); openssl and curl (the certificates
+# and the reference verifier of CordonChannelTests).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -29,6 +30,8 @@ packages=(
     fprintd
     libfprint-2-2
     python3-dbusmock
+    openssl
+    curl
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -86,4 +89,10 @@ fi
 if ! "$python" -c "import cryptography.hazmat.primitives.asymmetric.ed25519" >/dev/null 2>&1; then
     echo "installing the Python cryptography package"
     "$python" -m pip install -q cryptography 2>/dev/null || "$python" -m pip install -q --break-system-packages cryptography
+fi
+
+# PyPI h2: the HTTP/2 server of Tests/CordonChannelTests/peers/tls_peer.py (SecureChannel's HTTP/2 test).
+if ! "$python" -c "import h2.connection" >/dev/null 2>&1; then
+    echo "installing the Python h2 package"
+    "$python" -m pip install -q h2 2>/dev/null || "$python" -m pip install -q --break-system-packages h2
 fi

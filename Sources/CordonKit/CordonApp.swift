@@ -35,12 +35,16 @@ public final class CordonApp: Sendable {
     private let subscription: EventStream
     /// The app key for `SecureStore`, revoked by the events task before the app hears why.
     let keyState: AppKeyState
+    /// The app's key as `secureChannel()` follows it: fed every event before the app hears it.
+    let channelGate: ChannelGate
 
     private init(
         appId: String, socketPath: String, managed: Bool, control: VarlinkClientConnection, token: String,
-        subscription: EventStream, events: AsyncStream<CordonEvent>, keyState: AppKeyState
+        subscription: EventStream, events: AsyncStream<CordonEvent>, keyState: AppKeyState,
+        channelGate: ChannelGate
     ) {
         self.keyState = keyState
+        self.channelGate = channelGate
         self.appId = appId
         self.token = token
         self.socketPath = socketPath
@@ -74,6 +78,7 @@ public final class CordonApp: Sendable {
         if process == nil { _ = cordon_set_nondumpable() }
         let source = subscription.events
         let keyState = AppKeyState()
+        let channelGate = ChannelGate(appId: appId)
         let events = AsyncStream<CordonEvent> { continuation in
             let task = Task {
                 var lastSeq = 0
@@ -82,11 +87,14 @@ public final class CordonApp: Sendable {
                         lastSeq = max(lastSeq, event.seq)
                         // The SDK's own storage closes before the app hears the event.
                         if AppKeyState.revokes(event, appId: appId) { keyState.revoke() }
+                        // The pinned channel's connections are cut before the app hears it too.
+                        channelGate.follow(event)
                         continuation.yield(event)
                     }
                 } catch {}
                 // However the stream ended, the key must be treated as gone.
                 keyState.revoke()
+                channelGate.keyBecameUnavailable(reason: EventReason.agentUnavailable.rawValue)
                 continuation.yield(.agentUnavailable(lastSeq: lastSeq))
                 continuation.finish()
             }
@@ -94,7 +102,8 @@ public final class CordonApp: Sendable {
         }
         let app = CordonApp(
             appId: appId, socketPath: path, managed: registration.managed, control: control,
-            token: registration.token, subscription: subscription, events: events, keyState: keyState)
+            token: registration.token, subscription: subscription, events: events, keyState: keyState,
+            channelGate: channelGate)
         // Losing the control connection means losing the registration: end the events too.
         control.closeFuture.whenComplete { _ in Task { await subscription.connection.close() } }
         return app
@@ -137,6 +146,7 @@ public final class CordonApp: Sendable {
     /// Unregisters and closes both connections.
     public func close() async {
         keyState.revoke()
+        channelGate.keyBecameUnavailable(reason: "closed")
         await subscription.connection.close()
         await control.close()
     }

@@ -10,6 +10,6 @@ struct CordonBench: ParsableCommand {
         subcommands: [
             RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
             MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageBenchmark.self,
-            UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self,
+            UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, ChannelBenchmark.self,
         ])
 }

@@ -40,12 +40,30 @@ struct RunCommand: AsyncParsableCommand {
             valueName: "dir|none"))
     var cgroupParent: String?
 
+    @Option(
+        name: .customLong("tunnel"),
+        help: ArgumentHelp(
+            "A pinned TLS tunnel to https://host:port, verified by the app's network policy: the program gets "
+                + "CORDON_TUNNEL_<NAME>=unix:PATH and CORDON_TUNNEL_<NAME>_TCP=127.0.0.1:PORT (repeatable).",
+            valueName: "NAME=https://host:port"))
+    var tunnels: [String] = []
+
     @Argument(parsing: .postTerminator, help: "The program and its arguments, after --.")
     var command: [String] = []
 
     func validate() throws {
         guard !command.isEmpty else { throw ValidationError("give the program to run after --, e.g. -- vim notes.txt") }
         if let problem = AppIdentifier.problem(with: app) { throw ValidationError("--app: \(problem)") }
+        var names = Set<String>()
+        for text in tunnels {
+            do {
+                let tunnel = try Tunnel(parsing: text)
+                guard names.insert(tunnel.name.uppercased()).inserted else {
+                    throw ValidationError(
+                        "--tunnel \(text): a tunnel named \(tunnel.name.uppercased()) is already given")
+                }
+            } catch let error as TunnelSpecError { throw ValidationError(error.description) }
+        }
     }
 
     func run() async throws {
@@ -65,6 +83,12 @@ struct RunCommand: AsyncParsableCommand {
                 hint: "give a directory of the cgroup2 hierarchy delegated to you, or none to freeze with signals",
                 code: .usage)
         }
+        let tunnels = try self.tunnels.map { try Tunnel(parsing: $0) }
+        let gate = ChannelGate(appId: app)
+        let upstream = TunnelUpstream()
+        let tunnelSet = try await TunnelSet.start(
+            tunnels, environment: environment, upstream: upstream, gate: gate)
+        environment.merge(tunnelSet.environment) { $1 }
         let program = try WrappedProgram(
             arguments: command, environment: environment, cgroup: parent?.child("cordon-\(app)-\(getpid())"))
         program.freeze()
@@ -77,15 +101,20 @@ struct RunCommand: AsyncParsableCommand {
             source.resume()
             return source
         }
-        let supervisor = RunSupervisor(program: program, appId: app, socketPath: socket, freezeOnLock: freezeOnLock)
+        let supervisor = RunSupervisor(
+            program: program, appId: app, socketPath: socket, freezeOnLock: freezeOnLock,
+            gate: tunnels.isEmpty ? nil : gate)
         let registered: CordonApp
         do {
             registered = try await CordonApp.connect(appId: app, socketPath: socket, process: program.pid)
+            // Before the supervisor thaws the program: its tunnels know the policy from the start.
+            if !tunnels.isEmpty { upstream.set(try await tunnelConnector(registered)) }
         } catch {
             program.terminate()
             program.returnTerminal()
             _ = await program.waitForExit()
             program.removeCgroup()
+            await tunnelSet.close()
             throw error
         }
         let watcher = Task { await supervisor.follow(registered) }
@@ -96,6 +125,15 @@ struct RunCommand: AsyncParsableCommand {
         sources.forEach { $0.cancel() }
         program.returnTerminal()
         await supervisor.close()
+        await tunnelSet.close()
         throw ExitCode(status)
+    }
+
+    /// The tunnels' connector: the app's network policy from the agent (`GetNetworkPolicy`).
+    private func tunnelConnector(_ app: CordonApp) async throws -> ChannelConnector {
+        let policy = try await app.networkPolicy()
+        do { return try ChannelConnector(verifier: ChannelVerifier(policy: policy), alpn: []) } catch {
+            throw CLIError("--tunnel: \(error)", hint: "fix the network policy", code: .failure)
+        }
     }
 }

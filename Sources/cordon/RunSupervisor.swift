@@ -9,13 +9,17 @@ actor RunSupervisor {
     let appId: String
     let socketPath: String
     let freezeOnLock: Bool
+    /// The `--tunnel` connections' gate: fed every event, so revocation cuts them
+    /// (docs/ARCHITECTURE.md, "Pinned channel").
+    let gate: ChannelGate?
     private var current: CordonApp?
     /// The device's posture revoked the app's key (reason `posture`): the program stays frozen,
     /// whatever the container does, until the agent gives the key back with reason `posture`.
     private var postureBlocked = false
 
-    init(program: WrappedProgram, appId: String, socketPath: String, freezeOnLock: Bool) {
+    init(program: WrappedProgram, appId: String, socketPath: String, freezeOnLock: Bool, gate: ChannelGate? = nil) {
         self.program = program
+        self.gate = gate
         self.appId = appId
         self.socketPath = socketPath
         self.freezeOnLock = freezeOnLock
@@ -40,6 +44,8 @@ actor RunSupervisor {
     private func handleEvents(of app: CordonApp) async {
         for await event in app.events {
             if Task.isCancelled { return }
+            // The tunnels close before the program is frozen or the revocation acknowledged.
+            gate?.follow(event)
             switch event.kind {
             case .state, .encryptionKeyAvailable, .didUnlock:
                 if event.kind == .encryptionKeyAvailable && event.reason == .posture { postureBlocked = false }

@@ -1,0 +1,123 @@
+import CordonKit
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Serves one `--tunnel` (docs/ARCHITECTURE.md, "Pinned channel"): a Unix socket (mode 0600, in a
+/// 0700 directory of its own) and a loopback TCP port. Each accepted connection gets a verified TLS
+/// connection to the upstream, then bytes are relayed both ways. No connection while the app's key
+/// is unavailable (the local one is closed at once and the reason logged); open ones are cut on
+/// revocation (`ChannelGate`); a bad upstream closes only its own connection, with the reason on stderr.
+final class TunnelListener: Sendable {
+    let tunnel: Tunnel
+    /// The Unix socket's path.
+    let socketPath: String
+    /// The loopback TCP port.
+    let port: Int
+    private let servers: [any Channel]
+
+    private init(tunnel: Tunnel, socketPath: String, port: Int, servers: [any Channel]) {
+        self.tunnel = tunnel
+        self.socketPath = socketPath
+        self.port = port
+        self.servers = servers
+    }
+
+    /// The environment the program gets for this tunnel.
+    var environment: [String: String] {
+        [tunnel.unixVariable: "unix:\(socketPath)", tunnel.tcpVariable: "127.0.0.1:\(port)"]
+    }
+
+    /// Listens for `tunnel` in `directory` (which must exist, mode 0700); connections wait for
+    /// `upstream` to hold a connector (the app's policy) and for `gate` to be open.
+    static func start(
+        _ tunnel: Tunnel, directory: String, upstream: TunnelUpstream, gate: ChannelGate,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> TunnelListener {
+        let socketPath = directory + "/" + tunnel.name + ".sock"
+        guard socketPath.utf8.count < 108 else {
+            throw CLIError(
+                "--tunnel \(tunnel.name): the socket path \(socketPath) is too long for a Unix socket",
+                hint: "set XDG_RUNTIME_DIR (or CORDON_RUNTIME_DIR) to a shorter directory", code: .usage)
+        }
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .childChannelOption(.autoRead, value: false)
+            .childChannelInitializer { child in
+                Task { await relay(child, tunnel: tunnel, upstream: upstream, gate: gate) }
+                return child.eventLoop.makeSucceededVoidFuture()
+            }
+        // Created 0600 from the start: no moment where another user could connect.
+        let previous = umask(0o177)
+        let unix: any Channel
+        do {
+            unix = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true).get()
+        } catch {
+            umask(previous)
+            throw error
+        }
+        umask(previous)
+        let tcp = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        return TunnelListener(
+            tunnel: tunnel, socketPath: socketPath, port: tcp.localAddress?.port ?? 0, servers: [unix, tcp])
+    }
+
+    /// Stops listening and removes the socket.
+    func close() async {
+        for server in servers { try? await server.close() }
+        unlink(socketPath)
+    }
+
+    private static func relay(_ local: any Channel, tunnel: Tunnel, upstream: TunnelUpstream, gate: ChannelGate)
+        async
+    {
+        let label = "cordon: tunnel \(tunnel.name)"
+        if let refusal = gate.refusal {
+            Output.note("\(label): connection refused: \(refusal)")
+            local.close(promise: nil)
+            return
+        }
+        guard let connector = upstream.connector else {
+            Output.note("\(label): connection refused: the app's network policy is not loaded yet")
+            local.close(promise: nil)
+            return
+        }
+        do {
+            let (remote, _) = try await connector.connect(host: tunnel.host, port: tunnel.port, on: local.eventLoop)
+            let id: Int
+            do {
+                id = try gate.open { error in
+                    Output.note("\(label): \(error)")
+                    local.close(promise: nil)
+                    remote.close(promise: nil)
+                }
+            } catch {
+                Output.note("\(label): connection refused: \(error)")
+                remote.close(promise: nil)
+                local.close(promise: nil)
+                return
+            }
+            local.closeFuture.and(remote.closeFuture).whenComplete { _ in gate.close(id) }
+            try await local.eventLoop.submit {
+                let (inner, outer) = GlueHandler.matchedPair()
+                try local.pipeline.syncOperations.addHandler(inner)
+                try remote.pipeline.syncOperations.addHandler(outer)
+                ChannelConnector.release(remote)
+                local.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in local.close(promise: nil) }
+            }.get()
+        } catch {
+            Output.note("\(label): \(tunnel.host):\(tunnel.port): \(error)")
+            local.close(promise: nil)
+        }
+    }
+}
+
+/// The connector of a run's tunnels, set once the app's network policy is known.
+final class TunnelUpstream: Sendable {
+    private let value = Mutex<ChannelConnector?>(nil)
+
+    var connector: ChannelConnector? { value.withLock { $0 } }
+
+    func set(_ connector: ChannelConnector) { value.withLock { $0 = connector } }
+}

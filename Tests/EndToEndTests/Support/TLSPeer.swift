@@ -1,0 +1,45 @@
+import Foundation
+
+/// `Tests/CordonChannelTests/peers/tls_peer.py` in one mode, on a free 127.0.0.1 port; it stops when `stop()` closes its stdin.
+final class TLSPeer {
+    let process = Process()
+    let port: Int
+    private let input = Pipe()
+
+    /// `Tests/CordonChannelTests/peers`: the TLS peer and the tunnel client.
+    static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("CordonChannelTests/peers")
+
+    init(mode: String, certificate: String, key: String) throws {
+        let script = Self.peers.appendingPathComponent("tls_peer.py").path
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, mode, certificate, key]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        // The peer prints its port once it listens: read up to that line.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            process.terminate()
+            throw ChannelCommand.Failure(description: "tls_peer.py did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { stop() }
+    }
+}

@@ -1,0 +1,166 @@
+import CordonKit
+import CordonProtocol
+import Foundation
+import Testing
+
+/// `cordon run --tunnel` with a real cordond and a real TLS upstream: the program fetches through
+/// the Unix socket and the TCP port; revocation cuts an open connection and refuses new ones (a
+/// same-user process trying the socket gets no byte); a bad upstream closes only its connection.
+/// The pins are an admin policy file of the agent, which `cordon run` reads with
+/// `io.cordon.App.GetNetworkPolicy`.
+@Suite struct TunnelEndToEndTests {
+    struct Setup {
+        let daemon: DaemonProcess
+        let pki: TestPKI
+        let leaf: (certificate: String, key: String)
+        let policyFile: String
+        let runtime: String
+    }
+
+    static func setUp() async throws -> Setup {
+        let pki = try TestPKI()
+        let leaf = try pki.leaf("upstream", names: ["127.0.0.1"])
+        let root = try TemporaryDirectory()
+        let admin = root.appending("admin")
+        try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
+        let policy: [String: Any] = [
+            "schema": "cordon.policy.v1",
+            "network": [
+                "pins": [
+                    [
+                        "hosts": ["127.0.0.1"], "pinSha256": [try pki.pin(leaf.certificate)],
+                        "caCertificates": [pki.caPEM],
+                    ]
+                ],
+                "unpinnedHosts": "deny",
+            ],
+        ]
+        let policyFile = admin + "/50-network.json"
+        try JSONSerialization.data(withJSONObject: policy).write(to: URL(fileURLWithPath: policyFile))
+        let daemon = try await DaemonProcess.started(root: root)
+        let client = try await daemon.client()
+        try await client.initialize(passcode: "2468")
+        try await client.unlock(passcode: "2468")
+        await client.close()
+        let runtime = daemon.root.appending("rt")
+        return Setup(daemon: daemon, pki: pki, leaf: leaf, policyFile: policyFile, runtime: runtime)
+    }
+
+    static func environment(_ setup: Setup) -> [String: String] {
+        RunCommandTests.signalsOnly.merging(["CORDON_RUNTIME_DIR": setup.runtime]) { $1 }
+    }
+
+    /// `cordon run` in the background with its stderr in a file; the program sleeps.
+    static func startRun(_ setup: Setup, port: Int, appId: String) throws -> (Process, stderr: String) {
+        let process = Process()
+        let stderr = setup.daemon.root.appending("run-\(appId).err")
+        FileManager.default.createFile(atPath: stderr, contents: nil)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment(setup)) { $1 }
+        process.executableURL = Binaries.cordon
+        process.arguments = [
+            "--socket", setup.daemon.socketPath, "run", "--app", appId, "--tunnel", "API=https://127.0.0.1:\(port)",
+            "--", "sleep", "1000",
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        return (process, stderr)
+    }
+
+    static func client(_ mode: String, _ socket: String) throws -> LineReader {
+        try LineReader(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", TLSPeer.peers.appendingPathComponent("tunnel_client.py").path, mode, socket])
+    }
+
+    /// One `get` through the socket: its printed line.
+    static func get(_ socket: String) async throws -> String {
+        let reader = try client("get", socket)
+        try await eventually("the tunnel client ends") { !reader.process.isRunning }
+        return reader.snapshot.joined(separator: "\n")
+    }
+
+    @Test func theProgramFetchesThroughTheUnixSocketAndTheTCPPort() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.daemon.cleanUp() }
+        let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
+        defer { peer.stop() }
+        let script =
+            "curl -sS --unix-socket \"${CORDON_TUNNEL_API#unix:}\" http://127.0.0.1/unix"
+            + " && curl -sS \"http://$CORDON_TUNNEL_API_TCP/tcp\" && echo \"$CORDON_TUNNEL_API\""
+        let result = try await runCommand(
+            Binaries.cordon,
+            [
+                "--socket", setup.daemon.socketPath, "run", "--app", "com.example.tunnel",
+                "--tunnel", "api=https://127.0.0.1:\(peer.port)",
+                "--", "sh", "-c", script,
+            ], environment: Self.environment(setup))
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(Array(lines.prefix(2)) == ["hello /unix", "hello /tcp"], "\(result.stdout) \(result.stderr)")
+        // The socket is in a 0700 directory of its own under the runtime directory, removed at the end.
+        let socket = String(lines.last?.dropFirst("unix:".count) ?? "")
+        #expect(socket.hasPrefix(setup.runtime + "/tunnels/run-") && socket.hasSuffix("/api.sock"))
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        try await setup.daemon.stop()
+    }
+
+    /// docs/THREAT-MODEL.md: the tunnel carries no bytes while the key is revoked.
+    @Test func revocationCutsAnOpenConnectionAndRefusesNewOnes() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.daemon.cleanUp() }
+        let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
+        defer { peer.stop() }
+        let (run, stderr) = try Self.startRun(setup, port: peer.port, appId: "com.example.cut")
+        defer { kill(run.processIdentifier, SIGKILL) }
+        let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
+        let client = try await setup.daemon.client()
+        _ = try await RunCommandTests.programPID(client, appId: "com.example.cut")
+        try await eventually("the tunnel serves") { try await Self.get(socket).hasPrefix("HTTP/1.1 200 OK") }
+        let held = try Self.client("hold", socket)
+        defer { held.stop() }
+        try await eventually("a connection is open through the tunnel") {
+            held.snapshot.first == "open HTTP/1.1 200 OK"
+        }
+        try await client.logout()
+        try await eventually("the open connection is cut") { held.snapshot.last == "cut" }
+        // A same-user process trying the socket while the key is revoked gets no byte.
+        #expect(try await Self.get(socket) == "closed 0 bytes")
+        let log = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
+        #expect(log.contains("cordon: tunnel API: connection refused"), "\(log)")
+        #expect(log.contains("logout"), "\(log)")
+        try await client.unlock(passcode: "2468")
+        try await eventually("the tunnel serves again") { try await Self.get(socket).hasPrefix("HTTP/1.1 200 OK") }
+        await client.close()
+        try await setup.daemon.stop()
+    }
+
+    @Test func aBadUpstreamClosesOnlyItsConnection() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.daemon.cleanUp() }
+        // The first connection gets bytes that are not TLS, the next ones a real server.
+        let peer = try TLSPeer(mode: "flaky", certificate: setup.leaf.certificate, key: setup.leaf.key)
+        defer { peer.stop() }
+        let (run, stderr) = try Self.startRun(setup, port: peer.port, appId: "com.example.flaky")
+        defer { kill(run.processIdentifier, SIGKILL) }
+        let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
+        let client = try await setup.daemon.client()
+        _ = try await RunCommandTests.programPID(client, appId: "com.example.flaky")
+        try await eventually("the socket exists") { FileManager.default.fileExists(atPath: socket) }
+        // Until the key's state reaches the tunnel a connection is refused before the upstream; every
+        // attempt up to the one the bad upstream answered closes without a byte.
+        var answers: [String] = []
+        try await eventually("a connection reached the bad upstream") {
+            answers.append(try await Self.get(socket))
+            return (try String(contentsOfFile: stderr, encoding: .utf8)).contains("handshake")
+        }
+        #expect(answers.allSatisfy { $0 == "closed 0 bytes" }, "\(answers)")
+        let log = try String(contentsOfFile: stderr, encoding: .utf8)
+        #expect(
+            log.contains("cordon: tunnel API: 127.0.0.1:\(peer.port): 127.0.0.1: the TLS handshake failed"), "\(log)")
+        #expect(try await Self.get(socket) == "HTTP/1.1 200 OK hello /get")
+        await client.close()
+        try await setup.daemon.stop()
+    }
+}
