@@ -13,9 +13,9 @@ import X509
 ///
 /// The chain is verified with swift-certificates' `Verifier` (`RFC5280Policy` at the injected
 /// time, `ServerIdentityPolicy` for the host name) up to the governing entries' CA certificates,
-/// or the system's roots when none has any; then every governing entry must be satisfied: a
-/// certificate of the verified chain has one of its `pinSha256` values, or the chain ends in one
-/// of its CA certificates. A host no pattern names is refused before connecting under
+/// or the system's roots when none has any; then every governing entry must be satisfied: the
+/// chain ends in one of its CA certificates (when it has any) *and* a certificate of the verified
+/// chain has one of its `pinSha256` values (when it has any). A host no pattern names is refused before connecting under
 /// `unpinnedHosts: deny`, and verified against the system roots and its name under `systemTrust`.
 public struct ChannelVerifier: Sendable {
     /// What governs a host.
@@ -129,14 +129,14 @@ public struct ChannelVerifier: Sendable {
         }
         let chainHashes = Set(chain.map(Self.spkiHash))
         for (entry, entryRoots) in zip(entries, anchors) {
-            let pinned = entry.pinSha256.contains { chainHashes.contains($0) }
+            // An entry with both asks for both: its CA *and* one of its keys (as curl's
+            // `--cacert` with `--pinnedpubkey`); a valid chain from its CA alone is not enough.
             let anchored = chain.last.map { root in entryRoots.contains(root) } ?? false
-            guard pinned || anchored else {
-                guard !entry.pinSha256.isEmpty else {
-                    throw .untrustedChain(
-                        host: host, roots: "the CA certificates of \(entry.source)",
-                        reason: "the chain ends in another CA")
-                }
+            guard entry.caCertificates.isEmpty || anchored else {
+                throw .untrustedChain(
+                    host: host, roots: "the CA certificates of \(entry.source)", reason: "the chain ends in another CA")
+            }
+            guard entry.pinSha256.isEmpty || entry.pinSha256.contains(where: { chainHashes.contains($0) }) else {
                 throw .pinMismatch(
                     host: host, pattern: Self.patternText(governance), source: entry.source,
                     expected: entry.pinSha256, presented: shown)

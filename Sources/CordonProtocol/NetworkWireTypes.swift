@@ -11,11 +11,11 @@ public struct NetworkPolicy: Codable, Sendable, Equatable {
         /// Host patterns (`HostPattern` syntax: exact, IP address, or `*.example.com`).
         public var hosts: [String]
         /// RFC 7469 `pin-sha256` values: base64 of the SHA-256 of a certificate's
-        /// SubjectPublicKeyInfo (DER). The entry is satisfied when any certificate of the verified
-        /// chain has one of them.
+        /// SubjectPublicKeyInfo (DER). When there are any, a certificate of the verified chain
+        /// must have one of them.
         public var pinSha256: [String]
-        /// PEM certificates: the chain must be verified up to one of these (instead of the
-        /// system's roots). The entry is satisfied when it is.
+        /// PEM certificates: when there are any, the chain must be verified up to one of these
+        /// (instead of the system's roots). An entry with pins and CA certificates needs both.
         public var caCertificates: [String]
         /// The file and JSON pointer of the entry, for the reason in a refusal
         /// (`/etc/cordon/policy.d/10-net.json#/network/pins/0`).

@@ -163,4 +163,48 @@ import Testing
         await client.close()
         try await setup.daemon.stop()
     }
+
+    /// CordonKit's `app.secureChannel()` with the pins the agent answers: the pinned server gives
+    /// 200; a server of the same CA with another key is refused naming the admin's file and pointer
+    /// (docs/THREAT-MODEL.md: a valid chain is not enough); after a logout no request is made.
+    @Test func theSDKChannelEnforcesTheAdminsPinsAndFollowsTheKey() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.daemon.cleanUp() }
+        let pinned = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
+        defer { pinned.stop() }
+        let other = try setup.pki.leaf("other", names: ["127.0.0.1"])
+        let impostor = try TLSPeer(mode: "www", certificate: other.certificate, key: other.key)
+        defer { impostor.stop() }
+        let app = try await CordonApp.connect(appId: "com.example.sdk", socketPath: setup.daemon.socketPath)
+        let channel = try await app.secureChannel()
+        let response = try await channel.request(url: "https://127.0.0.1:\(pinned.port)/sdk")
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("hello /sdk"))
+        do {
+            _ = try await channel.request(url: "https://127.0.0.1:\(impostor.port)/sdk")
+            Issue.record("a server with another key was accepted")
+        } catch {
+            guard case .pinMismatch(let host, let pattern, let source, let expected, _) = error else {
+                Issue.record("expected pinMismatch, got \(error)")
+                return
+            }
+            #expect(host == "127.0.0.1" && pattern == "127.0.0.1")
+            #expect(source.hasSuffix("50-network.json#/network/pins/0"), "\(source)")
+            #expect(expected == [try setup.pki.pin(setup.leaf.certificate)])
+        }
+        let client = try await setup.daemon.client()
+        try await client.logout()
+        try await eventually("the channel refuses while the key is revoked") {
+            do {
+                _ = try await channel.request(url: "https://127.0.0.1:\(pinned.port)/sdk")
+                return false
+            } catch let error as SecureChannelError {
+                if case .keyUnavailable(let appId, _) = error { return appId == "com.example.sdk" }
+                return false
+            }
+        }
+        await client.close()
+        await app.close()
+        try await setup.daemon.stop()
+    }
 }
