@@ -24,6 +24,10 @@ public final class ChannelGate: Sendable {
         /// Who waits for a number of open connections (`opened(atLeast:)`).
         var openWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var nextId = 0
+        /// The device's posture revoked the app's key (reason `posture`): the container's key
+        /// coming back does not reopen the gate; only the agent giving it back with reason
+        /// `posture` does (or a new agent, which says the posture anew).
+        var postureBlocked = false
     }
 
     /// The app whose key the gate follows (named in its errors).
@@ -62,21 +66,30 @@ public final class ChannelGate: Sendable {
 
     /// Applies one of the app's events: the key's state, `EncryptionKeyAvailable`,
     /// `EncryptionKeyUnavailable` (any reason, the SDK's `agentUnavailable` included) and `Wiped`.
+    /// A posture revocation holds until the agent lifts it (`EncryptionKeyAvailable` with reason
+    /// `posture`), whatever the container does meanwhile.
     public func follow(_ event: CordonEvent) {
         switch event.kind {
         case .state:
             if event.keyAvailable { keyBecameAvailable() } else { keyBecameUnavailable(reason: event.state.rawValue) }
-        case .encryptionKeyAvailable: keyBecameAvailable()
-        case .encryptionKeyUnavailable: keyBecameUnavailable(reason: event.reason.rawValue)
+        case .encryptionKeyAvailable:
+            if event.reason == .posture { state.withLock { $0.postureBlocked = false } }
+            keyBecameAvailable()
+        case .encryptionKeyUnavailable:
+            state.withLock { state in
+                if event.reason == .posture { state.postureBlocked = true }
+                if event.reason == .agentUnavailable { state.postureBlocked = false }
+            }
+            keyBecameUnavailable(reason: event.reason.rawValue)
         case .wiped where event.appId == nil || event.appId == appId: keyBecameUnavailable(reason: "wiped")
         default: break
         }
     }
 
-    /// The key is available: new connections are admitted.
+    /// The key is available: new connections are admitted (unless the posture blocks the app).
     public func keyBecameAvailable() {
         let waiters = state.withLock { state in
-            state.availability = .available
+            state.availability = state.postureBlocked ? .unavailable("posture") : .available
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }

@@ -54,6 +54,8 @@ actor RunSupervisor {
                 }
             case .encryptionKeyUnavailable:
                 if event.reason == .posture { postureBlocked = true }
+                // A new agent says the posture anew when the supervisor registers again.
+                if event.reason == .agentUnavailable { postureBlocked = false }
                 program.freeze()
                 guard event.reason != .agentUnavailable else { return }
                 try? await app.acknowledge(event, status: .halted)

@@ -216,6 +216,29 @@ struct SecureChannelTests {
         #expect(gate.openConnections == 0)
     }
 
+    /// A posture revocation holds through the container's unlock: only the agent lifting it (reason
+    /// `posture`) or a new agent reopens the gate.
+    @Test func aPostureBlockOutlastsTheContainersUnlock() throws {
+        let gate = ChannelGate(appId: "com.example.notes", available: true)
+        func event(_ kind: EventKind, _ reason: EventReason, _ state: LifecycleState) -> CordonEvent {
+            CordonEvent(seq: 1, kind: kind, reason: reason, time: 0, state: state)
+        }
+        gate.follow(event(.encryptionKeyUnavailable, .posture, .unlocked))
+        #expect(gate.refusal == .keyUnavailable(appId: "com.example.notes", reason: "posture"))
+        gate.follow(event(.encryptionKeyAvailable, .userRequest, .unlocked))
+        gate.follow(event(.state, .userRequest, .unlocked))
+        #expect(gate.refusal == .keyUnavailable(appId: "com.example.notes", reason: "posture"))
+        #expect(throws: SecureChannelError.keyUnavailable(appId: "com.example.notes", reason: "posture")) {
+            _ = try gate.open { _ in }
+        }
+        gate.follow(event(.encryptionKeyAvailable, .posture, .unlocked))
+        #expect(gate.isOpen)
+        gate.follow(event(.encryptionKeyUnavailable, .posture, .unlocked))
+        gate.follow(event(.encryptionKeyUnavailable, .agentUnavailable, .lockedNoKey))
+        gate.follow(event(.state, .startup, .unlocked))
+        #expect(gate.isOpen, "a new agent says the posture anew")
+    }
+
     @Test func policyErrorsNameTheirSource() throws {
         let bad = NetworkPolicy(
             pins: [NetworkPolicy.Pin(hosts: ["*"], source: "/etc/cordon/policy.d/1.json#/network/pins/0")],
