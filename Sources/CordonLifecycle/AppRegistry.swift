@@ -57,10 +57,12 @@ public struct AppRegistry: Sendable {
     /// Records that `event` went out: revocations start a pending acknowledgement for managed apps,
     /// due at `deadline(app)` when given (per-app policy overrides), else at the event's deadline.
     /// Returns the apps frozen for a missed deadline that the key's return thaws.
+    /// Apps in `stillRevoked` (their own key revoked, by the device's posture) keep their
+    /// obligation and stay frozen when the container's key comes back.
     @discardableResult
-    public mutating func eventEmitted(_ event: CordonEvent, deadline: ((AppRegistration) -> Double?)? = nil)
-        -> [AppRegistration]
-    {
+    public mutating func eventEmitted(
+        _ event: CordonEvent, deadline: ((AppRegistration) -> Double?)? = nil, stillRevoked: Set<String> = []
+    ) -> [AppRegistration] {
         var thawed: [AppRegistration] = []
         switch event.kind {
         case .encryptionKeyUnavailable:
@@ -69,24 +71,54 @@ public struct AppRegistry: Sendable {
                 registrations[key]?.deadline = deadline?(registration) ?? event.ackDeadline ?? event.time
             }
         case .encryptionKeyAvailable, .wiped:
-            // The obligation lapses once the key is back (or gone for good); frozen apps thaw
-            // when the key is back (after a wipe they stay frozen: their data is gone).
             for (key, registration) in registrations {
-                if registration.enforcement == .freeze && event.kind == .encryptionKeyAvailable {
+                if event.kind == .encryptionKeyAvailable && stillRevoked.contains(registration.appId) { continue }
+                if keyReturned(key, registration, thawing: event.kind == .encryptionKeyAvailable) {
                     thawed.append(registration)
-                    registrations[key]?.enforcement = nil
                 }
-                if registration.enforcement != .freeze && registration.enforcement != .terminate {
-                    registrations[key]?.enforcement = nil
-                }
-                registrations[key]?.pendingSeq = nil
-                registrations[key]?.deadline = nil
-                registrations[key]?.overdue = false
             }
         default:
             break
         }
         return thawed.sorted { $0.connection < $1.connection }
+    }
+
+    /// One app's key was revoked on its own (the device's posture, docs/ARCHITECTURE.md
+    /// "Posture"): its managed registrations owe an acknowledgement of `seq` by `deadline`, as
+    /// for a revocation of the container's key.
+    public mutating func appKeyRevoked(_ appId: String, seq: Int, deadline: Double) {
+        for (key, registration) in registrations where registration.managed && registration.appId == appId {
+            registrations[key]?.pendingSeq = seq
+            registrations[key]?.deadline = deadline
+            registrations[key]?.overdue = false
+        }
+    }
+
+    /// One app's key is back: its obligation lapses; returns its registrations frozen for a
+    /// missed deadline, which thaw.
+    public mutating func appKeyReturned(_ appId: String) -> [AppRegistration] {
+        var thawed: [AppRegistration] = []
+        for (key, registration) in registrations where registration.appId == appId {
+            if keyReturned(key, registration, thawing: true) { thawed.append(registration) }
+        }
+        return thawed.sorted { $0.connection < $1.connection }
+    }
+
+    /// The obligation lapses once the key is back (or gone for good); a frozen app thaws when the
+    /// key is back (after a wipe it stays frozen: its data is gone). Whether it thaws.
+    private mutating func keyReturned(_ key: ConnectionID, _ registration: AppRegistration, thawing: Bool) -> Bool {
+        var thaws = false
+        if registration.enforcement == .freeze && thawing {
+            thaws = true
+            registrations[key]?.enforcement = nil
+        }
+        if registration.enforcement != .freeze && registration.enforcement != .terminate {
+            registrations[key]?.enforcement = nil
+        }
+        registrations[key]?.pendingSeq = nil
+        registrations[key]?.deadline = nil
+        registrations[key]?.overdue = false
+        return thaws
     }
 
     /// Records what the agent did to the app on `connection` for a missed deadline.

@@ -8,11 +8,14 @@ extension Agent {
     /// reaction, then the fan-out to every subscriber.
     func broadcast(_ event: CordonEvent) {
         let fallbackMs = machine.configuration.ackDeadlineMs
-        let thawed = registry.eventEmitted(event) { [policy] app in
-            // An override may give one app another deadline than the one on the wire.
-            let ms = policy.policy.forApp(app.appId)[PolicyKeys.Lock.ackDeadlineMs].value ?? fallbackMs
-            return event.time + Double(ms) / 1000
-        }
+        // Apps whose key the device's posture revoked stay revoked (and frozen) through an unlock.
+        let thawed = registry.eventEmitted(
+            event,
+            deadline: { [policy] app in
+                // An override may give one app another deadline than the one on the wire.
+                let ms = policy.policy.forApp(app.appId)[PolicyKeys.Lock.ackDeadlineMs].value ?? fallbackMs
+                return event.time + Double(ms) / 1000
+            }, stillRevoked: Set(posture.blocked.keys))
         // Frozen apps resume only after their key event is queued to them.
         defer {
             enforcement.thaw(thawed)
@@ -26,5 +29,21 @@ extension Agent {
                 "state": "\(event.state.rawValue)",
             ])
         eventBus.publish(event)
+    }
+
+    /// The device's posture revoked `appId`'s key (its `EncryptionKeyUnavailable` is queued): its
+    /// registrations owe an acknowledgement by the policy's deadline, enforced as any other.
+    func appKeyRevokedForPosture(_ appId: String) {
+        let ms =
+            policy.policy.forApp(appId)[PolicyKeys.Lock.ackDeadlineMs].value ?? machine.configuration.ackDeadlineMs
+        registry.appKeyRevoked(appId, seq: lastSeq, deadline: clock() + Double(ms) / 1000)
+        rescheduleTimer()
+    }
+
+    /// The posture gave `appId`'s key back (its `EncryptionKeyAvailable` is queued): it owes
+    /// nothing, and a registration frozen for a missed deadline thaws.
+    func appKeyReturnedForPosture(_ appId: String) {
+        enforcement.thaw(registry.appKeyReturned(appId))
+        rescheduleTimer()
     }
 }

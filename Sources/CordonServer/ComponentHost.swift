@@ -35,6 +35,10 @@ protocol ComponentHost: AnyObject {
 
     /// Records in the app registry what enforcement did to the app on connection `id`.
     func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction)
+    /// The device's posture revoked `appId`'s key: an acknowledgement is owed by the deadline.
+    func appKeyRevokedForPosture(_ appId: String)
+    /// The posture gave `appId`'s key back: nothing is owed, a frozen registration thaws.
+    func appKeyReturnedForPosture(_ appId: String)
     /// Closes connection `id`.
     func closeConnection(_ id: ConnectionID)
 

@@ -95,6 +95,7 @@ extension PostureComponent {
         host.logger.warning(
             "device posture: the app's key is revoked", metadata: ["appId": "\(appId)", "reason": "\(finding.reason)"])
         send(.encryptionKeyUnavailable, to: appId, [finding.result])
+        host.appKeyRevokedForPosture(appId)
     }
 
     private func restore(_ appId: String, _ finding: PostureFinding) {
@@ -106,6 +107,7 @@ extension PostureComponent {
         host.logger.notice("device posture: the app's key is given back", metadata: ["appId": "\(appId)"])
         if host.lifecycleState.keyAvailable {
             send(.encryptionKeyAvailable, to: appId, [])
+            host.appKeyReturnedForPosture(appId)
         } else {
             restoredWhileLocked.insert(appId)
         }

@@ -46,6 +46,28 @@ struct AppRegistryEnforcementTests {
         #expect(registry.eventEmitted(keyAvailable(seq: 9)).map(\.connection) == [1])
     }
 
+    /// One app's own revocation (the device's posture): only its registrations owe an
+    /// acknowledgement; the container's key coming back leaves it frozen; its own key's return
+    /// thaws it.
+    @Test func anAppsOwnRevocationOutlastsTheContainersKey() throws {
+        var registry = AppRegistry()
+        try registry.register(registration(1, "com.example.blocked"))
+        try registry.register(registration(2, "com.example.other"))
+        registry.appKeyRevoked("com.example.blocked", seq: 4, deadline: 102)
+        #expect(registry.registrations[2]?.deadline == nil)
+        #expect(registry.tick(now: 102).map(\.connection) == [1])
+        registry.enforced(1, .freeze)
+        let thawed = registry.eventEmitted(keyAvailable(seq: 6), stillRevoked: ["com.example.blocked"])
+        #expect(thawed.isEmpty)
+        #expect(registry.registrations[1]?.compliance == .frozen)
+        #expect(registry.appKeyReturned("com.example.blocked").map(\.connection) == [1])
+        #expect(registry.all.allSatisfy { $0.compliance == .compliant })
+        // An acknowledgement of the revocation's seq clears the obligation before the deadline.
+        registry.appKeyRevoked("com.example.blocked", seq: 6, deadline: 300)
+        try registry.acknowledge(connection: 1, seq: 6, latestSeq: 6)
+        #expect(registry.tick(now: 301).isEmpty)
+    }
+
     @Test func aSubscriptionBindsToTheRegisteringParentNotTheChild() throws {
         var registry = AppRegistry()
         try registry.register(

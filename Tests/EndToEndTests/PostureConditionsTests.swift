@@ -132,6 +132,40 @@ import Testing
         try await daemon.stop()
     }
 
+    /// A posture revocation is enforced as any other: an app that ignores it is frozen at the
+    /// deadline, stays frozen when the user locks and unlocks the container, and thaws only when
+    /// the check passes again (its key event queued first).
+    @Test func anAppThatIgnoresAPostureRevocationIsFrozenUntilTheCheckPasses() async throws {
+        let fixture = try Fixture(secureBoot: true)
+        defer { fixture.root.remove() }
+        let (daemon, client) = try await Self.started(
+            fixture, conditions: #""secureBoot": "block""#,
+            more: #", "lock": {"onAckTimeout": "freeze", "ackDeadlineMs": 200}"#, interval: "0.2")
+        defer { daemon.cleanUp() }
+        let app = try ScriptedApp(socket: daemon.socketPath, appId: Self.app, mode: .deaf)
+        defer { app.cleanUp() }
+        try await app.waitFor("State")
+        try fixture.set(secureBoot: false)
+        try await eventually("the app is stopped") { EnforcementTests.state(app.pid) == "T" }
+        #expect(try await client.apps().first { $0.appId == Self.app }?.compliance == .frozen)
+        // The container's key revoked and given back (logout, unlock) is the container's, not
+        // this app's: it stays frozen.
+        try await client.logout()
+        try await client.unlock(passcode: "2468")
+        #expect(try await client.status().state == .unlocked)
+        #expect(EnforcementTests.state(app.pid) == "T", "a posture-blocked app stays frozen through an unlock")
+        try fixture.set(secureBoot: true)
+        try await eventually("the app runs again") { EnforcementTests.state(app.pid) != "T" }
+        // Its key event was queued before it was thawed.
+        try await app.waitFor("EncryptionKeyAvailable")
+        try await eventually("the thaw is audited") {
+            try await EnforcementTests.enforcement(client, appId: Self.app).map(\.outcome).last == "thaw"
+        }
+        #expect(try await EnforcementTests.enforcement(client, appId: Self.app).first?.outcome == "freeze")
+        await client.close()
+        try await daemon.stop()
+    }
+
     @Test func resumeFromSuspendReadsThePostureAgain() async throws {
         let desktop = try await FakeDesktop()
         defer { desktop.cleanUp() }
