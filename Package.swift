@@ -246,7 +246,7 @@ let package = Package(
         // curl as the reference verifier.
         .testTarget(
             name: "CordonChannelTests",
-            dependencies: ["CordonKit", "CordonProtocol"],
+            dependencies: ["CordonKit", "CordonProtocol", "ChannelTestPeers"],
             exclude: ["peers"],
             swiftSettings: strict
         ),
@@ -254,10 +254,13 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
-                "CordonAge", "CCordonLinux",
+                "CordonAge", "CCordonLinux", "ChannelTestPeers",
             ],
             swiftSettings: strict
         ),
+        // The channel tests' peers (openssl CA and leaves, the Python TLS server), shared by the
+        // channel tests and the end-to-end tests.
+        .target(name: "ChannelTestPeers", path: "Tests/ChannelTestPeers", swiftSettings: strict),
         // MARK: Identity (#15)
         // The identity broker's protocols: PKCE, the device grant, the loopback code flow, token
         // responses, sessions (pure, no I/O; docs/ARCHITECTURE.md "Identity").

@@ -1,3 +1,4 @@
+import ChannelTestPeers
 import CordonKit
 import CordonProtocol
 import Foundation
@@ -17,7 +18,7 @@ struct CurlAgreementTests {
         if let caFile { arguments += ["--cacert", caFile] }
         if !pins.isEmpty { arguments += ["--pinnedpubkey", pins.map { "sha256//" + $0 }.joined(separator: ";")] }
         arguments.append("https://\(host):\(port)/")
-        return try Command.run(arguments).status == 0
+        return try ChannelCommand.run(arguments).status == 0
     }
 
     /// The policy curl's options stand for: the host's chain must verify up to the CA (entry 0)

@@ -1,3 +1,4 @@
+import ChannelTestPeers
 import CordonProtocol
 import Foundation
 import Testing

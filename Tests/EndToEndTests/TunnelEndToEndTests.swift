@@ -1,3 +1,4 @@
+import ChannelTestPeers
 import CordonKit
 import CordonProtocol
 import Foundation

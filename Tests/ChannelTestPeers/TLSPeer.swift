@@ -1,14 +1,20 @@
 import Foundation
 
-/// `peers/tls_peer.py` in one mode, on a free 127.0.0.1 port; it stops when `stop()` closes its stdin.
-final class TLSPeer {
-    let process = Process()
-    let port: Int
+/// `Tests/CordonChannelTests/peers/tls_peer.py` in one mode, on a free 127.0.0.1 port; it stops
+/// when `stop()` closes its stdin. Shared by the channel tests and the end-to-end tests.
+public final class TLSPeer {
+    public let process = Process()
+    /// The port it listens on.
+    public let port: Int
     private let input = Pipe()
 
-    init(mode: String, certificate: String, key: String) throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("peers/tls_peer.py").path
+    /// `Tests/CordonChannelTests/peers`: the TLS peer and the tunnel client.
+    public static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("CordonChannelTests/peers")
+
+    /// Starts the peer in `mode` with the certificate and key at those paths.
+    public init(mode: String, certificate: String, key: String) throws {
+        let script = Self.peers.appendingPathComponent("tls_peer.py").path
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script, mode, certificate, key]
         let output = Pipe()
@@ -26,12 +32,13 @@ final class TLSPeer {
         guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines))
         else {
             process.terminate()
-            throw Command.Failure(description: "tls_peer.py did not start: \(text)")
+            throw ChannelCommand.Failure(description: "tls_peer.py did not start: \(text)")
         }
         self.port = port
     }
 
-    func stop() {
+    /// Closes its stdin and waits for it to end.
+    public func stop() {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
     }

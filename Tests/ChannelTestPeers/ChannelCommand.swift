@@ -1,14 +1,19 @@
 import Foundation
 
 /// Runs a program to its end and returns its exit status and output.
-struct ChannelCommand {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public struct ChannelCommand {
+    /// A program that did not exit 0, or a peer that did not start.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Runs `arguments` (looked up on PATH), feeding `input`; returns (status, stdout, stderr).
     @discardableResult
-    static func run(_ arguments: [String], input: Data? = nil, in directory: URL? = nil) throws -> (
+    public static func run(_ arguments: [String], input: Data? = nil, in directory: URL? = nil) throws -> (
         status: Int32, output: String, error: String
     ) {
         let process = Process()
@@ -37,7 +42,7 @@ struct ChannelCommand {
 
     /// Runs `arguments` and throws unless it exits 0; returns its stdout.
     @discardableResult
-    static func checked(_ arguments: [String], in directory: URL? = nil) throws -> String {
+    public static func checked(_ arguments: [String], in directory: URL? = nil) throws -> String {
         let result = try run(arguments, in: directory)
         guard result.status == 0 else {
             throw Failure(description: "\(arguments.joined(separator: " ")) exited \(result.status): \(result.error)")

@@ -1,12 +1,15 @@
 import Foundation
 
 /// Certificates made with `openssl` in a temporary directory: a CA, and leaves it signs.
-final class TestPKI {
-    let directory: URL
-    let caCertificate: String
-    let caKey: String
+public final class TestPKI {
+    public let directory: URL
+    /// The CA certificate's path.
+    public let caCertificate: String
+    /// The CA key's path.
+    public let caKey: String
 
-    init() throws {
+    /// A new CA in a new temporary directory (removed with the object).
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-pki-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         caCertificate = directory.appendingPathComponent("ca.pem").path
@@ -19,11 +22,11 @@ final class TestPKI {
     }
 
     /// The CA certificate's PEM text.
-    var caPEM: String { (try? String(contentsOfFile: caCertificate, encoding: .utf8)) ?? "" }
+    public var caPEM: String { (try? String(contentsOfFile: caCertificate, encoding: .utf8)) ?? "" }
 
     /// A leaf for `names` (DNS names, or IP addresses) valid for `days` (negative: already expired),
     /// signed by the CA; returns the paths of its certificate and key.
-    func leaf(_ label: String, names: [String], days: Int = 30) throws -> (certificate: String, key: String) {
+    public func leaf(_ label: String, names: [String], days: Int = 30) throws -> (certificate: String, key: String) {
         let key = directory.appendingPathComponent("\(label).key").path
         let request = directory.appendingPathComponent("\(label).csr").path
         let certificate = directory.appendingPathComponent("\(label).pem").path
@@ -47,7 +50,7 @@ final class TestPKI {
     }
 
     /// The RFC 7469 pin of a certificate, computed by openssl (independently of Cordon).
-    func pin(_ certificate: String) throws -> String {
+    public func pin(_ certificate: String) throws -> String {
         let script =
             "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der"
             + " | openssl dgst -sha256 -binary | base64"
