@@ -28,7 +28,7 @@ extension Agent {
                 "kind": "\(event.kind.rawValue)", "seq": "\(event.seq)", "reason": "\(event.reason.rawValue)",
                 "state": "\(event.state.rawValue)",
             ])
-        eventBus.publish(event)
+        eventBus.publish(event, withholdingFrom: event.kind == .encryptionKeyAvailable ? Set(posture.blocked.keys) : [])
     }
 
     /// The device's posture revoked `appId`'s key (its `EncryptionKeyUnavailable` is queued): its

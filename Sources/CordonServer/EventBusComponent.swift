@@ -33,9 +33,20 @@ final class EventBusComponent: AgentComponent {
     func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
 
     /// Sends `event` to every subscriber, encoded once and shared by all of them.
-    func publish(_ event: CordonEvent) {
+    /// The subscribers of apps in `withheld` do not get it: the container's key coming back is not
+    /// theirs while the device's posture keeps their own key revoked (docs/ARCHITECTURE.md,
+    /// "Posture"); they hear `EncryptionKeyAvailable` with reason `posture` when it is lifted.
+    func publish(_ event: CordonEvent, withholdingFrom withheld: Set<String> = []) {
         guard !subscribers.isEmpty else { return }
         let frame = ReplyEncoder(allocator: ByteBufferAllocator()).reply(SubscribeReply(event: event), continues: true)
+        guard withheld.isEmpty else {
+            for subscriber in subscribers.values {
+                let appId = host.registry.registration(subscribedOn: subscriber.connection.id)?.appId
+                if let appId, withheld.contains(appId) { continue }
+                deliver(frame, to: subscriber)
+            }
+            return
+        }
         for subscriber in subscribers.values {
             deliver(frame, to: subscriber)
         }

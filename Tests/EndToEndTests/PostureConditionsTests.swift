@@ -121,8 +121,12 @@ import Testing
         }
         // The container itself stays unlocked: only this app lost its key.
         #expect(try await client.status().state == .unlocked)
+        // The container's key revoked and back (logout, unlock) is not this app's: the broadcast
+        // `EncryptionKeyAvailable` is withheld from it.
+        try await client.logout()
+        try await client.unlock(passcode: "2468")
 
-        // Passing again gives the key back.
+        // Passing again gives the key back: the first `EncryptionKeyAvailable` it hears.
         try fixture.set(secureBoot: true)
         let restored = try #require(await Self.next(.encryptionKeyAvailable, &events))
         #expect(restored.reason == .posture)
