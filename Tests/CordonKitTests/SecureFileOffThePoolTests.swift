@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CordonKit
@@ -10,14 +11,32 @@ import Testing
     @Test func theWorkIsReleasedBeforeTheCallerGoesOn() async throws {
         var total = 0
         for round in 0..<20_000 {
-            var local = round
-            // A closure that captures a local, so it has a context whose references are counted.
-            total += try await SecureFile.offThePool {
-                local += 1
-                return local
-            }
+            let box = Box(round)
+            // A closure that captures a reference, so it has a context whose references are
+            // counted. The box's lock orders the Dispatch thread's accesses before the caller's own
+            // (ThreadSanitizer sees a pthread mutex, whatever it sees of the continuation).
+            let returned = try await SecureFile.offThePool { box.increment() }
+            total += returned
+            #expect(box.value == returned)
         }
         #expect(total == (1...20_000).reduce(0, +))
+    }
+
+    /// A counter behind a lock.
+    final class Box: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count: Int
+
+        init(_ count: Int) { self.count = count }
+
+        var value: Int { lock.withLock { count } }
+
+        func increment() -> Int {
+            lock.withLock {
+                count += 1
+                return count
+            }
+        }
     }
 
     @Test func anErrorThrownByTheWorkReachesTheCaller() async {
