@@ -51,8 +51,9 @@ test: build lint
 	CORDON_LOAD_TESTS=1 $(SWIFT) test --skip-build --filter LoadTests
 
 # ThreadSanitizer over the in-process agent (server tests through real sockets), the SDK and its
-# pinned channel (NIO, NIOSSL, the key gate): loop confinement and every hop to the store pool checked for data races. A build of its own
-# in .build-tsan (a few minutes the first time); any report fails the run.
+# pinned channel (NIO, NIOSSL, the key gate): loop confinement and every hop to the store pool
+# checked for data races. A build of its own in .build-tsan (a few minutes the first time); any
+# report fails the run.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --sanitize=thread \
