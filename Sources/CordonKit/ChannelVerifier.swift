@@ -103,7 +103,7 @@ public struct ChannelVerifier: Sendable {
             ? "the system roots (\(systemRootsPath))"
             : "the CA certificates of \(entries.filter { !$0.caCertificates.isEmpty }.map(\.source).joined(separator: ", "))"
         let time = now()
-        let isAddress = Self.isAddress(host)
+        let isAddress = HostPattern.isAddress(host)
         var full = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(validationTime: time)
             ServerIdentityPolicy(serverHostname: isAddress ? nil : host, serverIP: isAddress ? host : nil)
@@ -178,7 +178,7 @@ public struct ChannelVerifier: Sendable {
         let verifier = self
         do {
             return try NIOSSLClientHandler(
-                context: context, serverHostname: Self.isAddress(host) ? nil : host,
+                context: context, serverHostname: HostPattern.isAddress(host) ? nil : host,
                 customVerificationCallback: { certificates, promise in
                     let presented = certificates.map { (try? $0.toDERBytes()) ?? [] }
                     promise.completeWithTask {
@@ -201,10 +201,6 @@ public struct ChannelVerifier: Sendable {
         var serializer = DER.Serializer()
         do { try serializer.serialize(certificate.publicKey) } catch { return "" }
         return Data(SHA256.hash(data: serializer.serializedBytes)).base64EncodedString()
-    }
-
-    static func isAddress(_ host: String) -> Bool {
-        host.contains(":") || host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
     }
 
     private static func patternText(_ governance: Governance) -> String {

@@ -111,6 +111,10 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D
     }
 
+    /// Whether `host` is an IP address (dotted-quad IPv4, or IPv6), not a name: the channel sends
+    /// no SNI for it and checks it against the certificate's iPAddress entries.
+    public static func isAddress(_ host: String) -> Bool { isIPv4(host) || isIPv6(host) }
+
     /// Dotted-quad IPv4, each part 0...255 without leading zeros.
     static func isIPv4(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
