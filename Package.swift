@@ -55,6 +55,7 @@ let package = Package(
         .target(
             name: "CordonAge",
             dependencies: [
+                "CCordonAEAD",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -80,6 +81,9 @@ let package = Package(
         // Shells.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CCordonLinux"),
+        // ChaCha20-Poly1305 sealing into the caller's buffer, through the BoringSSL swift-crypto links
+        // (CordonAge's payload chunks without SealedBox's extra copy).
+        .target(name: "CCordonAEAD"),
         // The sd-bus calls Swift cannot make (variadic), with fixed signatures.
         .target(name: "CCordonBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The fan-out benchmark's receivers and D-Bus sender (sd-bus is variadic).

@@ -13,7 +13,7 @@ public struct AgeDecryptor: Sendable {
     private let identities: [any AgeIdentity]
     private var phase = Phase.header
     private var pending: [UInt8] = []
-    private var payloadKey = SymmetricKey(size: .bits256)
+    private var cipher: ChunkCipher?
     private var counter: UInt64 = 0
     private var failure: AgeError?
     /// The parsed header, once it has been read and authenticated.
@@ -113,13 +113,9 @@ public struct AgeDecryptor: Sendable {
             pending.append(contentsOf: rest.prefix(take))
             rest = rest.dropFirst(take)
             guard pending.count > AgePayload.sealedChunkSize else { return }
-            let key = payloadKey
-            let counter = counter
-            let opened = withBytes(pending) { bytes in
-                Self.openFull(
-                    UnsafeRawBufferPointer(rebasing: bytes[..<AgePayload.sealedChunkSize]), key: key, counter: counter)
+            try withBytes(pending) { (bytes) throws(AgeError) in
+                try openChunk(UnsafeRawBufferPointer(rebasing: bytes[..<AgePayload.sealedChunkSize]), emit: emit)
             }
-            try emitFull(opened, emit: emit)
             pending.removeFirst(AgePayload.sealedChunkSize)
         }
     }
@@ -146,7 +142,7 @@ public struct AgeDecryptor: Sendable {
         let nonce = Array(pending.prefix(AgePayload.nonceSize))
         pending.removeFirst(AgePayload.nonceSize)
         guard let fileKey = pendingFileKey else { preconditionFailure("the payload starts after the header") }
-        payloadKey = AgePayload.payloadKey(fileKey: fileKey, nonce: nonce)
+        cipher = AgePayload.cipher(fileKey: fileKey, nonce: nonce)
         pendingFileKey = nil
         phase = .payload
     }
@@ -154,32 +150,19 @@ public struct AgeDecryptor: Sendable {
     private mutating func openChunk(
         _ sealed: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
-        try emitFull(Self.openFull(sealed, key: payloadKey, counter: counter), emit: emit)
-    }
-
-    /// A full chunk with more bytes after it must open as a non-final chunk. One that opens only
-    /// as a final chunk is authentic (its plaintext is released, as age does) but the bytes after
-    /// it are trailing data.
-    private static func openFull(_ sealed: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64) -> (
-        plaintext: Data, final: Bool
-    )? {
-        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: false) {
-            return (plaintext, false)
+        guard let cipher else { preconditionFailure("chunks are opened after the payload nonce") }
+        // A full chunk with more bytes after it must open as a non-final chunk. One that opens
+        // only as a final chunk is authentic (its plaintext is released, as age does) but the
+        // bytes after it are trailing data.
+        if try AgePayload.open(sealed, cipher: cipher, counter: counter, final: false, emit: emit) {
+            counter += 1
+            return
         }
-        if let plaintext = AgePayload.open(sealed, key: key, counter: counter, final: true) { return (plaintext, true) }
-        return nil
-    }
-
-    private mutating func emitFull(
-        _ opened: (plaintext: Data, final: Bool)?, emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
-    ) throws(AgeError) {
-        guard let opened else { throw .chunkAuthenticationFailed(chunk: counter) }
-        try AgePayload.emitData(opened.plaintext, emit)
-        if opened.final {
+        if try AgePayload.open(sealed, cipher: cipher, counter: counter, final: true, emit: emit) {
             phase = .done
             throw .trailingData
         }
-        counter += 1
+        throw .chunkAuthenticationFailed(chunk: counter)
     }
 
     private mutating func finishPayload(emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void) throws(AgeError) {
@@ -197,22 +180,30 @@ public struct AgeDecryptor: Sendable {
         }
         guard phase == .payload else { return }
         if pending.isEmpty { throw .truncated("payload") }
-        let key = payloadKey
+        guard let cipher else { preconditionFailure("chunks are opened after the payload nonce") }
         let counter = counter
-        let plaintext = pending.withUnsafeBytes { AgePayload.open($0, key: key, counter: counter, final: true) }
-        guard let plaintext else {
+        var opened = 0
+        let authentic = try withBytes(pending) { (bytes) throws(AgeError) in
+            try AgePayload.open(bytes, cipher: cipher, counter: counter, final: true) { plaintext throws(AgeError) in
+                opened = plaintext.count
+                try emit(plaintext)
+            }
+        }
+        guard authentic else {
             if pending.count < AgePayload.tagSize { throw .truncated("payload") }
             // A full chunk that is not final: released if authentic, then the end is missing.
             if pending.count == AgePayload.sealedChunkSize,
-                let opened = withBytes(pending, { AgePayload.open($0, key: key, counter: counter, final: false) })
+                try withBytes(
+                    pending,
+                    { (bytes) throws(AgeError) in
+                        try AgePayload.open(bytes, cipher: cipher, counter: counter, final: false, emit: emit)
+                    })
             {
-                try AgePayload.emitData(opened, emit)
                 throw .truncated("payload")
             }
             throw .chunkAuthenticationFailed(chunk: counter)
         }
-        if plaintext.isEmpty, counter > 0 { throw .emptyLastChunk(chunk: counter) }
-        try AgePayload.emitData(plaintext, emit)
+        if opened == 0, counter > 0 { throw .emptyLastChunk(chunk: counter) }
         pending = []
         phase = .done
     }

@@ -5,7 +5,7 @@ import Crypto
 /// ready. It holds at most one chunk of plaintext (a full chunk is sealed only once more input
 /// shows it is not the last).
 public struct AgeEncryptor: Sendable {
-    private let payloadKey: SymmetricKey
+    private let cipher: ChunkCipher
     private var prefix: [UInt8]
     private var buffer: [UInt8] = []
     private var counter: UInt64 = 0
@@ -25,7 +25,7 @@ public struct AgeEncryptor: Sendable {
         for recipient in recipients { stanzas += try recipient.wrap(fileKey: fileKey, randomness: randomness) }
         let nonce = randomness.bytes(AgePayload.nonceSize)
         prefix = AgeHeader.encode(stanzas: stanzas, fileKey: fileKey) + nonce
-        payloadKey = AgePayload.payloadKey(fileKey: fileKey, nonce: nonce)
+        cipher = AgePayload.cipher(fileKey: fileKey, nonce: nonce)
         buffer.reserveCapacity(AgePayload.chunkSize)
     }
 
@@ -43,7 +43,7 @@ public struct AgeEncryptor: Sendable {
             // A whole chunk straight from the input when more input follows it: no copy.
             if buffer.isEmpty, rest.count > AgePayload.chunkSize {
                 let chunk = UnsafeRawBufferPointer(rebasing: rest.prefix(AgePayload.chunkSize))
-                try AgePayload.seal(chunk, key: payloadKey, counter: counter, final: false, emit: emit)
+                try AgePayload.seal(chunk, cipher: cipher, counter: counter, final: false, emit: emit)
                 counter += 1
                 rest = rest.dropFirst(AgePayload.chunkSize)
                 continue
@@ -88,10 +88,10 @@ public struct AgeEncryptor: Sendable {
     private mutating func sealBuffer(
         final: Bool, emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
-        let key = payloadKey
+        let cipher = cipher
         let counter = counter
         try withBytes(buffer) { (bytes) throws(AgeError) in
-            try AgePayload.seal(bytes, key: key, counter: counter, final: final, emit: emit)
+            try AgePayload.seal(bytes, cipher: cipher, counter: counter, final: final, emit: emit)
         }
         self.counter += 1
         buffer.removeAll(keepingCapacity: true)

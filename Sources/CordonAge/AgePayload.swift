@@ -18,43 +18,51 @@ enum AgePayload {
     /// The file key's size.
     static let fileKeySize = 16
 
-    static func payloadKey(fileKey: SymmetricKey, nonce: [UInt8]) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: fileKey, salt: nonce, info: Array("payload".utf8), outputByteCount: 32)
+    /// The cipher of the payload's chunks: key HKDF-SHA-256(file key, salt: nonce, "payload").
+    static func cipher(fileKey: SymmetricKey, nonce: [UInt8]) -> ChunkCipher {
+        ChunkCipher(
+            key: HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: fileKey, salt: nonce, info: Array("payload".utf8), outputByteCount: 32))
     }
 
-    /// The ChaCha20-Poly1305 nonce of chunk `counter`.
-    static func chunkNonce(counter: UInt64, final: Bool) -> ChaChaPoly.Nonce {
+    /// The ChaCha20-Poly1305 nonce of chunk `counter`: 11 bytes of big-endian counter, then the
+    /// final flag.
+    static func chunkNonce(counter: UInt64, final: Bool) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: chunkNonceSize)
         for index in 0..<8 { bytes[10 - index] = UInt8(truncatingIfNeeded: counter >> UInt64(8 * index)) }
         bytes[11] = final ? 1 : 0
-        return Invariant.nonce(bytes)
+        return bytes
     }
 
-    /// Seals `plaintext` as chunk `counter` and hands its ciphertext and tag to `emit`.
+    /// Seals `plaintext` (at most one chunk) as chunk `counter` and hands its ciphertext and tag
+    /// to `emit` in one piece, sealed straight into a buffer of this call.
     static func seal(
-        _ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64, final: Bool,
+        _ plaintext: UnsafeRawBufferPointer, cipher: ChunkCipher, counter: UInt64, final: Bool,
         emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
-        let box = Invariant.seal(plaintext, key: key, nonce: chunkNonce(counter: counter, final: final))
-        // `combined` is nonce ‖ ciphertext ‖ tag in one buffer: the chunk is its tail, emitted in one
-        // piece without copying (`ciphertext` and `tag` would each copy, and cost two writes).
-        try emitData(box.combined.dropFirst(chunkNonceSize), emit)
+        precondition(plaintext.count <= chunkSize)
+        let nonce = chunkNonce(counter: counter, final: final)
+        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count + tagSize, alignment: 16)
+        defer { sealed.deallocate() }
+        let count = nonce.withUnsafeBytes { cipher.seal(plaintext, nonce: $0, into: sealed) }
+        try emit(UnsafeRawBufferPointer(rebasing: sealed[..<count]))
     }
 
-    /// The plaintext of `sealed` as chunk `counter`, or nil when it does not authenticate.
+    /// Opens `sealed` as chunk `counter` and hands its plaintext to `emit`; false (and nothing
+    /// emitted) when it does not authenticate.
     static func open(
-        _ sealed: UnsafeRawBufferPointer, key: SymmetricKey, counter: UInt64, final: Bool
-    ) -> Data? {
-        guard sealed.count >= tagSize else { return nil }
-        let split = sealed.count - tagSize
-        guard
-            let box = try? ChaChaPoly.SealedBox(
-                nonce: chunkNonce(counter: counter, final: final),
-                ciphertext: UnsafeRawBufferPointer(rebasing: sealed[..<split]),
-                tag: UnsafeRawBufferPointer(rebasing: sealed[split...]))
-        else { return nil }
-        return try? ChaChaPoly.open(box, using: key)
+        _ sealed: UnsafeRawBufferPointer, cipher: ChunkCipher, counter: UInt64, final: Bool,
+        emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
+    ) throws(AgeError) -> Bool {
+        guard sealed.count >= tagSize, sealed.count <= sealedChunkSize else { return false }
+        let nonce = chunkNonce(counter: counter, final: final)
+        let plaintext = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, sealed.count - tagSize), alignment: 16)
+        defer { plaintext.deallocate() }
+        guard let count = nonce.withUnsafeBytes({ cipher.open(sealed, nonce: $0, into: plaintext) }) else {
+            return false
+        }
+        if count > 0 { try emit(UnsafeRawBufferPointer(rebasing: plaintext[..<count])) }
+        return true
     }
 
     static func emitData(_ data: Data, _ emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void) throws(AgeError) {

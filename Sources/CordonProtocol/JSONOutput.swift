@@ -51,14 +51,31 @@ final class JSONOutput {
     }
 
     /// Writes a string literal, escaped as JSON wants (slashes left alone).
-    func write(_ string: String) {
+    func write(_ string: String) { Self.appendString(string, to: &bytes) }
+
+    func write(_ value: Bool) {
+        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+    }
+
+    func writeNull() {
+        bytes.append(contentsOf: Self.nullBytes)
+    }
+
+    func write<T: FixedWidthInteger>(_ value: T) { Self.appendInteger(value, to: &bytes) }
+
+    func write(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws {
+        try Self.appendDouble(value, to: &bytes, path: path())
+    }
+
+    /// Appends `string` as a JSON string literal, escaped as JSON wants (slashes left alone).
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
             var plainStart = 0
             for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<offset]))
-                appendEscape(byte)
+                appendEscape(byte, to: &bytes)
                 plainStart = offset + 1
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
@@ -66,7 +83,7 @@ final class JSONOutput {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private func appendEscape(_ byte: UInt8) {
+    private static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\\"))
         switch byte {
         case 0x22, 0x5C: bytes.append(byte)
@@ -81,15 +98,8 @@ final class JSONOutput {
         }
     }
 
-    func write(_ value: Bool) {
-        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
-    }
-
-    func writeNull() {
-        bytes.append(contentsOf: Self.nullBytes)
-    }
-
-    func write<T: FixedWidthInteger>(_ value: T) {
+    /// Appends `value` in decimal.
+    static func appendInteger<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         if value == 0 {
             bytes.append(UInt8(ascii: "0"))
             return
@@ -111,19 +121,22 @@ final class JSONOutput {
         }
     }
 
-    func write(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws {
+    /// Appends a finite double (integral ones without a fraction); a non-finite one is an error
+    /// naming `path`.
+    static func appendDouble(_ value: Double, to bytes: inout [UInt8], path: @autoclosure () -> [any CodingKey]) throws
+    {
         guard value.isFinite else {
             throw EncodingError.invalidValue(
                 value, EncodingError.Context(codingPath: path(), debugDescription: "JSON has no \(value)"))
         }
         if value == value.rounded(), abs(value) < 1e15 {
-            write(Int64(value))
+            appendInteger(Int64(value), to: &bytes)
             return
         }
         bytes.append(contentsOf: value.description.utf8)
     }
 
-    private static let trueBytes = Array("true".utf8)
-    private static let falseBytes = Array("false".utf8)
-    private static let nullBytes = Array("null".utf8)
+    static let trueBytes = Array("true".utf8)
+    static let falseBytes = Array("false".utf8)
+    static let nullBytes = Array("null".utf8)
 }

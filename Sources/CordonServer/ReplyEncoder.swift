@@ -21,6 +21,16 @@ struct ReplyEncoder {
         }
     }
 
+    /// A reply frame with parameters that write themselves (the most frequent replies).
+    func reply<P: Codable & Sendable & JSONWritable>(_ parameters: P, continues: Bool = false) -> ByteBuffer {
+        do {
+            return allocator.varlinkFrame(
+                try VarlinkJSONEncoder().encode(writing: VarlinkReply(parameters: parameters, continues: continues)))
+        } catch {
+            return self.error(CordonError.internalError(reason: "a reply could not be encoded").varlinkError)
+        }
+    }
+
     /// An empty reply frame (`{"parameters":{}}`).
     func empty() -> ByteBuffer {
         allocator.varlinkFrame(Self.emptyReply)

@@ -50,6 +50,14 @@ public enum VarlinkFrameError: Error, Sendable, Equatable {
 
 extension ByteBufferAllocator {
     /// A buffer holding `message` followed by the NUL terminator.
+    public func varlinkFrame(_ message: [UInt8]) -> ByteBuffer {
+        var buffer = self.buffer(capacity: message.count + 1)
+        buffer.writeBytes(message)
+        buffer.writeInteger(UInt8(0))
+        return buffer
+    }
+
+    /// A buffer holding `message` followed by the NUL terminator.
     public func varlinkFrame(_ message: some Collection<UInt8>) -> ByteBuffer {
         var buffer = self.buffer(capacity: message.count + 1)
         buffer.writeBytes(message)

@@ -1,0 +1,102 @@
+/// A wire value that writes its own JSON: the replies the agent sends most often, without
+/// `Encoder` containers, existential boxes or generic metadata lookups per call
+/// (docs/PERFORMANCE.md, "Round trips"). What it writes equals its `Encodable` form byte for
+/// byte; `JSONWritableTests` compares the two on random values.
+public protocol JSONWritable: Encodable {
+    /// Writes this value as one JSON value.
+    func writeJSON(to writer: inout JSONWriter) throws
+}
+
+extension VarlinkJSONEncoder {
+    /// The JSON text of a value that writes itself.
+    public func encode(writing value: some JSONWritable) throws -> [UInt8] {
+        var writer = JSONWriter()
+        try value.writeJSON(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension VarlinkReply: JSONWritable where Parameters: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        try writer.member("parameters", parameters)
+        writer.member("continues", continues)
+        writer.member("error", error)
+        writer.endObject()
+    }
+}
+
+extension StatusReply: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        try writer.member("status", status)
+        writer.endObject()
+    }
+}
+
+extension AgentStatus: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("state", state.rawValue)
+        writer.member("seq", seq)
+        writer.member("failedAttempts", failedAttempts)
+        writer.member("maxAttempts", maxAttempts)
+        try writer.member("retryAfterSeconds", retryAfterSeconds)
+        writer.member("idleTimeoutSeconds", idleTimeoutSeconds)
+        writer.member("reauthGraceSeconds", reauthGraceSeconds)
+        writer.member("ackDeadlineMs", ackDeadlineMs)
+        writer.member("apps", apps)
+        writer.member("version", version)
+        writer.member("insecureKDF", insecureKDF)
+        writer.member("lockTriggers", lockTriggers)
+        try writer.member("auditProblem", auditProblem)
+        writer.member("testMode", testMode)
+        try writer.member("keyProtection", keyProtection)
+        writer.endObject()
+    }
+}
+
+extension AuditProblem: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        try writer.member("since", since)
+        writer.member("unstored", unstored)
+        writer.member("error", error)
+        writer.endObject()
+    }
+}
+
+extension KeyProtectionStatus: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("kind", kind)
+        writer.member("pcrs", pcrs)
+        writer.member("attemptsLeft", attemptsLeft)
+        writer.member("maxFailures", maxFailures)
+        writer.member("inLockout", inLockout)
+        try writer.member("retryAfterSeconds", retryAfterSeconds)
+        writer.member("problem", problem)
+        writer.member("warning", warning)
+        writer.endObject()
+    }
+}
+
+extension CheckReply: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        try writer.member("decision", decision)
+        writer.endObject()
+    }
+}
+
+extension CordonDecision: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("allowed", allowed)
+        writer.member("action", action.rawValue)
+        writer.member("reason", reason)
+        writer.member("truncateTo", truncateTo)
+        writer.member("rules", rules)
+        writer.endObject()
+    }
+}

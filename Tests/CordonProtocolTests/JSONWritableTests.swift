@@ -1,0 +1,154 @@
+import CordonProtocol
+import Foundation
+import PropertyBased
+import Testing
+
+/// The hand-written JSON of the most frequent replies (`JSONWritable`) equals what the
+/// `Encodable` path writes, byte for byte, on random values; and the hand-written reading of
+/// the most frequent parameters (`JSONReadable`) agrees with the `Decodable` path, errors
+/// included.
+@Suite("Hand-written JSON of the hot wire types")
+struct JSONWritableTests {
+    private let encoder = VarlinkJSONEncoder()
+
+    @Test func statusRepliesAreWrittenAsTheirEncodableForm() throws {
+        var generator = Xoshiro(seed: (0x5747, 7, 8, 9))
+        for _ in 0..<500 {
+            let reply = VarlinkReply(
+                parameters: StatusReply(status: .random(using: &generator)),
+                continues: Bool.random(using: &generator))
+            #expect(try encoder.encode(writing: reply) == encoder.encode(reply))
+        }
+    }
+
+    @Test func checkRepliesAreWrittenAsTheirEncodableForm() throws {
+        var generator = Xoshiro(seed: (0xC4EC, 1, 2, 3))
+        for _ in 0..<500 {
+            let decision = CordonDecision(
+                allowed: Bool.random(using: &generator),
+                action: PolicyAction.allCases[Int.random(in: 0..<PolicyAction.allCases.count, using: &generator)],
+                reason: randomString(using: &generator),
+                truncateTo: Bool.random(using: &generator) ? Int.random(in: -5...1_000_000, using: &generator) : nil,
+                rules: (0..<Int.random(in: 0..<4, using: &generator)).map { _ in randomString(using: &generator) })
+            let reply = VarlinkReply(parameters: CheckReply(decision: decision))
+            #expect(try encoder.encode(writing: reply) == encoder.encode(reply))
+        }
+    }
+
+    @Test func aNonFiniteDoubleIsRefusedOnBothPaths() {
+        var status = AgentStatus.random(using: &globalGenerator)
+        status.retryAfterSeconds = .infinity
+        let reply = VarlinkReply(parameters: StatusReply(status: status))
+        #expect(throws: EncodingError.self) { try encoder.encode(writing: reply) }
+        #expect(throws: EncodingError.self) { try encoder.encode(reply) }
+    }
+
+    @Test func checkParametersReadAsTheDecodablePathReadsThem() throws {
+        var generator = Xoshiro(seed: (0xDEC0, 4, 5, 6))
+        let codec = VarlinkCodec()
+        for _ in 0..<500 {
+            var context: [String: String]?
+            if Bool.random(using: &generator) {
+                context = [:]
+                for _ in 0..<Int.random(in: 0..<4, using: &generator) {
+                    context?[randomString(using: &generator)] = randomString(using: &generator)
+                }
+            }
+            let parameters = CheckParameters(
+                action: randomString(using: &generator),
+                target: Bool.random(using: &generator) ? randomString(using: &generator) : nil, context: context)
+            let call = try codec.decodeCall(
+                Array(#"{"method":"io.cordon.App.Check","parameters":"#.utf8) + JSONEncoder().encode(parameters)
+                    + Array("}".utf8))
+            let node = try #require(call.parameters)
+            #expect(CheckParameters(readingJSON: node) == parameters)
+            #expect(try codec.decodeParameters(CheckParameters.self, fromMember: node) == parameters)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{}"#, "action"),
+        (#"{"action":1}"#, "action"),
+        (#"{"action":null}"#, "action"),
+        (#"{"action":"a","target":2}"#, "target"),
+        (#"{"action":"a","context":[]}"#, "context"),
+        (#"{"action":"a","context":{"k":1}}"#, "context"),
+        (#"[]"#, "parameters"),
+    ])
+    func malformedCheckParametersFailWithTheSameErrorOnBothPaths(parameters: String, name: String) throws {
+        let codec = VarlinkCodec()
+        let call = try codec.decodeCall(Array(#"{"method":"io.cordon.App.Check","parameters":\#(parameters)}"#.utf8))
+        #expect(CheckParameters(readingJSON: call.parameters ?? .null) == nil)
+        let viaReadable = #expect(throws: VarlinkError.self) {
+            try codec.decodeParameters(CheckParameters.self, from: call)
+        }
+        let viaDecodable = #expect(throws: VarlinkError.self) {
+            try codec.decodeParameters(CheckParameters.self, fromMember: call.parameters)
+        }
+        #expect(viaReadable == viaDecodable)
+        #expect(viaReadable == .invalidParameter(name))
+    }
+
+    @Test func absentOrNullParametersReadAsAnEmptyObject() throws {
+        let codec = VarlinkCodec()
+        for text in [#"{"method":"io.cordon.App.Check"}"#, #"{"method":"io.cordon.App.Check","parameters":null}"#] {
+            let call = try codec.decodeCall(Array(text.utf8))
+            #expect(throws: VarlinkError.invalidParameter("action")) {
+                try codec.decodeParameters(CheckParameters.self, from: call)
+            }
+        }
+    }
+}
+
+nonisolated(unsafe) private var globalGenerator = Xoshiro(seed: (1, 2, 3, 4))
+
+private func randomString(using generator: inout Xoshiro) -> String {
+    let alphabet: [Character] = [
+        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1F}", "é", "😀", "\u{7F}",
+    ]
+    return String(
+        (0..<Int.random(in: 0..<8, using: &generator)).map { _ in
+            alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
+        })
+}
+
+extension AgentStatus {
+    fileprivate static func random(using generator: inout Xoshiro) -> AgentStatus {
+        func maybe<T>(_ make: (inout Xoshiro) -> T) -> T? {
+            Bool.random(using: &generator) ? make(&generator) : nil
+        }
+        let fractions: [Double] = [0, 0.5, 2.25, 1e-3, 123_456.789, 1e16, -3]
+        return AgentStatus(
+            state: LifecycleState.allCases[Int.random(in: 0..<LifecycleState.allCases.count, using: &generator)],
+            seq: Int.random(in: 0...Int.max, using: &generator) >> Int.random(in: 0..<63, using: &generator),
+            failedAttempts: Int.random(in: 0...20, using: &generator),
+            maxAttempts: Int.random(in: 0...20, using: &generator),
+            retryAfterSeconds: fractions[Int.random(in: 0..<fractions.count, using: &generator)],
+            idleTimeoutSeconds: Int.random(in: 0...86_400, using: &generator),
+            reauthGraceSeconds: Int.random(in: 0...600, using: &generator),
+            ackDeadlineMs: Int.random(in: 0...10_000, using: &generator),
+            apps: Int.random(in: 0...1000, using: &generator),
+            version: randomString(using: &generator),
+            insecureKDF: Bool.random(using: &generator),
+            lockTriggers: maybe { g in (0..<Int.random(in: 0..<3, using: &g)).map { _ in randomString(using: &g) } },
+            auditProblem: maybe { g in
+                AuditProblem(
+                    since: fractions[Int.random(in: 0..<fractions.count, using: &g)],
+                    unstored: Int.random(in: 0...99, using: &g),
+                    error: randomString(using: &g))
+            },
+            testMode: maybe { g in Bool.random(using: &g) },
+            keyProtection: maybe { g in
+                KeyProtectionStatus(
+                    kind: randomString(using: &g),
+                    pcrs: Bool.random(using: &g) ? [0, 7, Int.random(in: 0...23, using: &g)] : nil,
+                    attemptsLeft: Bool.random(using: &g) ? Int.random(in: 0...32, using: &g) : nil,
+                    maxFailures: Bool.random(using: &g) ? 32 : nil,
+                    inLockout: Bool.random(using: &g) ? Bool.random(using: &g) : nil,
+                    retryAfterSeconds: Bool.random(using: &g)
+                        ? fractions[Int.random(in: 0..<fractions.count, using: &g)] : nil,
+                    problem: Bool.random(using: &g) ? randomString(using: &g) : nil,
+                    warning: Bool.random(using: &g) ? randomString(using: &g) : nil)
+            })
+    }
+}
