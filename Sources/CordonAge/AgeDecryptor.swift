@@ -14,6 +14,8 @@ public struct AgeDecryptor: Sendable {
     private var phase = Phase.header
     private var pending: [UInt8] = []
     private var cipher: ChunkCipher?
+    /// Where each chunk is opened (one chunk of plaintext, reused).
+    private var opened: [UInt8] = []
     private var counter: UInt64 = 0
     private var failure: AgeError?
     /// The parsed header, once it has been read and authenticated.
@@ -154,11 +156,11 @@ public struct AgeDecryptor: Sendable {
         // A full chunk with more bytes after it must open as a non-final chunk. One that opens
         // only as a final chunk is authentic (its plaintext is released, as age does) but the
         // bytes after it are trailing data.
-        if try AgePayload.open(sealed, cipher: cipher, counter: counter, final: false, emit: emit) {
+        if try AgePayload.open(sealed, cipher: cipher, counter: counter, final: false, scratch: &opened, emit: emit) {
             counter += 1
             return
         }
-        if try AgePayload.open(sealed, cipher: cipher, counter: counter, final: true, emit: emit) {
+        if try AgePayload.open(sealed, cipher: cipher, counter: counter, final: true, scratch: &opened, emit: emit) {
             phase = .done
             throw .trailingData
         }
@@ -182,10 +184,11 @@ public struct AgeDecryptor: Sendable {
         if pending.isEmpty { throw .truncated("payload") }
         guard let cipher else { preconditionFailure("chunks are opened after the payload nonce") }
         let counter = counter
-        var opened = 0
+        var lastCount = 0
         let authentic = try withBytes(pending) { (bytes) throws(AgeError) in
-            try AgePayload.open(bytes, cipher: cipher, counter: counter, final: true) { plaintext throws(AgeError) in
-                opened = plaintext.count
+            try AgePayload.open(bytes, cipher: cipher, counter: counter, final: true, scratch: &opened) {
+                plaintext throws(AgeError) in
+                lastCount = plaintext.count
                 try emit(plaintext)
             }
         }
@@ -196,14 +199,15 @@ public struct AgeDecryptor: Sendable {
                 try withBytes(
                     pending,
                     { (bytes) throws(AgeError) in
-                        try AgePayload.open(bytes, cipher: cipher, counter: counter, final: false, emit: emit)
+                        try AgePayload.open(
+                            bytes, cipher: cipher, counter: counter, final: false, scratch: &opened, emit: emit)
                     })
             {
                 throw .truncated("payload")
             }
             throw .chunkAuthenticationFailed(chunk: counter)
         }
-        if opened == 0, counter > 0 { throw .emptyLastChunk(chunk: counter) }
+        if lastCount == 0, counter > 0 { throw .emptyLastChunk(chunk: counter) }
         pending = []
         phase = .done
     }

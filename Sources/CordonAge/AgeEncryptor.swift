@@ -9,6 +9,8 @@ public struct AgeEncryptor: Sendable {
     private var prefix: [UInt8]
     private var buffer: [UInt8] = []
     private var counter: UInt64 = 0
+    /// Where each chunk is sealed (one sealed chunk, reused).
+    private var sealed: [UInt8] = []
     private var finished = false
 
     /// The plaintext bytes held between calls: at most one chunk (64 KiB).
@@ -43,7 +45,7 @@ public struct AgeEncryptor: Sendable {
             // A whole chunk straight from the input when more input follows it: no copy.
             if buffer.isEmpty, rest.count > AgePayload.chunkSize {
                 let chunk = UnsafeRawBufferPointer(rebasing: rest.prefix(AgePayload.chunkSize))
-                try AgePayload.seal(chunk, cipher: cipher, counter: counter, final: false, emit: emit)
+                try AgePayload.seal(chunk, cipher: cipher, counter: counter, final: false, scratch: &sealed, emit: emit)
                 counter += 1
                 rest = rest.dropFirst(AgePayload.chunkSize)
                 continue
@@ -91,7 +93,7 @@ public struct AgeEncryptor: Sendable {
         let cipher = cipher
         let counter = counter
         try withBytes(buffer) { (bytes) throws(AgeError) in
-            try AgePayload.seal(bytes, cipher: cipher, counter: counter, final: final, emit: emit)
+            try AgePayload.seal(bytes, cipher: cipher, counter: counter, final: final, scratch: &sealed, emit: emit)
         }
         self.counter += 1
         buffer.removeAll(keepingCapacity: true)

@@ -8,8 +8,9 @@
 /// `AgeDecryptor`, holding one read buffer and at most one chunk: a file of any size is encrypted
 /// or decrypted in a few hundred KiB. The descriptors stay open; the caller owns them.
 public enum AgeFile {
-    /// Bytes per read.
-    static let readSize = 64 * 1024
+    /// Bytes per read: four chunks, so the encryptor seals three of every four straight from the
+    /// read buffer (it keeps the last until it knows whether more follow).
+    static let readSize = 256 * 1024
 
     /// Encrypts everything readable from `input` to `recipients`, writing the age file (armored
     /// when `armor`) to `output`.

@@ -34,34 +34,41 @@ enum AgePayload {
         return bytes
     }
 
-    /// Seals `plaintext` (at most one chunk) as chunk `counter` and hands its ciphertext and tag
-    /// to `emit` in one piece, sealed straight into a buffer of this call.
+    /// Seals `plaintext` (at most one chunk) as chunk `counter` into `scratch` (reused from chunk
+    /// to chunk, so no buffer is allocated per chunk) and hands its ciphertext and tag to `emit`
+    /// in one piece.
     static func seal(
         _ plaintext: UnsafeRawBufferPointer, cipher: ChunkCipher, counter: UInt64, final: Bool,
-        emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
+        scratch: inout [UInt8], emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) {
         precondition(plaintext.count <= chunkSize)
+        if scratch.count < sealedChunkSize { scratch = [UInt8](repeating: 0, count: sealedChunkSize) }
         let nonce = chunkNonce(counter: counter, final: final)
-        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: plaintext.count + tagSize, alignment: 16)
-        defer { sealed.deallocate() }
-        let count = nonce.withUnsafeBytes { cipher.seal(plaintext, nonce: $0, into: sealed) }
-        try emit(UnsafeRawBufferPointer(rebasing: sealed[..<count]))
+        let count = scratch.withUnsafeMutableBytes { sealed in
+            nonce.withUnsafeBytes { cipher.seal(plaintext, nonce: $0, into: sealed) }
+        }
+        try withBytes(scratch) { (bytes) throws(AgeError) in try emit(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
+        }
     }
 
-    /// Opens `sealed` as chunk `counter` and hands its plaintext to `emit`; false (and nothing
-    /// emitted) when it does not authenticate.
+    /// Opens `sealed` as chunk `counter` into `scratch` (reused from chunk to chunk) and hands
+    /// its plaintext to `emit`; false (and nothing emitted) when it does not authenticate.
     static func open(
         _ sealed: UnsafeRawBufferPointer, cipher: ChunkCipher, counter: UInt64, final: Bool,
-        emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
+        scratch: inout [UInt8], emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void
     ) throws(AgeError) -> Bool {
         guard sealed.count >= tagSize, sealed.count <= sealedChunkSize else { return false }
+        if scratch.count < chunkSize { scratch = [UInt8](repeating: 0, count: chunkSize) }
         let nonce = chunkNonce(counter: counter, final: final)
-        let plaintext = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, sealed.count - tagSize), alignment: 16)
-        defer { plaintext.deallocate() }
-        guard let count = nonce.withUnsafeBytes({ cipher.open(sealed, nonce: $0, into: plaintext) }) else {
-            return false
+        let count = scratch.withUnsafeMutableBytes { plaintext in
+            nonce.withUnsafeBytes { cipher.open(sealed, nonce: $0, into: plaintext) }
         }
-        if count > 0 { try emit(UnsafeRawBufferPointer(rebasing: plaintext[..<count])) }
+        guard let count else { return false }
+        if count > 0 {
+            try withBytes(scratch) { (bytes) throws(AgeError) in
+                try emit(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
+            }
+        }
         return true
     }
 

@@ -7,33 +7,48 @@ import Foundation
 #endif
 
 extension SecureFile {
-    /// Bytes read per step.
+    /// Bytes read per step (decryption checks the key before each read).
     static let readSize = 64 * 1024
+    /// Bytes read per step when encrypting: four chunks, so the encryptor seals three of every
+    /// four straight from the read buffer; the key is checked before each chunk is written.
+    static let encryptReadSize = 256 * 1024
 
     /// A revocation between two chunks stops the stream.
     struct Revoked: Error {}
 
     /// Encrypts what `source` fills in (returning how much; 0 at the end) to `recipient` into
-    /// `output`, checking `isCurrent` before every chunk.
+    /// `output`, checking `isCurrent` before every read and before every chunk is written.
     static func encrypt(
         from source: (inout [UInt8]) throws -> Int, to output: Int32, recipient: AgeX25519Recipient,
         isCurrent: () -> Bool
     ) throws {
-        var encryptor = try AgeEncryptor(recipients: [recipient])
-        let emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void = { bytes throws(AgeError) in
-            do { try writeAll(output, bytes) } catch { throw .io(operation: "write", errno: errno) }
-        }
-        var buffer = [UInt8](repeating: 0, count: readSize)
-        while true {
-            guard isCurrent() else { throw Revoked() }
-            let count = try source(&buffer)
-            if count == 0 { break }
-            try buffer.withUnsafeBytes { bytes in
-                try encryptor.update(UnsafeRawBufferPointer(rebasing: bytes[..<count]), emit: emit)
+        try withoutActuallyEscaping(isCurrent) { isCurrent in
+            var encryptor = try AgeEncryptor(recipients: [recipient])
+            var revoked = false
+            let emit: (UnsafeRawBufferPointer) throws(AgeError) -> Void = { bytes throws(AgeError) in
+                guard isCurrent() else {
+                    revoked = true
+                    throw .io(operation: "write", errno: ECANCELED)
+                }
+                do { try writeAll(output, bytes) } catch { throw .io(operation: "write", errno: errno) }
+            }
+            var buffer = [UInt8](repeating: 0, count: encryptReadSize)
+            do {
+                while true {
+                    guard isCurrent() else { throw Revoked() }
+                    let count = try source(&buffer)
+                    if count == 0 { break }
+                    try buffer.withUnsafeBytes { bytes in
+                        try encryptor.update(UnsafeRawBufferPointer(rebasing: bytes[..<count]), emit: emit)
+                    }
+                }
+                guard isCurrent() else { throw Revoked() }
+                try encryptor.finish(emit: emit)
+            } catch {
+                if revoked { throw Revoked() }
+                throw error
             }
         }
-        guard isCurrent() else { throw Revoked() }
-        try encryptor.finish(emit: emit)
     }
 
     /// Decrypts `input` with `identity`, handing each authenticated chunk to `output`, checking
