@@ -28,9 +28,10 @@ final class RTTFixture {
             do {
                 provider = try LocalIdentityProvider(peers: identityPeers)
             } catch BenchError.daemon(let reason) {
-                skipped[.identityGetToken] = "the local identity provider did not start (--identity-peers): \(reason)"
+                skipped[.identityGetToken] = "\(reason) (--identity-peers \(identityPeers))"
             } catch {
-                skipped[.identityGetToken] = "the local identity provider did not start (--identity-peers): \(error)"
+                skipped[.identityGetToken] =
+                    "the identity provider did not start: \(error) (--identity-peers \(identityPeers))"
             }
         }
         self.provider = provider
