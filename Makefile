@@ -74,15 +74,25 @@ soak: release
 demo: build
 	@scripts/demo.sh
 
+# Every benchmark with a target appends it to BENCH_SUMMARY (--summary); the run ends with one
+# table of all targets (median, spread across runs, runs met, met or not), also written as
+# Markdown beside it for docs/PERFORMANCE.md.
+BENCH = .build/release/cordon-bench
+BENCH_SUMMARY ?= .build/bench-summary.jsonl
 bench: release
 	@python3 -c "import cedarpy" 2>/dev/null || python3 -m pip install -q cedarpy 2>/dev/null || python3 -m pip install -q --break-system-packages cedarpy
-	.build/release/cordon-bench rtt
-	.build/release/cordon-bench policy
-	.build/release/cordon-bench startup
-	.build/release/cordon-bench fanout --subscribers 10,100,1000 --svg docs/fanout.svg
-	.build/release/cordon-bench memory
-	.build/release/cordon-bench enforce --apps 100
-	.build/release/cordon-bench tokens
+	rm -f $(BENCH_SUMMARY)
+	$(BENCH) rtt --summary $(BENCH_SUMMARY)
+	$(BENCH) policy --summary $(BENCH_SUMMARY)
+	$(BENCH) startup --summary $(BENCH_SUMMARY)
+	$(BENCH) fanout --subscribers 10,100,1000 --svg docs/fanout.svg --summary $(BENCH_SUMMARY)
+	$(BENCH) memory --summary $(BENCH_SUMMARY)
+	$(BENCH) storage --summary $(BENCH_SUMMARY)
+	$(BENCH) enforce --apps 100
+	$(BENCH) tokens
+	$(BENCH) summary $(BENCH_SUMMARY) --markdown > $(basename $(BENCH_SUMMARY)).md
+	@echo; echo "summary of every target ($(BENCH_SUMMARY); Markdown: $(basename $(BENCH_SUMMARY)).md):"
+	@$(BENCH) summary $(BENCH_SUMMARY)
 
 # Microbenchmarks with allocation counts (ordo-one/benchmark), a package of its own.
 bench-micro:

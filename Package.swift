@@ -173,11 +173,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The benchmarks' summary of every target (records, the summary file, the table): Foundation only.
+        .target(name: "CordonBenchSummary", swiftSettings: strict),
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
                 "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonSecrets",
-                "CordonTokens", "CordonKit",
+                "CordonTokens", "CordonKit", "CordonBenchSummary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -223,6 +225,7 @@ let package = Package(
         ),
         .testTarget(name: "CordonTPMTests", dependencies: ["CordonTPM", "CordonSecrets"], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
+        .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
         .testTarget(
             name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol", "CordonSecrets"],

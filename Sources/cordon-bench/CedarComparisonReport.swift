@@ -22,6 +22,9 @@ struct CedarPolicyComparison: Codable {
     let p99Ratio: Double
     /// The Rust engine's median alone over Cordon's.
     let engineMedianRatio: Double
+    /// Each run's `medianRatio`, when the comparison ran several times (the figures above are then
+    /// the medians of the runs').
+    var runRatios: [Double] = []
 }
 
 /// The Cedar comparison of `cordon-bench policy`, or why it was skipped.
@@ -83,6 +86,12 @@ struct CedarComparisonReport: Codable {
         let decisions = policies.reduce(0) { $0 + $1.requests }
         print("both engines decided all \(decisions) requests the same (ratio: Cedar median / Cordon median;")
         print("engine only: cedarpy's authz_duration_micros per request, without the Python binding)")
+        for row in policies where row.runRatios.count > 1 {
+            let name = ((row.policy as NSString).lastPathComponent as NSString).deletingPathExtension
+            print(
+                "\(name): \(row.runRatios.count) runs (the figures are their medians), ratio per run: "
+                    + row.runRatios.map { String(format: "%.1f×", $0) }.joined(separator: " "))
+        }
         let verdict = passed == true ? "PASS" : "FAIL"
         print(String(format: "target: %@: %@ (slowest ratio %.1f×)", Self.targetText, verdict, slowestMedianRatio ?? 0))
         let encoder = JSONEncoder()

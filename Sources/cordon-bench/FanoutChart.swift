@@ -51,7 +51,7 @@ enum FanoutChart {
             viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
             <text x="\(Int(width / 2))" y="24" text-anchor="middle" font-size="15">\
-            One event fanned out to N subscribers (\(report.runs) runs per N)</text>
+            One event fanned out to N subscribers (\(report.repeats) runs of \(report.runs) rounds per N)</text>
 
             """
         // Axes, grid and ticks.

@@ -41,20 +41,21 @@ struct IdentityBenchmark: ParsableCommand {
         defer { refreshing.stop() }
         _ = try LoopbackHTTP.object(port: refreshing.port, path: "/admin/config", form: "short_lived=1")
         let policy = directory + "/10-bench-identity.json"
-        try Self.policy(cached: cached.port, refreshing: refreshing.port)
+        try Self.policy(providers: [("cached", cached.port), ("refreshing", refreshing.port)], apps: [Self.appId])
             .write(toFile: policy, atomically: true, encoding: .utf8)
         let agent = try BenchAgent(directory: directory + "/agent", adminPolicies: [policy])
         defer { agent.stop() }
-        try signIn(agent, "cached", cached)
-        try signIn(agent, "refreshing", refreshing)
+        try Self.signIn(agent, "cached", cached)
+        try Self.signIn(agent, "refreshing", refreshing)
         let app = try VarlinkConnection(path: agent.socket)
         try app.call("io.cordon.App.Register", ["appId": Self.appId])
         try cachedToken(app, directory: directory)
         try refresh(app, refreshing)
     }
 
-    /// Two providers on the two local peers, one domain each, the bench app in their group.
-    static func policy(cached: Int, refreshing: Int) -> String {
+    /// One provider per local peer (`NAME` at 127.0.0.1:`port`), each with its domain
+    /// `NAME.example`, and `apps` in one access group for all of them.
+    static func policy(providers: [(name: String, port: Int)], apps: [String]) -> String {
         func provider(_ name: String, _ port: Int) -> String {
             let base = "http://127.0.0.1:\(port)"
             return """
@@ -62,19 +63,20 @@ struct IdentityBenchmark: ParsableCommand {
                  "token": "\(base)/token"}, "clientId": "\(clientID)", "scopes": ["openid"], "flow": "device"}
                 """
         }
+        let quoted = { (names: [String]) in names.map { "\"\($0)\"" }.joined(separator: ", ") }
+        let domains = providers.map { #"{"domain": "\#($0.name).example", "provider": "\#($0.name)"}"# }
         return """
             {"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "identity": {
-              "providers": [\(provider("cached", cached)), \(provider("refreshing", refreshing))],
-              "domains": [{"domain": "cached.example", "provider": "cached"},
-                          {"domain": "refreshing.example", "provider": "refreshing"}],
-              "accessGroups": [{"name": "bench", "apps": ["\(appId)"],
-                                "domains": ["cached.example", "refreshing.example"]}]}}
+              "providers": [\(providers.map { provider($0.name, $0.port) }.joined(separator: ", "))],
+              "domains": [\(domains.joined(separator: ", "))],
+              "accessGroups": [{"name": "bench", "apps": [\(quoted(apps))],
+                                "domains": [\(quoted(providers.map { "\($0.name).example" }))]}]}}
             """
     }
 
     /// `SignIn` with `more` on a connection of its own (a streaming call occupies its connection,
     /// docs/PROTOCOL.md): the prompt, approved at the provider, then the outcome.
-    func signIn(_ agent: BenchAgent, _ name: String, _ provider: LocalIdentityProvider) throws {
+    static func signIn(_ agent: BenchAgent, _ name: String, _ provider: LocalIdentityProvider) throws {
         let connection = try VarlinkConnection(path: agent.socket)
         try connection.send(
             VarlinkConnection.encode(method: "io.cordon.Identity.SignIn", parameters: ["provider": name], more: true))

@@ -10,22 +10,33 @@ struct MemoryBenchmark: ParsableCommand {
         discussion: """
             cordond (next to this binary, temporary directories, insecure fast KDF) is measured after
             start + initialize + unlock, then with N apps com.example.app0… each registered and
-            subscribed with its token from this process, then after one Lock/Unlock broadcast to all.
-            The baseline is a private dbus-daemon, idle and with N sd-bus connections each holding a
-            match, then after one signal to all. Targets: cordond <= 30 MB idle, <= 80 MB with 1,000 apps.
+            subscribed with its token from this process (the first --active-apps of them also store a
+            1 KiB record with Storage.Put, read it back with Storage.Get and read a TOTP code with
+            Tokens.Code: each opens its own encrypted store, and the token store is in use), then after
+            one Lock/Unlock broadcast to all. The baseline is a private dbus-daemon, idle and with N
+            sd-bus connections each holding a match, then after one signal to all. Each of --runs runs
+            starts fresh daemons; the figures are the medians. Targets: cordond <= 30 MB idle, <= 80 MB
+            with 1,000 apps (VmRSS, the larger of before and after the broadcast; --summary appends them).
             """)
 
     @Option(help: "Apps (cordond) and connections (dbus-daemon).")
     var apps = 1000
+    @Option(help: "Of the apps, how many also store a record, read it back and read a token code.")
+    var activeApps = 100
+    @Option(help: "Runs, each with fresh daemons (the figures are the medians).")
+    var runs = 5
     @Option(help: "Milliseconds to let a daemon settle before each reading.")
     var settleMs = 500
     @Option(help: "The dbus-daemon binary.")
     var dbusDaemon = "/usr/bin/dbus-daemon"
     @Flag(help: "Print JSON instead of a table.")
     var json = false
+    @OptionGroup var summary: SummaryOption
 
     func validate() throws {
         guard apps > 0, apps <= 2000 else { throw ValidationError("--apps: from 1 to 2000") }
+        guard activeApps >= 0, activeApps <= apps else { throw ValidationError("--active-apps: from 0 to --apps") }
+        guard runs > 0 else { throw ValidationError("--runs must be positive") }
     }
 
     func run() throws {
@@ -36,9 +47,13 @@ struct MemoryBenchmark: ParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        let cordond = try measureAgent(directory: directory + "/cordond")
-        let bus = try measureBus(directory: directory + "/dbus")
-        let report = MemoryReport(apps: apps, cordond: cordond, dbusDaemon: bus)
+        var cordond: [MemoryReport.Daemon] = []
+        var bus: [MemoryReport.Daemon] = []
+        for run in 0..<runs {
+            cordond.append(try measureAgent(directory: directory + "/cordond-\(run)"))
+            bus.append(try measureBus(directory: directory + "/dbus-\(run)"))
+        }
+        let report = MemoryReport(apps: apps, activeApps: activeApps, cordondRuns: cordond, dbusDaemonRuns: bus)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -46,13 +61,29 @@ struct MemoryBenchmark: ParsableCommand {
         } else {
             report.printTable()
         }
+        try summary.append(report.summaryRecords)
     }
 
     private func measureAgent(directory: String) throws -> MemoryReport.Daemon {
-        let agent = try BenchAgent(directory: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let readers = directory + "/10-bench-code-readers.json"
+        try TokensBenchmark.codeReadersPolicy((0..<activeApps).map { "com.example.app\($0)" })
+            .write(toFile: readers, atomically: true, encoding: .utf8)
+        let agent = try BenchAgent(directory: directory + "/agent", adminPolicies: [readers])
         defer { agent.stop() }
         let idle = try reading(agent.pid)
+        let serial = try TokensBenchmark.importToken(
+            agent, ["data": "otpauth://totp/bench?secret=\(TokensBenchmark.totpSecret)"])
         let sockets = try SocketSet.apps(socket: agent.socket, count: apps)
+        let record = Data(repeating: 0x5A, count: 1024).base64EncodedString()
+        for app in sockets.registrations.prefix(activeApps) {
+            try app.call("io.cordon.Storage.Put", ["name": "record", "value": record])
+            let stored = try app.call("io.cordon.Storage.Get", ["name": "record"])
+            guard stored["value"] as? String == record else { throw BenchError.daemon("Storage.Get: \(stored)") }
+            guard try app.call("io.cordon.Tokens.Code", ["serial": serial])["code"] != nil else {
+                throw BenchError.daemon("Tokens.Code gave no code")
+            }
+        }
         let loaded = try reading(agent.pid)
         _ = try VarlinkFanout(agent: agent, sockets: sockets).round()
         return MemoryReport.Daemon(idle: idle, withClients: loaded, afterBroadcast: try reading(agent.pid))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CordonBenchSummary
 import Dispatch
 import Foundation
 
@@ -11,8 +12,15 @@ struct RTTBenchmark: ParsableCommand {
             Both sides use the same blocking client, call by call in turn; the echo is a forked C \
             process that answers with a message as long as the agent's reply, so the difference is \
             the agent's own cost per call. Each placement (one-cpu: everything on CPU 0; split: the \
-            client on CPU 0, agent and echo on CPU 1; unpinned) is measured --runs times. Without \
-            --socket a cordond next to this binary is started on a temporary directory.
+            client on CPU 0, agent and echo on CPU 1; unpinned) is measured --runs times for each \
+            method: GetStatus, Check (pasteboard.paste), Storage.Get (a 1 KiB record the app stored), \
+            Tokens.Code (a TOTP the app may read) and Identity.GetToken (a token the agent holds for \
+            a signed-in session at the local identity provider, Tests/CordonIdentityTests/peers; \
+            skipped with the reason when python3, authlib or Flask is missing). Each method's \
+            connection registers its own app before it is measured. Without --socket a cordond next \
+            to this binary is started on a temporary directory, initialized and unlocked; with \
+            --socket only GetStatus and Check are measured. Targets: the median ratio agent / echo \
+            <= 1.5x one-cpu and <= 2x unpinned, for every method (--summary appends them).
             """)
 
     @Option(help: "Round trips measured per side in each run.")
@@ -21,39 +29,57 @@ struct RTTBenchmark: ParsableCommand {
     var runs = 5
     @Option(help: "A placement to measure (one-cpu, split, unpinned); repeat for several. Default: all.")
     var placement: [RoundTripPlacement] = []
+    @Option(
+        help: """
+            A method to measure (GetStatus, Check, Storage.Get, Tokens.Code, Identity.GetToken; with or \
+            without io.cordon.); repeat, or separate with commas. Default: all.
+            """)
+    var method: [String] = []
     @Option(help: "Round trips before measuring.")
     var warmup = 2000
     @Option(help: "Use an already running agent at this socket.")
     var socket: String?
+    @Option(help: "The identity test peers (identity_provider.py, authlib and Flask).")
+    var identityPeers = "Tests/CordonIdentityTests/peers"
     @Flag(help: "Print JSON instead of a table.")
     var json = false
+    @OptionGroup var summary: SummaryOption
+
+    func validate() throws {
+        _ = try RTTMethod.parse(method)
+        guard runs > 0, iterations > 0, warmup >= 0 else {
+            throw ValidationError("--runs and --iterations must be positive, --warmup not negative")
+        }
+    }
 
     func run() throws {
+        let methods = try RTTMethod.parse(method)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cordon-bench-\(getpid())"
         ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var daemon: Process?
-        let socketPath: String
-        if let socket {
-            socketPath = socket
-        } else {
-            let started = try DaemonLauncher.start(in: directory)
-            daemon = started.process
-            socketPath = started.socket
-        }
-        defer {
-            daemon?.terminate()
-            daemon?.waitUntilExit()
-        }
+        let fixture =
+            try socket.map { RTTFixture(socket: $0) }
+            ?? RTTFixture(directory: directory, methods: methods, identityPeers: identityPeers)
+        defer { fixture.stop() }
 
+        let placements = (placement.isEmpty ? RoundTripPlacement.allCases : placement).filter(\.isPossible)
         let comparison = RoundTripComparison(
-            directory: directory, iterations: iterations, warmup: warmup, runs: runs,
-            placements: placement.isEmpty ? RoundTripPlacement.allCases : placement)
+            directory: directory, iterations: iterations, warmup: warmup, runs: runs, placements: placements)
         var reports: [RTTReport] = []
-        for (name, request) in Self.requests {
-            reports.append(try comparison.run(name: name, request: request, socketPath: socketPath))
+        var records: [SummaryRecord] = []
+        for method in methods {
+            guard let call = try fixture.call(method) else {
+                let reason = fixture.skipped[method] ?? "not set up"
+                FileHandle.standardError.write(Data("rtt: \(method.rawValue) skipped: \(reason)\n".utf8))
+                records += RTTReport.skippedRecords(method: method.rawValue, placements: placements, reason: reason)
+                continue
+            }
+            let report = try comparison.run(
+                name: method.rawValue, request: call.request, socketPath: fixture.socket, prelude: call.prelude)
+            reports.append(report)
+            records += report.summaryRecords
         }
         if json {
             let encoder = JSONEncoder()
@@ -62,14 +88,6 @@ struct RTTBenchmark: ParsableCommand {
         } else {
             for report in reports { report.printTable() }
         }
+        try summary.append(records)
     }
-
-    /// The calls measured: a status read and a policy check.
-    static let requests: [(String, String)] = [
-        ("GetStatus", #"{"method":"io.cordon.Agent.GetStatus"}"#),
-        (
-            "Check",
-            #"{"method":"io.cordon.App.Check","parameters":{"action":"pasteboard.paste","target":"com.example.mail","context":{"length":"120"}}}"#
-        ),
-    ]
 }

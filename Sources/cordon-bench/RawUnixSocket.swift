@@ -81,6 +81,20 @@ final class RawUnixSocket: @unchecked Sendable {
         }
     }
 
+    /// Reads one message (until its NUL) and returns it as text, without the NUL.
+    func receiveText() throws -> String {
+        var bytes: [UInt8] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                guard let base = raw.baseAddress else { return -1 }
+                return read(descriptor, base, raw.count)
+            }
+            guard count > 0 else { throw BenchError.closed }
+            bytes += buffer[0..<count]
+            if buffer[count - 1] == 0 { return String(decoding: bytes.dropLast(), as: UTF8.self) }
+        }
+    }
+
     /// The pid of the process at the other end (`SO_PEERCRED`).
     func peerProcess() throws -> Int32 {
         let pid = ccb_peer_pid(descriptor)

@@ -20,10 +20,19 @@ struct RoundTripComparison {
     var runs = 5
     var placements: [RoundTripPlacement] = RoundTripPlacement.allCases
 
-    func run(name: String, request text: String, socketPath: String) throws -> RTTReport {
+    /// Measures `text` on a new connection to the agent at `socketPath`, after sending each call
+    /// of `prelude` on it (e.g. a Register); any error reply, there or to `text`, throws.
+    func run(name: String, request text: String, socketPath: String, prelude: [String] = []) throws -> RTTReport {
         let request = Array(text.utf8) + [0]
         let agent = try RawUnixSocket.connect(to: socketPath)
         let agentPid = try agent.peerProcess()
+        for call in prelude + [text] {
+            try agent.send(Array(call.utf8) + [0])
+            let reply = try agent.receiveText()
+            if let error = (try? VarlinkConnection.decode(reply))?["error"] {
+                throw BenchError.daemon("\(name): \(call.prefix(80)) answered \(error)")
+            }
+        }
         try agent.send(request)
         let replyLength = try agent.receiveMessage()
 

@@ -1,4 +1,5 @@
 import CordonAge
+import CordonBenchSummary
 import Foundation
 
 /// Encrypts and decrypts the same file with CordonAge (`AgeFile`, streaming between descriptors),
@@ -7,6 +8,7 @@ import Foundation
 /// MB/s for each. The ciphertext goes to a file, the plaintext of a decryption to /dev/null.
 struct StorageFileBenchmark {
     let options: StorageFileOptions
+    let summary: SummaryOption
 
     /// What is timed, each once per run, in this order.
     enum Side: Hashable {
@@ -131,6 +133,24 @@ struct StorageFileBenchmark {
             print(
                 "  bench process peak RSS (VmHWM): \(report.peakResidentBeforeKiB) KiB before the runs, "
                     + "\(report.peakResidentKiB) KiB after")
+        }
+        try summary.append(records(sides))
+    }
+
+    /// The targets: each run's throughput over age's in the same run, by CPU time (which other work
+    /// on the machine disturbs far less than the wall clock).
+    func records(_ sides: [Side: StorageFileIO.Best]) -> [SummaryRecord] {
+        let pairs: [(String, Side, Side)] = [
+            ("CordonAge encrypt", .cordonEncrypt, .ageEncrypt), ("CordonAge decrypt", .cordonDecrypt, .ageDecrypt),
+            ("SecureFile encrypt", .secureFileEncrypt, .ageEncrypt),
+            ("SecureFile decrypt", .secureFileDecrypt, .ageDecrypt),
+        ]
+        return pairs.map { subject, ours, theirs in
+            // Throughput ratio = age's CPU seconds over ours for the same bytes.
+            let ratios = zip(sides[ours]?.costs ?? [], sides[theirs]?.costs ?? []).map { $1.cpu / max($0.cpu, 1e-9) }
+            return SummaryRecord(
+                benchmark: "storage --file", subject: "\(subject), \(options.sizeMib) MiB", comparison: .atLeast,
+                targetValue: 1, unit: "×", baseline: "age CLI (GOMAXPROCS=1), by CPU time", values: ratios)
         }
     }
 }

@@ -32,14 +32,17 @@ enum StorageFileIO {
         let cpu: Double
     }
 
-    /// The lowest wall-clock and CPU seconds seen for one side.
+    /// The lowest wall-clock and CPU seconds seen for one side, and every run's.
     struct Best {
         var wall = Double.infinity
         var cpu = Double.infinity
+        /// Each run's cost, in order.
+        var costs: [Cost] = []
 
         mutating func add(_ cost: Cost) {
             wall = min(wall, cost.wall)
             cpu = min(cpu, cost.cpu)
+            costs.append(cost)
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CCordonBench
+import CordonBenchSummary
 import CordonSecrets
 import CordonStore
 import Dispatch
@@ -11,8 +12,10 @@ import GRDB
 /// kv: AppStorage (what SecureStore runs once it holds the key: an HMAC lookup, a SQLite read, an
 /// AES-GCM open) against a plain GRDB read of the same row without encryption, on a file with the
 /// same settings (WAL, synchronous FULL). socket: io.cordon.Storage.Get of the same 1 KiB value by
-/// a registered app against GetStatus on the same connection. Each pair is timed alternately. Targets: get <= 1.5x, put <= 2x the
-/// plain operation.
+/// a registered app against GetStatus on the same connection. Each pair is timed alternately, the
+/// store's pairs in `kvRuns` runs (median of the runs' medians, each run's ratio). Targets: get
+/// <= 1.5x, put <= 2x the plain operation (`--summary` appends them; the socket's round trip
+/// against the echo is `cordon-bench rtt`'s target).
 struct StorageKVBenchmark: ParsableArguments {
     @Flag(help: "Measure the encrypted key-value store (get, put, io.cordon.Storage.Get).")
     var kv = false
@@ -20,8 +23,14 @@ struct StorageKVBenchmark: ParsableArguments {
     var iterations = 20000
     @Option(help: "Size of the value, bytes.")
     var valueBytes = 1024
+    @Option(help: "Runs of the store's get and put comparisons (the spread is across runs).")
+    var kvRuns = 5
 
-    func run() throws {
+    /// The targets: the sealed operation's median over the plain one's.
+    static let getTarget = 1.5
+    static let putTarget = 2.0
+
+    func run(summary: SummaryOption) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-bench-kv-\(getpid())")
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -34,20 +43,40 @@ struct StorageKVBenchmark: ParsableArguments {
             try storage.put(namespace: "default", name: "record-\(index)", value: value)
             try plain.put(name: "record-\(index)", value: value)
         }
-        let (getSealed, getPlain) = Self.interleaved(
-            iterations,
-            { index in _ = try? storage.withValue(namespace: "default", name: "record-\(index % 100)") { Data($0) } },
-            { index in _ = try? plain.get(name: "record-\(index % 100)") })
-        let (putSealed, putPlain) = Self.interleaved(
-            max(iterations / 10, 100),
-            { index in try? storage.put(namespace: "default", name: "record-\(index % 100)", value: value) },
-            { index in try? plain.put(name: "record-\(index % 100)", value: value) })
-        print("kv, \(valueBytes)-byte values (median µs, p99 µs):")
-        Self.row("get sealed", getSealed, against: getPlain, target: 1.5)
+        let (getSealed, getPlain) = Comparison.runs(kvRuns) {
+            Self.interleaved(
+                iterations,
+                { index in
+                    _ = try? storage.withValue(namespace: "default", name: "record-\(index % 100)") { Data($0) }
+                },
+                { index in _ = try? plain.get(name: "record-\(index % 100)") })
+        }
+        let (putSealed, putPlain) = Comparison.runs(kvRuns) {
+            Self.interleaved(
+                max(iterations / 10, 100),
+                { index in try? storage.put(namespace: "default", name: "record-\(index % 100)", value: value) },
+                { index in try? plain.put(name: "record-\(index % 100)", value: value) })
+        }
+        print("kv, \(valueBytes)-byte values (median µs of \(max(kvRuns, 1)) runs, median p99 µs):")
+        Self.row("get sealed", getSealed, against: getPlain, target: Self.getTarget)
         Self.row("get plain GRDB", getPlain)
-        Self.row("put sealed", putSealed, against: putPlain, target: 2)
+        Self.row("put sealed", putSealed, against: putPlain, target: Self.putTarget)
         Self.row("put plain GRDB", putPlain)
+        try summary.append([
+            Self.record("get (HMAC lookup, SQLite read, AES-GCM open)", getSealed, getPlain, Self.getTarget),
+            Self.record("put (one transaction, synchronous FULL)", putSealed, putPlain, Self.putTarget),
+        ])
         try StorageKVSocket(directory: directory + "/agent", value: value, iterations: iterations).run()
+    }
+
+    /// A target: each run's median sealed / plain.
+    static func record(_ subject: String, _ sealed: Comparison.Side, _ plain: Comparison.Side, _ target: Double)
+        -> SummaryRecord
+    {
+        SummaryRecord(
+            benchmark: "storage --kv", subject: subject, comparison: .atMost, targetValue: target, unit: "×",
+            baseline: "plain GRDB, same row unencrypted",
+            values: zip(sealed.runs, plain.runs).map { $0.medianMicroseconds / max($1.medianMicroseconds, 0.001) })
     }
 
     /// Times `sealed` and `plain` alternately, one operation each in turn, so that whatever else
@@ -81,6 +110,25 @@ struct StorageKVBenchmark: ParsableArguments {
         if let baseline, let target {
             let ratio = stats.medianMicroseconds / max(baseline.medianMicroseconds, 0.001)
             line += String(format: "   %.2fx the plain one (target <= %.1fx)", ratio, target)
+        }
+        print(line)
+    }
+
+    /// A row over runs: the median of the runs' medians and p99s, and against `baseline` the
+    /// ratio of the medians with each run's.
+    static func row(
+        _ name: String, _ side: Comparison.Side, against baseline: Comparison.Side? = nil, target: Double? = nil
+    ) {
+        var line =
+            name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            + String(format: "%8.2f %8.2f", side.median, side.p99)
+        if let baseline, let target {
+            let runs = zip(side.runs, baseline.runs).map {
+                String(format: "%.2f", $0.medianMicroseconds / max($1.medianMicroseconds, 0.001))
+            }
+            line += String(
+                format: "   %.2fx the plain one (target <= %.1fx; runs: %@)", side.median / max(baseline.median, 0.001),
+                target, runs.joined(separator: " "))
         }
         print(line)
     }

@@ -63,14 +63,13 @@ struct TokensBenchmark: ParsableCommand {
     /// `Tokens.Code` over the socket against its baselines.
     func throughAgent(directory: String) throws {
         let readers = directory + "/10-bench-code-readers.json"
-        try #"{"schema": "cordon.policy.v1", "tokens": {"codeReaders": ["com.example.bench"]}}"#
-            .write(toFile: readers, atomically: true, encoding: .utf8)
+        try Self.codeReadersPolicy([Self.appId]).write(toFile: readers, atomically: true, encoding: .utf8)
         setenv("CORDON_INSECURE_FAST_KDF", "1", 1)
         setenv("CORDON_TEST_MODE", "1", 1)
         let agent = try BenchAgent(directory: directory + "/agent", adminPolicies: [readers])
         defer { agent.stop() }
-        let totpSerial = try importToken(agent, ["data": "otpauth://totp/bench?secret=\(Self.totpSecret)"])
-        let securIDSerial = try importToken(agent, ["data": Self.securIDToken, "pin": Self.pin])
+        let totpSerial = try Self.importToken(agent, ["data": "otpauth://totp/bench?secret=\(Self.totpSecret)"])
+        let securIDSerial = try Self.importToken(agent, ["data": Self.securIDToken, "pin": Self.pin])
         let app = try VarlinkConnection(path: agent.socket)
         try app.call("io.cordon.App.Register", ["appId": Self.appId])
         let totpCode = try VarlinkConnection.encode(
@@ -139,8 +138,14 @@ struct TokensBenchmark: ParsableCommand {
         }
     }
 
+    /// An admin policy that lets `apps` read token codes (`tokens.codeReaders`).
+    static func codeReadersPolicy(_ apps: [String]) -> String {
+        let list = apps.map { "\"\($0)\"" }.joined(separator: ", ")
+        return #"{"schema": "cordon.policy.v1", "tokens": {"codeReaders": [\#(list)]}}"#
+    }
+
     /// Imports `parameters` with the passcode on the control connection; the first token's serial.
-    func importToken(_ agent: BenchAgent, _ parameters: [String: Any]) throws -> String {
+    static func importToken(_ agent: BenchAgent, _ parameters: [String: Any]) throws -> String {
         var parameters = parameters
         parameters["passcode"] = BenchAgent.passcode
         let reply = try agent.control.call("io.cordon.Tokens.Import", parameters)
