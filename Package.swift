@@ -124,7 +124,7 @@ let package = Package(
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
                 "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens", "CordonTPM",
-                "CordonIdentity",
+                "CordonIdentity", "CCordonLinux",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -242,7 +242,7 @@ let package = Package(
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
                 "CordonStore", "CordonSecrets", "CordonIdentity",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

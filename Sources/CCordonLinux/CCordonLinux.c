@@ -147,6 +147,23 @@ int cordon_socket_with_cookie(uint64_t cookie) {
     return found;
 }
 
+int cordon_socket_cookie(int fd, uint64_t *cookie) {
+    uint64_t value = 0;
+    socklen_t size = sizeof(value);
+    if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &value, &size) != 0) return -errno;
+    if (size != sizeof(value)) return -EINVAL;
+    *cookie = value;
+    return 0;
+}
+
+long cordon_send_nonblocking(int sock, const void *buf, size_t len) {
+    ssize_t sent;
+    do {
+        sent = send(sock, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent < 0 ? -errno : (long)sent;
+}
+
 long cordon_send_with_descriptor(int sock, const void *buf, size_t len, int fd) {
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
     union {

@@ -20,22 +20,3 @@ final class AgentConnection {
         self.context = context
     }
 }
-
-/// A connection streaming events, with a bounded queue for when its socket is full.
-final class Subscriber {
-    let connection: AgentConnection
-    /// The connection's channel and handler context, held here so the broadcast loop reaches
-    /// them in one step.
-    let channel: any Channel
-    let context: ChannelHandlerContext
-    var queue: BoundedQueue<ByteBuffer>
-    /// Its place in `SubscriberTable.values`.
-    var index = 0
-
-    init(connection: AgentConnection, capacity: Int) {
-        self.connection = connection
-        channel = connection.channel
-        context = connection.context
-        queue = BoundedQueue(capacity: capacity)
-    }
-}

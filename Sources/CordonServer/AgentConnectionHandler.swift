@@ -193,6 +193,7 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     private func fail(context: ChannelHandlerContext, frame: ByteBuffer) {
         let (first, resumeReading) = state.failing()
         guard first else { return }
+        if let connection { agent.connectionFailing(connection.id) }
         flushIfNeeded(context: context)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in

@@ -20,6 +20,9 @@ protocol ConnectionAgent: AnyObject {
     func dispatch(_ message: VarlinkCallMessage, connection: AgentConnection) -> CallOutcome
     /// The socket of connection `id` has room again.
     func connectionWritable(_ id: ConnectionID)
+    /// Connection `id` is ending with a final frame the handler writes through NIO: nothing may
+    /// be written past NIO on it from now on.
+    func connectionFailing(_ id: ConnectionID)
     /// Forgets everything a closed connection held.
     func connectionClosed(_ id: ConnectionID)
 }
@@ -49,4 +52,6 @@ extension Agent: ConnectionAgent {
     var limits: ConnectionLimits { configuration.limits }
 
     func connectionWritable(_ id: ConnectionID) { eventBus.writable(id) }
+
+    func connectionFailing(_ id: ConnectionID) { eventBus.connectionFailing(id) }
 }

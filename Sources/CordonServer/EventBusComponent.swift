@@ -3,14 +3,18 @@ import CordonProtocol
 import NIOCore
 
 /// The event bus (`io.cordon.App.Subscribe`): every subscriber first gets the current state,
-/// then every event in order, each encoded once and written straight to the subscriber's handler
-/// context; a subscriber whose socket is full queues a bounded backlog, then is dropped with
-/// `SubscriberTooSlow` so the others are never held up.
+/// then every event in order, each encoded once and written straight to the subscriber's socket
+/// (`Subscriber.write`: one `send` while NIO holds nothing for it, else its handler context); a
+/// subscriber whose socket is full queues a bounded backlog, then is dropped with
+/// `SubscriberTooSlow` so the others are never held up (docs/ARCHITECTURE.md, "An event, from
+/// the lifecycle machine to every subscriber").
 final class EventBusComponent: AgentComponent {
     let methods: [Method] = [.subscribe]
 
     private unowned let host: any ComponentHost
     private var subscribers = SubscriberTable()
+    /// How frames went out, since the agent started.
+    private(set) var counters = FanoutCounters()
 
     init(host: any ComponentHost) {
         self.host = host
@@ -29,8 +33,17 @@ final class EventBusComponent: AgentComponent {
         subscribers.removeValue(forKey: id)
     }
 
+    /// Connection `id` is ending with a final frame written through NIO: its events follow
+    /// that frame's order, so none goes past NIO any more.
+    func connectionFailing(_ id: ConnectionID) {
+        subscribers[id].map { $0.stopDirectWrites() }
+    }
+
     /// The subscriber streaming on connection `id`, if any.
     func subscriber(_ id: ConnectionID) -> Subscriber? { subscribers[id] }
+
+    /// How many connections are streaming events.
+    var subscriberCount: Int { subscribers.values.count }
 
     /// Sends `event` to every subscriber, encoded once and shared by all of them.
     /// The subscribers of apps in `withheld` do not get it: the container's key coming back is not
@@ -55,7 +68,7 @@ final class EventBusComponent: AgentComponent {
     /// Writes `frame` now if the socket has room, else queues it; a full queue disconnects.
     func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) {
         if subscriber.queue.isEmpty && subscriber.channel.isWritable {
-            subscriber.context.writeAndFlush(NIOAny(frame), promise: nil)
+            subscriber.write(frame, counting: &counters)
             return
         }
         if !subscriber.queue.push(frame) {
@@ -66,13 +79,12 @@ final class EventBusComponent: AgentComponent {
     /// Drains a subscriber's queue once its socket has room again.
     func writable(_ id: ConnectionID) {
         guard let subscriber = subscribers[id] else { return }
-        let channel = subscriber.connection.channel
         var wrote = false
-        while channel.isWritable, let frame = subscriber.queue.pop() {
-            channel.write(frame, promise: nil)
+        while subscriber.channel.isWritable, let frame = subscriber.queue.pop() {
+            subscriber.writeThroughNIO(frame, flush: false)
             wrote = true
         }
-        if wrote { channel.flush() }
+        if wrote { subscriber.context.flush() }
     }
 
     private func dropSlowSubscriber(_ subscriber: Subscriber) {
@@ -95,6 +107,9 @@ final class EventBusComponent: AgentComponent {
         }
         let subscriber = Subscriber(connection: connection, capacity: host.configuration.limits.maxQueuedEvents)
         subscribers[connection.id] = subscriber
+        if let socket = DirectSocket.locate(connection.channel, logger: host.logger) {
+            subscriber.useDirectWrites(socket)
+        }
         let snapshot = host.snapshot()
         deliver(
             ReplyEncoder(allocator: connection.channel.allocator).reply(
@@ -129,6 +144,8 @@ final class EventBusComponent: AgentComponent {
             }
             return
         }
-        subscriber.connection.channel.writeAndFlush(ByteBuffer()).whenComplete { _ in promise.succeed(()) }
+        let written = loop.makePromise(of: Void.self)
+        subscriber.writeThroughNIO(ByteBuffer(), promise: written)
+        written.futureResult.whenComplete { _ in promise.succeed(()) }
     }
 }

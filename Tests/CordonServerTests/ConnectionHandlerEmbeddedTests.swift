@@ -20,6 +20,7 @@ import Testing
         }
         private(set) var dispatched: [String] = []
         private(set) var closed: [ConnectionID] = []
+        private(set) var failing: [ConnectionID] = []
         private(set) var writableCalls = 0
         /// Whether the connection registered an app.
         var registered = false
@@ -38,6 +39,8 @@ import Testing
         }
 
         func connectionWritable(_ id: ConnectionID) { writableCalls += 1 }
+
+        func connectionFailing(_ id: ConnectionID) { failing.append(id) }
 
         func isRegistered(_ id: ConnectionID) -> Bool { registered }
 
@@ -194,6 +197,7 @@ import Testing
         #expect(replies.count == 1)
         #expect(replies.first?.contains("io.cordon.Agent.MessageTooLarge") == true, "\(replies)")
         #expect(fixture.agent.dispatched.isEmpty)
+        #expect(fixture.agent.failing == [7], "the agent hears that the connection is ending")
         try fixture.send([Self.status])
         #expect(fixture.agent.dispatched.isEmpty, "a closing connection serves nothing more")
     }

@@ -42,3 +42,9 @@ long cordon_send_with_descriptor(int sock, const void *buf, size_t len, int fd);
 /// `pid` (NS_GET_OWNER_UID on /proc/PID/ns/user), and that namespace's inode in `*inode`.
 /// Returns 0 or -errno.
 int cordon_user_namespace_owner(pid_t pid, uid_t *owner, unsigned long long *inode);
+/// Reads the kernel's cookie of the socket `fd` (SO_COOKIE). Returns 0 or -errno.
+int cordon_socket_cookie(int fd, uint64_t *cookie);
+/// Writes up to `len` bytes of `buf` to the stream socket `sock` without blocking and without
+/// SIGPIPE (send with MSG_DONTWAIT | MSG_NOSIGNAL), retrying on EINTR. Returns the bytes written
+/// (possibly fewer than `len`) or -errno (-EAGAIN when the socket has no room).
+long cordon_send_nonblocking(int sock, const void *buf, size_t len);
