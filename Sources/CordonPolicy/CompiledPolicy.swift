@@ -29,6 +29,12 @@ public struct CompiledPolicy: Sendable {
         unknownRules = policy[PolicyKeys.Apps.unknown].rules
     }
 
+    /// Whether app `id` is managed: bound by `apps.managed`, or any app while `apps.unknown` is
+    /// `trusted` (what `EffectivePolicy` says, without a setting lookup per call).
+    public func isManaged(_ id: String) -> Bool {
+        unknown == .trusted || bindings[id] != nil
+    }
+
     /// Up to this many overridden apps are looked up by comparison instead of hashing.
     static let linearLookupLimit = 8
 

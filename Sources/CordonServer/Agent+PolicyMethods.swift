@@ -70,8 +70,7 @@ extension Agent {
     /// Whether an app id counts as managed: bound in `apps.managed`, or unbound while
     /// `apps.unknown` is `trusted` (the same rule registration follows).
     func isManagedByPolicy(_ appId: String) -> Bool {
-        let policy = policy.policy
-        return policy.managedApps[appId] != nil || policy[PolicyKeys.Apps.unknown].value == .trusted
+        policy.compiled.isManaged(appId)
     }
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when

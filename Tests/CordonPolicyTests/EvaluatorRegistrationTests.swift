@@ -31,6 +31,27 @@ struct EvaluatorRegistrationTests {
         #expect(decision.reason == #"apps.managed binds "com.example.notes" and the client matches the binding"#)
     }
 
+    @Test(arguments: UnknownAppAction.allCases)
+    func theCompiledManagedCheckAgreesWithTheMergedPolicy(unknown: UnknownAppAction) {
+        let document = PolicyDocument(
+            PolicyKeys.Apps.managed([
+                ManagedApp(id: "com.example.notes", executables: ["/usr/bin/notes"]),
+                ManagedApp(id: "com.example.mail", executables: ["/usr/bin/mail"]),
+            ]), PolicyKeys.Apps.unknown(unknown))
+        let evaluator = F.evaluator((document, F.admin))
+        let unknownTrusted = evaluator.policy[PolicyKeys.Apps.unknown].value == .trusted
+        for appId in ["com.example.notes", "com.example.mail", "com.example.other", ""] {
+            let merged = evaluator.policy.managedApps[appId] != nil || unknownTrusted
+            #expect(evaluator.compiled.isManaged(appId) == merged)
+        }
+        #expect(evaluator.compiled.isManaged("com.example.notes"))
+        // The built-in default is stricter than `trusted`, so merged with it `trusted` never wins:
+        // the document alone shows the other side.
+        let alone = CompiledPolicy(EffectivePolicy(document: document, source: F.admin))
+        #expect(alone.isManaged("com.example.notes"))
+        #expect(alone.isManaged("com.example.other") == (unknown == .trusted))
+    }
+
     @Test func digestsMustMatchWhenTheBindingListsThem() {
         let evaluator = F.evaluator((Self.binding, F.admin), (Self.conditions(mismatch: .block), F.team))
         let good = RegistrationFacts(
