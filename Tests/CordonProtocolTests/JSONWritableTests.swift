@@ -36,7 +36,8 @@ struct JSONWritableTests {
     }
 
     @Test func aNonFiniteDoubleIsRefusedOnBothPaths() {
-        var status = AgentStatus.random(using: &globalGenerator)
+        var generator = Xoshiro(seed: (1, 2, 3, 4))
+        var status = AgentStatus.random(using: &generator)
         status.retryAfterSeconds = .infinity
         let reply = VarlinkReply(parameters: StatusReply(status: status))
         #expect(throws: EncodingError.self) { try encoder.encode(writing: reply) }
@@ -100,16 +101,8 @@ struct JSONWritableTests {
     }
 }
 
-nonisolated(unsafe) private var globalGenerator = Xoshiro(seed: (1, 2, 3, 4))
-
 private func randomString(using generator: inout Xoshiro) -> String {
-    let alphabet: [Character] = [
-        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1F}", "é", "😀", "\u{7F}",
-    ]
-    return String(
-        (0..<Int.random(in: 0..<8, using: &generator)).map { _ in
-            alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
-        })
+    JSONValue.randomString(using: &generator)
 }
 
 extension AgentStatus {

@@ -193,7 +193,8 @@ extension JSONValue {
         }
     }
 
-    private static func randomString(using generator: inout Xoshiro) -> String {
+    /// A short random string with the characters JSON must escape and multi-byte ones.
+    static func randomString(using generator: inout Xoshiro) -> String {
         let alphabet: [Character] = [
             "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1F}", "é", "😀", "\u{7F}",
         ]
