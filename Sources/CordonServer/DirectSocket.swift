@@ -15,7 +15,9 @@ import NIOCore
 /// channel that is not a socket or a mismatch leaves the subscriber on NIO's path. This keeps the
 /// accept path NIO's (socket activation, the backlog, `AcceptErrorLogger`), where accepting
 /// connections ourselves and handing them to NIO would rebuild it; the lookup runs once per
-/// subscriber and a failed one costs only the fast path.
+/// subscriber and a failed one costs only the fast path. (`DescriptorPassing.socket(withCookie:)`,
+/// which document hand-off uses, finds the same number by walking the process's descriptors:
+/// fine once per hand-off, too dear once per subscriber among a thousand.)
 ///
 /// The number stays right for as long as the channel is active: nothing but NIO closes the
 /// descriptor, and NIO closes it and marks the channel inactive in one synchronous step on the

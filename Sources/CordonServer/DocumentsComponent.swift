@@ -167,15 +167,12 @@ final class DocumentsComponent: AgentComponent {
 
     /// The descriptor of a connection's socket, found by its kernel cookie.
     private func socketDescriptor(of channel: any Channel) throws(SystemError) -> CInt {
-        guard let provider = channel as? any SocketOptionProvider else {
+        guard channel is any SocketOptionProvider else {
             throw SystemError(operation: "read SO_COOKIE", errno: ENOTSOCK)
         }
-        // On the channel's own loop the future is already complete: the callback runs now.
-        var cookie: UInt64?
-        let future: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(DescriptorPassing.cookieOption))
-        future.assumeIsolated().whenSuccess { cookie = $0 }
-        guard let cookie else { throw SystemError(operation: "read SO_COOKIE", errno: EINVAL) }
+        guard let cookie = DirectSocket.cookieThroughNIO(channel) else {
+            throw SystemError(operation: "read SO_COOKIE", errno: EINVAL)
+        }
         return try DescriptorPassing.socket(withCookie: cookie)
     }
 }
