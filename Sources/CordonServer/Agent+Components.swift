@@ -65,7 +65,9 @@ extension Agent: ComponentHost {
     func closeConnection(_ id: ConnectionID) { connections[id]?.channel.close(promise: nil) }
 
     @discardableResult
-    func writeAudit(_ records: [AuditEntry]) -> EventLoopFuture<Void> { auditLog.write(records) }
+    func writeAudit(_ records: [AuditEntry], onDisk: Bool) -> EventLoopFuture<Void> {
+        auditLog.write(records, onDisk: onDisk)
+    }
 
     func auditStored() -> EventLoopFuture<Void> { auditLog.stored() }
 }

@@ -18,8 +18,9 @@ extension Agent {
     /// The registration of `connection`, verified again for `use`: it exists, it is managed and
     /// registered by its own process (a registration on a child's behalf gets enforcement only),
     /// that process is still the very one that registered (same pidfd, start time and executable:
-    /// no `exec` since), and the policy's conditions still hold (no debugger attached, no library
-    /// injected). A condition set to `block` refuses the call; `wipe` wipes the container.
+    /// no `exec` since), and the policy's conditions still hold (no debugger attached now, no
+    /// library injected when the image started, as read at registration: the dynamic linker acts
+    /// only then). A condition set to `block` refuses the call; `wipe` wipes the container.
     func verifiedRegistration(_ connection: AgentConnection, for use: RegistrationUse) throws(CordonError)
         -> AppRegistration
     {
@@ -43,7 +44,7 @@ extension Agent {
         if (ProcessInfoReader.tracerPID(of: pid) ?? 0) != 0 {
             findings.append((PolicyKeys.Conditions.debuggerAttached, "a debugger is attached"))
         }
-        if let injection = ProcessInfoReader.injection(of: pid) {
+        if let injection = process.injection {
             findings.append((PolicyKeys.Conditions.preloadInjected, "a library is injected: \(injection)"))
         }
         for (condition, detail) in findings {

@@ -269,7 +269,9 @@ extension Agent {
                 connection: connection.id, appId: facts.appId, pid: Int(identity.pid),
                 ownerPid: Int(connection.identity.pid), executable: identity.executable, managed: managed, token: token)
         )
-        processes[connection.id] = process
+        var registered = process
+        registered.injection = facts.injection
+        processes[connection.id] = registered
         if let pidfd = process.pidfd {
             enforcement.track(
                 connection.id, appId: facts.appId, process: pidfd, pid: identity.pid, onBehalf: process.onBehalf,

@@ -12,6 +12,11 @@ struct AppProcess {
     /// which may not have exec'd its program yet (it never gets a key or data, so it is never
     /// verified against it).
     let fingerprint: ProcessFingerprint?
+    /// How code was injected into this image when it started (`LD_PRELOAD` and the like, or
+    /// `/etc/ld.so.preload`), read with the registration's facts; nil when nothing was. It is read
+    /// once: the dynamic linker acts only when a program starts, and a later `exec` changes
+    /// ``fingerprint``, which refuses every call of the registration (docs/THREAT-MODEL.md).
+    var injection: String?
 
     /// The connection's own process, as it is now (a process may `exec` between connecting and
     /// registering: the executable is read again here), or the child `pid` after checking that it

@@ -18,6 +18,8 @@ final class AuditLogComponent: AgentComponent {
     /// Records waiting for the next group commit, and who waits for them.
     private var batch: [AuditEntry] = []
     private var batchPromises: [EventLoopPromise<Void>] = []
+    /// Whether a record of the batch must be on the disk when it is stored (most must).
+    private var batchOnDisk = false
     private var writeInFlight = false
     /// Set while audit writes fail; shown in `GetStatus`.
     private(set) var problem: AuditProblem?
@@ -41,10 +43,13 @@ final class AuditLogComponent: AgentComponent {
     }
 
     /// Queues records for the next group commit; the future completes once they are stored
-    /// (or the write failed, which is logged: a full disk never stops a decision).
+    /// (or the write failed, which is logged: a full disk never stops a decision). With `onDisk`
+    /// false they may be committed without a sync (`CordonDatabase.appendAudit(_:onDisk:)`), unless
+    /// another record of the same batch needs one.
     @discardableResult
-    func write(_ records: [AuditEntry]) -> EventLoopFuture<Void> {
+    func write(_ records: [AuditEntry], onDisk: Bool = true) -> EventLoopFuture<Void> {
         let promise = loop.makePromise(of: Void.self)
+        if !records.isEmpty && onDisk { batchOnDisk = true }
         // In test mode every record says so: nothing in it is what an administrator decided.
         batch +=
             host.configuration.testMode
@@ -74,15 +79,17 @@ final class AuditLogComponent: AgentComponent {
         writeInFlight = true
         let records = batch
         let promises = batchPromises
+        let onDisk = batchOnDisk
         batch = []
         batchPromises = []
+        batchOnDisk = false
         let database = host.database
         let retention = host.configuration.auditRetention
         writesSincePrune += records.count
         let prune = writesSincePrune >= 1000
         if prune { writesSincePrune = 0 }
         host.storePool.runIfActive(eventLoop: loop) { () throws -> [AuditEntry] in
-            let stored = try database.appendAudit(records)
+            let stored = try database.appendAudit(records, onDisk: onDisk)
             if prune { try database.pruneAudit(retention, now: records.last?.time ?? 0) }
             return stored
         }.assumeIsolated().whenComplete { [self] result in

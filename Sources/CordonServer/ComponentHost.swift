@@ -77,9 +77,11 @@ protocol ComponentHost: AnyObject {
     /// Writes `frame` to a subscriber now, or queues it; a full queue disconnects it.
     func deliver(_ frame: ByteBuffer, to subscriber: Subscriber)
 
-    /// Queues audit records; completes once they are stored (or their write failed).
+    /// Queues audit records; completes once they are stored (or their write failed): on the disk,
+    /// or with `onDisk` false only where a killed agent cannot lose them (`appendAudit(_:onDisk:)`:
+    /// for the records of routine reads, docs/THREAT-MODEL.md, "Audit").
     @discardableResult
-    func writeAudit(_ records: [AuditEntry]) -> EventLoopFuture<Void>
+    func writeAudit(_ records: [AuditEntry], onDisk: Bool) -> EventLoopFuture<Void>
     /// Completes once every record queued so far is stored.
     func auditStored() -> EventLoopFuture<Void>
 
@@ -106,6 +108,10 @@ protocol ComponentHost: AnyObject {
 }
 
 extension ComponentHost {
+    /// Queues audit records; completes once they are on the disk (or their write failed).
+    @discardableResult
+    func writeAudit(_ records: [AuditEntry]) -> EventLoopFuture<Void> { writeAudit(records, onDisk: true) }
+
     /// Decides one action that concerns no file, and audits it.
     func decide(_ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?)
         -> PolicyDecision

@@ -88,9 +88,10 @@ final class IdentityComponent: AgentComponent {
                     IdentityTokenReply(
                         domain: domain, provider: provider.name, accessToken: tokens.accessToken,
                         tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
+                // A routine read: its record survives a killed agent without a sync of its own.
                 return audit(
                     appId, "identity.token", outcome: "allow",
-                    reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))"
+                    reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))", onDisk: false
                 ).map { reply }
             }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
                 let typed = Self.cordonError(error)
@@ -258,12 +259,15 @@ final class IdentityComponent: AgentComponent {
 
     /// Audits an identity call (never a token).
     @discardableResult
-    func audit(_ appId: String?, _ action: String, outcome: String, reason: String) -> EventLoopFuture<Void> {
-        host.writeAudit([
-            AuditEntry(
-                time: host.clock(), category: "identity", appId: appId, action: action, outcome: outcome, reason: reason
-            )
-        ])
+    func audit(_ appId: String?, _ action: String, outcome: String, reason: String, onDisk: Bool = true)
+        -> EventLoopFuture<Void>
+    {
+        host.writeAudit(
+            [
+                AuditEntry(
+                    time: host.clock(), category: "identity", appId: appId, action: action, outcome: outcome,
+                    reason: reason)
+            ], onDisk: onDisk)
     }
 
     /// Any error of a flight or the pool as the typed error it answers.

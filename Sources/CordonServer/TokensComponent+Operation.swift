@@ -119,7 +119,10 @@ extension TokensComponent {
                 secondsLeft: record.counter == nil ? code.secondsLeft : 0,
                 interval: code.interval)
         }
-        return finish(work, appId: appId, action: "tokens.code", encoder: encoder) { (reply: TokenCodeReply) in
+        // A routine read: its record survives a killed agent without a sync of its own (an HOTP
+        // counter is on the disk before its code exists, above).
+        return finish(work, appId: appId, action: "tokens.code", encoder: encoder, onDisk: false) {
+            (reply: TokenCodeReply) in
             (encoder.reply(reply), "serial \(serial)")
         }
     }
@@ -148,15 +151,17 @@ extension TokensComponent {
         }
     }
 
-    /// Audits the outcome of `work` and answers once the record is stored.
+    /// Audits the outcome of `work` and answers once the record is stored (a success's on the
+    /// disk unless `onDisk` is false; a refusal's always).
     func finish<T: Sendable>(
-        _ work: EventLoopFuture<T>, appId: String, action: String, encoder: ReplyEncoder,
+        _ work: EventLoopFuture<T>, appId: String, action: String, encoder: ReplyEncoder, onDisk: Bool = true,
         _ reply: @escaping (T) -> (frame: ByteBuffer, detail: String)
     ) -> CallOutcome {
         .deferred(
             work.assumeIsolated().flatMap { [self] value -> EventLoopFuture<ByteBuffer> in
                 let (frame, detail) = reply(value)
-                return host.writeAudit([entry(appId, action, outcome: "allow", reason: detail)]).map { frame }
+                return host.writeAudit([entry(appId, action, outcome: "allow", reason: detail)], onDisk: onDisk)
+                    .map { frame }
             }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
                 let typed = Self.varlinkError(any: error)
                 let frame = encoder.error(typed)

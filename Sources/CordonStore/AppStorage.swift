@@ -110,7 +110,8 @@ public final class AppStorage: Sendable {
             let lookup = keys.lookup(namespace: namespace, name: name)
             let sealed = try read(queue) { db in
                 try Data.fetchOne(
-                    db, sql: "SELECT sealedValue FROM records WHERE lookup = ?", arguments: [Data(lookup)])
+                    db.cachedStatement(sql: "SELECT sealedValue FROM records WHERE lookup = ?"),
+                    arguments: [Data(lookup)])
             }
             guard let sealed else { return nil }
             do {
@@ -146,7 +147,7 @@ public final class AppStorage: Sendable {
             guard let queue else { return [] }
             let rows = try read(queue) { db in
                 try Row.fetchAll(
-                    db, sql: "SELECT lookup, sealedName FROM records WHERE space = ?",
+                    db.cachedStatement(sql: "SELECT lookup, sealedName FROM records WHERE space = ?"),
                     arguments: [Data(keys.space(namespace))])
             }
             var names: [String] = []
@@ -241,9 +242,13 @@ public final class AppStorage: Sendable {
         }
     }
 
+    /// Runs `body`, one `SELECT`, outside a transaction: in autocommit mode the statement is its
+    /// own read transaction, so it sees one consistent state without the four statements GRDB's
+    /// `read` adds around it (`PRAGMA query_only` on and off, `BEGIN`, `COMMIT`), each parsed again
+    /// on every call (docs/PERFORMANCE.md, "Round trips").
     private func read<R>(_ queue: DatabaseQueue, _ body: (Database) throws -> R) throws(CordonError) -> R {
         do {
-            return try queue.read(body)
+            return try queue.inDatabase(body)
         } catch {
             throw .storageFailed(appId: appId, reason: Self.describe(error))
         }

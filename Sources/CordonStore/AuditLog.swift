@@ -51,23 +51,41 @@ extension CordonDatabase {
     }
 
     /// Appends records and returns them with their ids. Rules are stored newline-separated.
+    ///
+    /// With `onDisk` false the transaction is committed with `synchronous = NORMAL`: in the WAL,
+    /// so a killed agent loses nothing, and on the disk with the next commit that syncs (every
+    /// other write) or the next checkpoint; only a power loss or a kernel crash before then loses
+    /// it. The connection goes back to `synchronous = FULL` afterwards.
     @discardableResult
-    public func appendAudit(_ records: [AuditEntry]) throws -> [AuditEntry] {
-        try writer.write { db in
-            try records.map { record in
-                try db.execute(
-                    sql: """
-                        INSERT INTO audit (time, category, appId, action, outcome, reason, rules, testMode)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        record.time, record.category.rawValue, record.appId, record.action, record.outcome,
-                        record.reason, record.rules.joined(separator: "\n"), record.testMode ?? false,
-                    ])
-                var stored = record
-                stored.id = Int(db.lastInsertedRowID)
-                return stored
+    public func appendAudit(_ records: [AuditEntry], onDisk: Bool = true) throws -> [AuditEntry] {
+        guard !onDisk else { return try writer.write { db in try Self.insert(records, db) } }
+        return try writer.writeWithoutTransaction { db in
+            try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+            defer { try? db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
+            var stored: [AuditEntry] = []
+            try db.inTransaction {
+                stored = try Self.insert(records, db)
+                return .commit
             }
+            return stored
+        }
+    }
+
+    private static func insert(_ records: [AuditEntry], _ db: Database) throws -> [AuditEntry] {
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO audit (time, category, appId, action, outcome, reason, rules, testMode)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        return try records.map { record in
+            try statement.execute(
+                arguments: [
+                    record.time, record.category.rawValue, record.appId, record.action, record.outcome,
+                    record.reason, record.rules.joined(separator: "\n"), record.testMode ?? false,
+                ])
+            var stored = record
+            stored.id = Int(db.lastInsertedRowID)
+            return stored
         }
     }
 

@@ -112,8 +112,10 @@ extension CordonDatabase {
 
     /// The token `serial`, if stored.
     public func token(serial: String) throws -> StoredToken? {
-        try writer.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM token WHERE serial = ?", arguments: [serial]).map(Self.storedToken)
+        // One statement, its own read transaction (as `AppStorage`'s reads, without GRDB's `read`).
+        try writer.inDatabase { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM token WHERE serial = ?"), arguments: [serial])
+                .map(Self.storedToken)
         }
     }
 

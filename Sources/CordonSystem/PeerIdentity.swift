@@ -104,35 +104,29 @@ public enum ProcessInfoReader {
 
     /// The pid tracing `pid` (a debugger), 0 when none, nil when unreadable.
     public static func tracerPID(of pid: Int32) -> Int32? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
-            return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces))
+        ProcFile.withContents("/proc/\(pid)/status") { status in
+            ProcFile.statusNumber(status, key: "TracerPid:").flatMap { Int32(exactly: $0) }
         }
-        return nil
     }
 
     /// The parent pid and process group of `pid` from `/proc/PID/stat`, or nil.
     public static func parentAndGroup(of pid: Int32) -> (ppid: Int32, pgrp: Int32)? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        // After the command: state, ppid, pgrp, ...
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 2, let ppid = Int32(fields[1]), let pgrp = Int32(fields[2]) else { return nil }
-        return (ppid, pgrp)
+        ProcFile.withContents("/proc/\(pid)/stat") { stat -> (ppid: Int32, pgrp: Int32)? in
+            guard let ppid = ProcFile.statNumber(stat, field: 4).flatMap({ Int32(exactly: $0) }),
+                let pgrp = ProcFile.statNumber(stat, field: 5).flatMap({ Int32(exactly: $0) })
+            else { return nil }
+            return (ppid, pgrp)
+        }
     }
 
     /// The real uid and gid of `pid` from `/proc/PID/status`, or nil.
     public static func owner(of pid: Int32) -> (uid: UInt32, gid: UInt32)? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        var uid: UInt32?
-        var gid: UInt32?
-        for line in status.split(separator: "\n") {
-            if line.hasPrefix("Uid:") { uid = line.split(separator: "\t").dropFirst().first.flatMap { UInt32($0) } }
-            if line.hasPrefix("Gid:") { gid = line.split(separator: "\t").dropFirst().first.flatMap { UInt32($0) } }
+        ProcFile.withContents("/proc/\(pid)/status") { status -> (uid: UInt32, gid: UInt32)? in
+            guard let uid = ProcFile.statusNumber(status, key: "Uid:").flatMap({ UInt32(exactly: $0) }),
+                let gid = ProcFile.statusNumber(status, key: "Gid:").flatMap({ UInt32(exactly: $0) })
+            else { return nil }
+            return (uid, gid)
         }
-        guard let uid, let gid else { return nil }
-        return (uid, gid)
     }
 
     /// The one-letter state of `pid` from `/proc/PID/stat` (R, S, T, Z, ...), or nil.

@@ -49,11 +49,6 @@ extension ProcessInfoReader {
 
     /// When `pid` started, in clock ticks since boot (`/proc/PID/stat`, field 22), or nil.
     public static func startTime(of pid: Int32) -> UInt64? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        // After the command: field 3 (state) is the first, so field 22 is the twentieth.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        return fields.count > 19 ? UInt64(fields[19]) : nil
+        ProcFile.withContents("/proc/\(pid)/stat") { ProcFile.statNumber($0, field: 22) }
     }
 }

@@ -54,6 +54,23 @@ import Testing
         #expect(try database.queryAudit(AuditQuery()) == stored + more, "all fields, nil ones too, round-trip")
     }
 
+    /// A routine read's record, committed without a sync of its own, is stored like any other,
+    /// in order with the synced ones, and there for the next process that opens the database.
+    @Test func recordsCommittedWithoutASyncAreStoredInOrder() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var stored: [AuditEntry] = []
+        do {
+            let database = try CordonDatabase(path: path)
+            stored += try database.appendAudit([record(time: 1)])
+            stored += try database.appendAudit([record(time: 2), record(time: 3)], onDisk: false)
+            stored += try database.appendAudit([record(time: 4)])
+            stored += try database.appendAudit([record(time: 5)], onDisk: false)
+        }
+        #expect(stored.map(\.id) == Array(stored[0].id..<(stored[0].id + 5)))
+        let reopened = try CordonDatabase(path: path)
+        #expect(try reopened.queryAudit(AuditQuery()) == stored)
+    }
+
     @Test func queryIsOldestFirstAndFiltersBySince() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = try CordonDatabase(path: path)

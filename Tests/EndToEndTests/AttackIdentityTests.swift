@@ -144,6 +144,35 @@ import Testing
         try await daemon.stop()
     }
 
+    /// The injection is read once, at registration (the dynamic linker acts only when a program
+    /// starts); every later call weighs it against the policy in force then.
+    @Test func anInjectionWarnedAboutAtRegistrationIsRefusedOnceThePolicyBlocksIt() async throws {
+        let warn = #"""
+            {"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "conditions": {"preloadInjected": "warn"}}
+            """#
+        let daemon = try await Self.daemon(policy: warn)
+        defer { daemon.cleanUp() }
+        let answer = try await AttackScript.run(
+            """
+            s = connect(sys.argv[1])
+            reg = call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+            before = error(call(s, "io.cordon.App.GetKey")) or "key"
+            with open(sys.argv[2] + "/apps.json", "w") as f:
+                f.write(sys.argv[3].replace('"warn"', '"block"'))
+            reload = error(call(s, "io.cordon.Policy.Reload"))
+            after = call(s, "io.cordon.App.GetKey")
+            print(json.dumps({"managed": reg["parameters"]["managed"], "before": before, "reload": reload,
+                              "after": error(after), "reason": after.get("parameters", {}).get("reason", "")}))
+            """, [daemon.socketPath, daemon.adminPolicyDirectory, warn], in: daemon.root,
+            environment: ["LD_PRELOAD": daemon.root.appending("no-such-library.so")])
+        #expect(answer["managed"] as? Bool == true, "\(answer)")
+        #expect(answer["before"] as? String == "key")
+        #expect(answer["reload"] is NSNull, "\(answer)")
+        #expect(answer["after"] as? String == "io.cordon.App.ProcessChanged")
+        #expect((answer["reason"] as? String)?.contains("LD_PRELOAD is set") == true, "\(answer)")
+        try await daemon.stop()
+    }
+
     @Test func aRegisteredSDKAppIsNotDumpable() async throws {
         let daemon = try await Self.daemon(
             policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#)

@@ -147,7 +147,10 @@ import Testing
             s = connect(sys.argv[1])
             call(s, "io.cordon.App.Register", {"appId": "com.example.reader"})
             reply = call(s, "io.cordon.Tokens.Code", {"serial": sys.argv[2]})
-            print(json.dumps({"error": error(reply), "code": reply.get("parameters", {}).get("code")}))
+            records = call(s, "io.cordon.Audit.Query", {"limit": 1000})["parameters"]["records"]
+            reads = [r for r in records if r.get("action") == "tokens.code" and r.get("outcome") == "allow"]
+            print(json.dumps({"error": error(reply), "code": reply.get("parameters", {}).get("code"),
+                              "reads": [r["reason"] for r in reads]}))
             """, [restarted.socketPath, serial], in: restarted.root)
         let hex = Self.seed.utf8.map { String(format: "%02x", $0) }.joined()
         let first = try await Self.oathtool(hex, counter: 5)
@@ -155,6 +158,9 @@ import Testing
         #expect(answer["code"] as? String == first)
         #expect(after["code"] as? String == second, "\(after)")
         #expect(first != second)
+        // The read before the kill is in the audit log: killing the agent does not erase it
+        // (a code read's record is committed to the WAL before the code is sent, without a sync).
+        #expect(after["reads"] as? [String] == ["serial \(serial)", "serial \(serial)"], "\(after)")
         try await restarted.stop()
     }
 
