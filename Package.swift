@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "CordonSecrets",
             dependencies: [
-                "CordonProtocol", "CCordonLinux",
+                "CordonProtocol", "CCordonLinux", "CCordonAEAD",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -228,7 +228,10 @@ let package = Package(
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
         .testTarget(
-            name: "CordonStoreTests", dependencies: ["CordonStore", "CordonProtocol", "CordonSecrets"],
+            name: "CordonStoreTests",
+            dependencies: [
+                "CordonStore", "CordonProtocol", "CordonSecrets", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -60,3 +60,12 @@ public enum Method: String, Sendable, CaseIterable {
     // MARK: Pinned channel (docs/ARCHITECTURE.md, "Pinned channel")
     case getNetworkPolicy = "io.cordon.App.GetNetworkPolicy"
 }
+
+extension Method {
+    /// Every method by its name, for ``named(_:)``.
+    private static let byName: [String: Method] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
+
+    /// The method called `name`, or nil: one hash lookup, where `init(rawValue:)` compares the
+    /// name with each case's in turn (the agent looks up every call's method this way).
+    public static func named(_ name: String) -> Method? { byName[name] }
+}

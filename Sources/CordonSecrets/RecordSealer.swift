@@ -1,3 +1,4 @@
+import CCordonAEAD
 import CCordonLinux
 import Crypto
 import Foundation
@@ -11,10 +12,15 @@ import Foundation
 /// nonce, the ciphertext and the 16-byte tag (`AES.GCM.SealedBox.combined`).
 public struct RecordSealer: Sendable {
     private let key: SymmetricKey
+    /// The same key in BoringSSL's AEAD context, for opening straight into the caller's buffer
+    /// (`withOpened`): BoringSSL's AES-GCM, the code swift-crypto runs, without a `SealedBox` and a
+    /// `Data` per record.
+    private let opener: AEADContext
 
     /// A sealer under `key` (32 bytes, e.g. from `KeyCustody.purposeKey`).
     public init(key: SecureBytes) {
         self.key = key.withUnsafeBytes { SymmetricKey(data: $0) }
+        opener = key.withUnsafeBytes { AEADContext(aes256gcm: $0) }
     }
 
     /// The overhead of sealing: nonce and tag.
@@ -45,15 +51,32 @@ public struct RecordSealer: Sendable {
         _ sealed: Sealed, slot: [String], _ body: (UnsafeRawBufferPointer) -> R
     ) throws(RecordSealError) -> R {
         guard sealed.count >= Self.overhead else { throw .truncated(sealed.count) }
-        var plain: Data
-        do {
-            let box = try AES.GCM.SealedBox(combined: sealed)
-            plain = try AES.GCM.open(box, using: key, authenticating: Self.associatedData(slot))
-        } catch {
+        let associated = Self.associatedData(slot)
+        let opened = sealed.withContiguousStorageIfAvailable { bytes in
+            open(UnsafeRawBufferPointer(bytes), associated: associated, body)
+        }
+        guard let result = opened ?? Array(sealed).withUnsafeBytes({ open($0, associated: associated, body) }) else {
             throw .tampered
         }
-        defer { plain.withUnsafeMutableBytes { cordon_secure_zero($0.baseAddress, $0.count) } }
-        return plain.withUnsafeBytes(body)
+        return result
+    }
+
+    /// Opens `sealed` (nonce, ciphertext, tag) into a buffer of its own, lends the plaintext to
+    /// `body` and zeroes it; nil when it does not authenticate.
+    private func open<R>(_ sealed: UnsafeRawBufferPointer, associated: [UInt8], _ body: (UnsafeRawBufferPointer) -> R)
+        -> R?
+    {
+        let capacity = sealed.count - Self.overhead
+        return withUnsafeTemporaryAllocation(byteCount: max(capacity, 1), alignment: 16) { plain -> R? in
+            let count = associated.withUnsafeBytes { ad in
+                cordon_aead_open_ad(
+                    opener.context, sealed.baseAddress, sealed.baseAddress.map { $0 + 12 }, sealed.count - 12,
+                    ad.baseAddress, ad.count, plain.baseAddress, capacity)
+            }
+            defer { cordon_secure_zero(plain.baseAddress, plain.count) }
+            guard count >= 0 else { return nil }
+            return body(UnsafeRawBufferPointer(start: plain.baseAddress, count: count))
+        }
     }
 
     /// The slot's associated data: each field's UTF-8 length (4 bytes, big-endian), then its bytes.
@@ -79,4 +102,19 @@ public enum RecordSealError: Error, Sendable, Equatable {
     case truncated(Int)
     /// The record does not open: changed, from another slot, or under another key.
     case tampered
+}
+
+/// A BoringSSL AEAD context for one key, freed (and its key state zeroed by BoringSSL) with the
+/// last sealer that holds it. Only read after it is made, which BoringSSL allows from any thread.
+final class AEADContext: @unchecked Sendable {
+    let context: OpaquePointer
+
+    init(aes256gcm key: UnsafeRawBufferPointer) {
+        guard let context = cordon_aes256gcm_new(key.baseAddress, key.count) else {
+            fatalError("BoringSSL could not allocate an AEAD context")
+        }
+        self.context = context
+    }
+
+    deinit { cordon_aead_free(context) }
 }

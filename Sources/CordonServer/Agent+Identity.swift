@@ -32,10 +32,15 @@ extension Agent {
         // A posture check set to block revoked the app's key (docs/ARCHITECTURE.md, "Posture").
         try posture.checkNotBlocked(appId)
         let pid = process.identity.pid
+        // With a pidfd, the executable is read first and the pidfd asked afterwards whether the
+        // process lives: if it does, the pid was this process all along, so its start time needs
+        // no reading (`ProcessFingerprint.read(pid:startTime:)`).
+        let known = process.pidfd == nil ? nil : process.fingerprint?.startTime
+        let now = ProcessFingerprint.read(pid: pid, startTime: known)
         if let pidfd = process.pidfd, !pidfd.isAlive {
             throw .processChanged(appId: appId, reason: "the process has exited")
         }
-        if let change = process.fingerprint?.change(to: ProcessFingerprint.read(pid: pid)) {
+        if let change = process.fingerprint?.change(to: now) {
             refuse(registration, use: use, reason: change)
             throw .processChanged(appId: appId, reason: change)
         }

@@ -14,7 +14,7 @@ extension Agent {
         let header = message.header
         let encoder = ReplyEncoder(allocator: connection.channel.allocator)
         if header.upgrade { return .reply(encoder.error(.methodNotImplemented(header.method))) }
-        guard let method = Method(rawValue: header.method) else {
+        guard let method = Method.named(header.method) else {
             if InterfaceDescriptions.all[header.interface] == nil {
                 return .reply(encoder.error(.interfaceNotFound(header.interface)))
             }

@@ -62,7 +62,6 @@ public final class AgentServer: Sendable {
     public func start() async throws {
         let paths = configuration.paths
         let agent = self.agent
-        let limits = configuration.limits
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -70,8 +69,7 @@ public final class AgentServer: Sendable {
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: limits.maxMessageBytes)))
+                    // It frames its own reads (no ByteToMessageHandler): one step less per call.
                     try channel.pipeline.syncOperations.addHandler(AgentConnectionHandler(agent: agent.value))
                 }
             }

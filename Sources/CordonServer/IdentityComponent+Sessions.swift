@@ -188,11 +188,17 @@ extension IdentityComponent {
     /// The stored session of `provider` for `domain`, opened; nil when there is none or it does
     /// not open (sealed under an older generation, changed on disk).
     func readSession(provider: String, domain: String) -> EventLoopFuture<IdentitySession?> {
-        guard let key = host.purposeKey(["identity", String(generation)]) else {
-            return host.loop.makeFailedFuture(CordonError.identityLocked(state: host.lifecycleState.rawValue))
+        let sealer: RecordSealer
+        if let openSealer, openSealer.generation == generation {
+            sealer = openSealer.sealer
+        } else {
+            guard let key = host.purposeKey(["identity", String(generation)]) else {
+                return host.loop.makeFailedFuture(CordonError.identityLocked(state: host.lifecycleState.rawValue))
+            }
+            sealer = RecordSealer(key: key)
+            key.zero()
+            openSealer = (generation, sealer)
         }
-        let sealer = RecordSealer(key: key)
-        key.zero()
         let (database, logger) = (host.database, host.logger)
         return host.storePool.runIfActive(eventLoop: host.loop) { () throws -> IdentitySession? in
             guard let stored = try database.identitySession(provider: provider, domain: domain) else { return nil }

@@ -2,6 +2,7 @@ import CordonIdentity
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
+import CordonSecrets
 import CordonStore
 import Foundation
 import NIOCore
@@ -27,6 +28,10 @@ final class IdentityComponent: AgentComponent {
     var generation: Int
     /// The sign-in or refresh running for each provider, by name.
     var flights: [String: IdentityFlight] = [:]
+    /// The sealer of ``generation`` that reads sessions (`readSession`), derived once while
+    /// unlocked rather than on every `GetToken`: dropped on a lock, on revocation, on a wipe and
+    /// when the generation moves on.
+    var openSealer: (generation: Int, sealer: RecordSealer)?
     let transport = IdentityTransport()
     /// Each OpenID Connect provider's JWKS (its URI and bytes), kept for the agent's life once it
     /// verified an ID token; fetched again once when no key of it matches a token.
@@ -212,11 +217,13 @@ final class IdentityComponent: AgentComponent {
     func observe(_ event: CordonEvent) {
         switch event.kind {
         case .didLock, .encryptionKeyUnavailable:
+            openSealer = nil
             cancelFlights()
         case .policyDidChange:
             // The next sign-in discovers again, for the issuer and endpoints now in force.
             discovered = [:]
         case .wiped where event.appId == nil:
+            openSealer = nil
             cancelFlights()
             let database = host.database
             host.storePool.runIfActive(eventLoop: host.loop) { try database.resetIdentity() }.assumeIsolated()
@@ -231,7 +238,10 @@ final class IdentityComponent: AgentComponent {
         }
     }
 
-    func shutdown() { cancelFlights() }
+    func shutdown() {
+        openSealer = nil
+        cancelFlights()
+    }
 
     /// Ends every flight with `SignInCancelled`.
     func cancelFlights() {

@@ -29,6 +29,10 @@ final class TokensComponent: AgentComponent {
     var generation: Int
     /// This machine's id (`/etc/machine-id`), for binding ids; nil when it cannot be read.
     let machineID: [UInt8]?
+    /// The keys of ``generation`` while the state allows reading (``keys()``), derived once and not
+    /// on every code read: dropped, the OATH id key zeroed, on a lock that closes the tokens, on
+    /// revocation, on a wipe and when the generation moves on.
+    private var openKeys: (generation: Int, sealer: RecordSealer, oathIDKey: SecureBytes)?
 
     init(host: any ComponentHost, machineIDPath: String = "/etc/machine-id") {
         self.host = host
@@ -126,14 +130,25 @@ final class TokensComponent: AgentComponent {
     /// The sealer of the current generation and the key of OATH ids, checked against the state now.
     func keys() throws(CordonError) -> (sealer: RecordSealer, oathIDKey: [UInt8]) {
         try checkOpen()
+        if let openKeys, openKeys.generation == generation {
+            return (openKeys.sealer, openKeys.oathIDKey.withUnsafeBytes { Array($0) })
+        }
+        closeKeys()
         guard let sealing = host.purposeKey(["tokens", String(generation)]),
             let oathID = host.purposeKey(["tokens", "oath-id"])
         else { throw .tokensLocked(state: host.lifecycleState.rawValue) }
-        defer {
-            sealing.zero()
-            oathID.zero()
-        }
-        return (RecordSealer(key: sealing), oathID.withUnsafeBytes { Array($0) })
+        defer { sealing.zero() }
+        let sealer = RecordSealer(key: sealing)
+        openKeys = (generation, sealer, oathID)
+        return (sealer, oathID.withUnsafeBytes { Array($0) })
+    }
+
+    func shutdown() { closeKeys() }
+
+    /// Forgets the derived keys (``openKeys``), zeroing the OATH id key.
+    func closeKeys() {
+        openKeys?.oathIDKey.zero()
+        openKeys = nil
     }
 
     /// The app id of the caller's verified managed registration, if it has one.
@@ -144,6 +159,15 @@ final class TokensComponent: AgentComponent {
     /// A full wipe takes the tokens with the master key: the table is emptied and a new
     /// generation begins.
     func observe(_ event: CordonEvent) {
+        switch event.kind {
+        case .didLock where host.policy.policy[PolicyKeys.Tokens.dataAccess].value == .whenUnlocked,
+            .encryptionKeyUnavailable:
+            closeKeys()
+        case .wiped where event.appId == nil:
+            closeKeys()
+        default:
+            break
+        }
         guard event.kind == .wiped, event.appId == nil else { return }
         let database = host.database
         host.storePool.runIfActive(eventLoop: host.loop) { try database.resetTokens() }.assumeIsolated()

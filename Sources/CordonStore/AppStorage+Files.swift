@@ -8,8 +8,9 @@ import GRDB
 struct StorageKeys: Sendable {
     /// Seals values and names.
     let sealer: RecordSealer
-    /// Keys the HMAC that finds a row without storing its name.
-    private let names: SymmetricKey
+    /// The HMAC that finds a row without storing its name, keyed and not yet fed: each lookup
+    /// copies it, so the key's padding blocks are hashed once, not on every call.
+    private let names: HMAC<SHA256>
 
     init(appKey: SecureBytes, appId: String) {
         let custody = KeyCustody()
@@ -20,17 +21,23 @@ struct StorageKeys: Sendable {
             names.zero()
         }
         sealer = RecordSealer(key: records)
-        self.names = names.withUnsafeBytes { SymmetricKey(data: $0) }
+        self.names = HMAC<SHA256>(key: names.withUnsafeBytes { SymmetricKey(data: $0) })
     }
 
     /// The row of `name` in `namespace`.
     func lookup(namespace: String, name: String) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Self.encode(["record", namespace, name]), using: names))
+        mac(Self.encode(["record", namespace, name]))
     }
 
     /// The rows of `namespace` (for `list`).
     func space(_ namespace: String) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: Self.encode(["space", namespace]), using: names))
+        mac(Self.encode(["space", namespace]))
+    }
+
+    private func mac(_ message: [UInt8]) -> [UInt8] {
+        var hmac = names
+        hmac.update(data: message)
+        return Array(hmac.finalize())
     }
 
     /// Each field's UTF-8 length (4 bytes, big-endian), then its bytes: no two lists encode alike.

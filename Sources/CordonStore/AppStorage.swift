@@ -189,8 +189,16 @@ public final class AppStorage: Sendable {
         [appId, namespace, Self.hex(lookup), "name"]
     }
 
+    /// Lower-case hex, as the name slot and error messages spell a lookup.
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     // MARK: - The file

@@ -126,9 +126,10 @@ extension CordonDatabase {
 
     /// The session of `provider` for `domain`, if stored.
     public func identitySession(provider: String, domain: String) throws -> StoredIdentitySession? {
-        try writer.read { db in
+        // One statement, its own read transaction (as `AppStorage`'s reads, without GRDB's `read`).
+        try writer.inDatabase { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM identitySession WHERE provider = ? AND domain = ?",
+                db.cachedStatement(sql: "SELECT * FROM identitySession WHERE provider = ? AND domain = ?"),
                 arguments: [provider, domain]
             ).map(Self.identitySession)
         }

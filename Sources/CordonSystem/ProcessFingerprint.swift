@@ -19,8 +19,13 @@ public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads the fingerprint of `pid`; nil when its `/proc` entry cannot be read (it exited, or
     /// it is not dumpable and belongs to another user).
-    public static func read(pid: Int32) -> ProcessFingerprint? {
-        guard let startTime = ProcessInfoReader.startTime(of: pid) else { return nil }
+    ///
+    /// A caller that holds a pidfd of the process passes the start time it registered with, and
+    /// then only the executable is read: the pid is still that process as long as the pidfd says
+    /// it is alive, which the caller checks *after* this returns (a pid is not reused before its
+    /// process has exited and been reaped).
+    public static func read(pid: Int32, startTime known: UInt64? = nil) -> ProcessFingerprint? {
+        guard let startTime = known ?? ProcessInfoReader.startTime(of: pid) else { return nil }
         var info = stat()
         guard stat("/proc/\(pid)/exe", &info) == 0 else {
             // A non-dumpable process (CordonKit makes a registered app one) hides its executable

@@ -76,8 +76,6 @@ import Testing
                 context.eventLoop.makeSucceededFuture((identity, nil))
             }
             try channel.pipeline.syncOperations.addHandler(reads)
-            try channel.pipeline.syncOperations.addHandler(
-                ByteToMessageHandler(VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes)))
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }
@@ -124,6 +122,38 @@ import Testing
         try fixture.send([Self.status, Self.lock])
         #expect(fixture.agent.dispatched == [Self.status, Self.lock])
         #expect(try fixture.replies().count == 2)
+    }
+
+    /// The handler frames its own reads: a call split anywhere across reads, even byte by byte,
+    /// and a read that ends a call and starts the next, are served whole and in order; a trailing
+    /// call without its NUL waits for it.
+    @Test func callsSplitAcrossReadsAreServedWholeAndInOrder() throws {
+        let fixture = try Fixture()
+        let text = #"{"method":"\#(Self.status)"}"# + "\0" + #"{"method":"\#(Self.lock)"}"# + "\0"
+        let bytes = Array(text.utf8)
+        let first = bytes.count / 2 - 3
+        for byte in bytes[..<first] {
+            try fixture.channel.writeInbound(fixture.channel.allocator.buffer(bytes: [byte]))
+        }
+        #expect(fixture.agent.dispatched.isEmpty)
+        try fixture.channel.writeInbound(fixture.channel.allocator.buffer(bytes: bytes[first...]))
+        #expect(fixture.agent.dispatched == [Self.status, Self.lock])
+        try fixture.channel.writeInbound(fixture.channel.allocator.buffer(string: #"{"method":"\#(Self.status)""#))
+        #expect(fixture.agent.dispatched.count == 2, "no NUL yet")
+        try fixture.channel.writeInbound(fixture.channel.allocator.buffer(bytes: [UInt8(ascii: "}"), 0]))
+        #expect(fixture.agent.dispatched == [Self.status, Self.lock, Self.status])
+        #expect(try fixture.replies().count == 3)
+    }
+
+    /// A message that grows past the limit across reads is refused before more of it is held.
+    @Test func aMessageGrowingPastTheLimitAcrossReadsIsRefused() throws {
+        let fixture = try Fixture(maxMessageBytes: 64)
+        let part = String(repeating: "x", count: 30)
+        for _ in 0..<3 { try fixture.channel.writeInbound(fixture.channel.allocator.buffer(string: part)) }
+        let replies = try fixture.replies()
+        #expect(replies.count == 1)
+        #expect(replies.first?.contains("io.cordon.Agent.MessageTooLarge") == true, "\(replies)")
+        #expect(fixture.agent.dispatched.isEmpty)
     }
 
     @Test func pipelinedCallsWaitForADeferredReply() throws {

@@ -1,6 +1,7 @@
 import CordonProtocol
 import CordonSecrets
 import CordonStore
+import Crypto
 import Foundation
 import GRDB
 import Testing
@@ -43,6 +44,35 @@ import Testing
         #expect(try store.get(namespace: "default", name: "draft/1") == nil)
         // A second opener with the same app key (the agent beside the SDK) reads the same records.
         #expect(text(try storage().get(namespace: "default", name: "draft/2")) == "second")
+    }
+
+    /// The stored layout does not change with the code that writes it: a row is found by
+    /// HMAC-SHA256 under the names key over the length-prefixed fields, and its name is sealed
+    /// for the slot `[appId, namespace, lower-case hex of that HMAC, "name"]`, computed here
+    /// independently of `AppStorage`.
+    @Test func theRowLookupAndTheNameSlotKeepTheirFormat() throws {
+        try storage().put(namespace: "default", name: "draft/1", value: Array("first".utf8))
+        func field(_ text: String) -> [UInt8] {
+            let bytes = Array(text.utf8)
+            return withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { Array($0) } + bytes
+        }
+        let custody = KeyCustody()
+        let names = custody.purposeKey(master: key(1), purpose: ["storage.names", appId])
+        let records = custody.purposeKey(master: key(1), purpose: ["storage.records", appId])
+        let lookup = names.withUnsafeBytes {
+            Array(
+                HMAC<SHA256>.authenticationCode(
+                    for: field("record") + field("default") + field("draft/1"), using: SymmetricKey(data: $0)))
+        }
+        let hex = lookup.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
+        let queue = try DatabaseQueue(path: path)
+        let sealed = try #require(
+            try queue.read { db in
+                try Data.fetchOne(db, sql: "SELECT sealedName FROM records WHERE lookup = ?", arguments: [Data(lookup)])
+            })
+        let opened = try RecordSealer(key: records).open(Array(sealed), slot: [appId, "default", hex, "name"])
+        #expect(text(opened) == "draft/1")
     }
 
     @Test func filesArePrivate() throws {

@@ -10,6 +10,13 @@ typedef struct cordon_aead cordon_aead;
 /// A context for the 32-byte `key` with 16-byte tags, or NULL (allocation failure).
 cordon_aead *cordon_chacha20poly1305_new(const void *key, size_t key_len);
 
+/// An AES-256-GCM context for the 32-byte `key` with 16-byte tags, or NULL (allocation failure).
+cordon_aead *cordon_aes256gcm_new(const void *key, size_t key_len);
+
+/// Opens as `cordon_aead_open` does, authenticating `ad_len` bytes of associated data `ad` too.
+long cordon_aead_open_ad(const cordon_aead *aead, const void *nonce, const void *in, size_t in_len, const void *ad,
+                         size_t ad_len, void *out, size_t out_capacity);
+
 /// Frees the context; BoringSSL zeroes its key state as it frees it.
 void cordon_aead_free(cordon_aead *aead);
 
