@@ -21,8 +21,9 @@ build: deps
 # installed), export no symbols, and, where the toolchain has lld and glibc reads DT_RELR
 # (2.36+), pack their relative relocations: together about 8 MB less resident memory idle
 # (docs/PERFORMANCE.md). They also skip the run-time exclusivity checks
-# (-enforce-exclusivity=unchecked), about 1 µs of the agent's 7–8 µs per call; every test build
-# (debug, ThreadSanitizer) keeps them, so an overlapping access still fails there.
+# (-enforce-exclusivity=unchecked: about 2% of the agent's samples per call, docs/PERFORMANCE.md,
+# "Round trips"); every test build (debug, ThreadSanitizer) keeps them, so an overlapping access
+# still fails there.
 LLD := $(shell dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/ld.lld
 RELR_OK := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); print (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) ? "yes" : "no" }')
 RELEASE_FLAGS = --static-swift-stdlib -Xlinker --no-export-dynamic -Xswiftc -enforce-exclusivity=unchecked \
