@@ -131,10 +131,7 @@ public enum ProcessInfoReader {
 
     /// The one-letter state of `pid` from `/proc/PID/stat` (R, S, T, Z, ...), or nil.
     public static func state(of pid: Int32) -> Character? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        return stat[stat.index(after: close)...].first { $0 != " " }
+        ProcFile.withContents("/proc/\(pid)/stat") { ProcFile.statState($0).map { Character(UnicodeScalar($0)) } }
     }
 }
 
