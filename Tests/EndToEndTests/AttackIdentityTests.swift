@@ -144,6 +144,34 @@ import Testing
         try await daemon.stop()
     }
 
+    /// A registration's process is pinned by its pidfd (the start time is not read again per
+    /// call): a process handed the connection of a registered app that has since exited gets
+    /// nothing through it.
+    @Test func aConnectionHandedOnByAnExitedAppYieldsNoKey() async throws {
+        let daemon = try await Self.daemon(
+            policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#)
+        defer { daemon.cleanUp() }
+        let answer = try await AttackScript.run(
+            """
+            a, b = socket.socketpair()
+            child = os.fork()
+            if child == 0:
+                s = connect(sys.argv[1])
+                call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+                got = error(call(s, "io.cordon.App.GetKey")) or "key"
+                socket.send_fds(a, [got.encode()], [s.fileno()])
+                os._exit(0)
+            message, fds, _, _ = socket.recv_fds(b, 64, 1)
+            os.waitpid(child, 0)
+            s = socket.socket(fileno=fds[0])
+            after = call(s, "io.cordon.App.GetKey")
+            print(json.dumps({"before": message.decode(), "after": error(after)}))
+            """, [daemon.socketPath], in: daemon.root)
+        #expect(answer["before"] as? String == "key", "\(answer)")
+        #expect(answer["after"] as? String == "io.cordon.App.ProcessChanged", "\(answer)")
+        try await daemon.stop()
+    }
+
     /// The injection is read once, at registration (the dynamic linker acts only when a program
     /// starts); every later call weighs it against the policy in force then.
     @Test func anInjectionWarnedAboutAtRegistrationIsRefusedOnceThePolicyBlocksIt() async throws {
