@@ -24,10 +24,22 @@ build: deps
 # (-enforce-exclusivity=unchecked: about 2% of the agent's samples per call, docs/PERFORMANCE.md,
 # "Round trips"); every test build (debug, ThreadSanitizer) keeps them, so an overlapping access
 # still fails there.
+#
+# They also fetch concrete type metadata through direct accessors rather than by mangled name
+# (no run-time demangling, no conformance scan to check a generic argument's requirements), and,
+# with lld, put every function in a section of its own, place the functions an idle agent runs
+# next to each other (scripts/cordond.order, from scripts/order-file.sh), gather the functions
+# without a symbol, which it cannot name (scripts/text-layout.ld), and drop the sections nothing
+# references: the pages a started, unlocked agent touches hold its own code rather than
+# its neighbours' (docs/PERFORMANCE.md, "Resident memory" and "Socket-activated startup").
 LLD := $(shell dirname "$$(readlink -f "$$(command -v $(SWIFT))")")/ld.lld
 RELR_OK := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); print (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) ? "yes" : "no" }')
+LAYOUT_FLAGS = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/cordond.order -Xlinker --no-warn-symbol-ordering \
+	-Xlinker --gc-sections -Xlinker -T -Xlinker $(CURDIR)/scripts/text-layout.ld
 RELEASE_FLAGS = --static-swift-stdlib -Xlinker --no-export-dynamic -Xswiftc -enforce-exclusivity=unchecked \
-	$(if $(and $(wildcard $(LLD)),$(filter yes,$(RELR_OK))),-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
+	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+	$(if $(and $(wildcard $(LLD)),$(filter yes,$(RELR_OK))),-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs $(LAYOUT_FLAGS))
 
 release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS)

@@ -12,7 +12,8 @@
 # Python (test peers): varlink, jsonschema, rsa-ct-kip (RSA's CT-KIP client and fake server the CT-KIP
 # import tests provision from; it brings flask and pycryptodome), authlib and flask (the local OAuth 2.0
 # identity provider of CordonIdentityTests), h2 (the HTTP/2 peer of CordonChannelTests); openssl and curl (the certificates
-# and the reference verifier of CordonChannelTests).
+# and the reference verifier of CordonChannelTests); valgrind and binutils' strip (callgrind
+# lists the functions scripts/order-file.sh puts first in a release cordond).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -32,6 +33,8 @@ packages=(
     python3-dbusmock
     openssl
     curl
+    valgrind
+    binutils
 )
 missing=()
 for package in "${packages[@]}"; do

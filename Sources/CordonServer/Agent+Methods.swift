@@ -124,10 +124,13 @@ extension Agent {
             run(.activity(now: now))
             return .reply(encoder.empty())
         case .check:
-            let parameters = try codec.decodeParameters(CheckParameters.self, from: message)
-            let (decision, stored) = try typed { () throws(CordonError) in
-                try check(parameters, connection: connection)
-            }
+            let parameters = message.parameters.flatMap { $0 == .null ? nil : $0 } ?? .object([])
+            // `CheckParameters` is decoded only for a call `CheckCall` refuses: its error names the parameter.
+            let call =
+                if let read = CheckCall(readingJSON: parameters) { read } else {
+                    CheckCall(try codec.decodeParameters(CheckParameters.self, from: message))
+                }
+            let (decision, stored) = try typed { () throws(CordonError) in try check(call, connection: connection) }
             let reply = encoder.reply(CheckReply(decision: decision))
             // An audited decision is answered once its record is stored.
             guard let stored else { return .reply(reply) }

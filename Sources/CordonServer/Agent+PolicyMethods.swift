@@ -9,13 +9,13 @@ import NIOCore
 extension Agent {
     /// `io.cordon.App.Check`: the policy's decision for the app on `connection`; denies are audited.
     /// A `document.save` target is canonicalised first; one whose directory does not resolve is denied.
-    func check(_ parameters: CheckParameters, connection: AgentConnection) throws(CordonError) -> (
+    func check(_ call: CheckCall, connection: AgentConnection) throws(CordonError) -> (
         CordonDecision, EventLoopFuture<Void>?
     ) {
         let registration = registry.registrations[connection.id]
         let app = AppFacts(id: registration?.appId ?? "", managed: registration?.managed ?? false)
         var request = try decisionRequest(
-            action: parameters.action, app: app, target: parameters.target, context: parameters.context)
+            action: call.action, app: app, target: call.target, contentType: call.contentType, length: call.length)
         let decision: PolicyDecision
         if request.action == .documentSave, let location = request.location {
             // `document.save` is decided on the canonical destination: the directory's real path
@@ -57,6 +57,14 @@ extension Agent {
     func decisionRequest(action name: String, app: AppFacts, target: String?, context: [String: String]?)
         throws(CordonError) -> DecisionRequest
     {
+        try decisionRequest(
+            action: name, app: app, target: target, contentType: context?["contentType"], length: context?["length"])
+    }
+
+    /// Builds a decision request from the two context entries a decision reads.
+    func decisionRequest(action name: String, app: AppFacts, target: String?, contentType: String?, length: String?)
+        throws(CordonError) -> DecisionRequest
+    {
         guard let action = PolicyAction(rawValue: name), action != .appRegister else {
             throw .unknownAction(action: name)
         }
@@ -64,7 +72,7 @@ extension Agent {
         let peer = isSave ? nil : target.map { AppFacts(id: $0, managed: isManagedByPolicy($0)) }
         return DecisionRequest(
             action: action, app: app, peer: peer, location: isSave ? target : nil,
-            contentType: context?["contentType"], length: context?["length"].flatMap { Int($0) })
+            contentType: contentType, length: length.flatMap { Int($0) })
     }
 
     /// Whether an app id counts as managed: bound in `apps.managed`, or unbound while
