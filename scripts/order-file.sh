@@ -43,7 +43,7 @@ python3 - "$work/callgrind.out" "$out" <<'EOF'
 import re
 import sys
 
-names, ran = {}, []
+names, ran = {}, {}  # `ran` keeps its keys in the order they were first named
 for line in open(sys.argv[1]):
     match = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.strip())
     if not match:
@@ -51,8 +51,8 @@ for line in open(sys.argv[1]):
     kind, number, name = match.groups()
     if name:
         names[number] = name
-    if kind == "fn" and number in names and names[number] not in ran:
-        ran.append(names[number])
+    if kind == "fn" and number in names:
+        ran.setdefault(names[number])
 with open(sys.argv[2], "w") as out:
     out.write("\n".join(name for name in ran if not name.startswith("0x")) + "\n")
 print(f"order-file: {len(ran)} functions written to {sys.argv[2]}")

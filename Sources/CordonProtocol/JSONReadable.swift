@@ -22,10 +22,22 @@ extension VarlinkCodec {
 
 extension CheckParameters: JSONReadable {
     public init?(readingJSON node: JSONNode) {
+        var context: [String: String] = [:]
+        guard let read = Self.read(node, context: { context[$0] = $1 }) else { return nil }
+        self.init(action: read.action, target: read.target, context: read.hasContext ? context : nil)
+    }
+
+    /// Reads `Check` parameters as ``init(readingJSON:)`` accepts them, handing each context entry
+    /// to `entry` instead of building the dictionary (the agent needs two of them on every call):
+    /// the action, the target and whether a context object was given; nil when `node` is not
+    /// parameters ``init(readingJSON:)`` accepts.
+    public static func read(_ node: JSONNode, context entry: (_ key: String, _ value: String) -> Void)
+        -> (action: String, target: String?, hasContext: Bool)?
+    {
         guard case .object(let members) = node else { return nil }
         var action: String?
         var target: String?
-        var context: [String: String]?
+        var hasContext = false
         for member in members {
             switch member.key {
             case "action":
@@ -39,21 +51,20 @@ extension CheckParameters: JSONReadable {
                 }
             case "context":
                 switch member.value {
-                case .null: context = nil
+                case .null: hasContext = false
                 case .object(let entries):
-                    var values: [String: String] = [:]
-                    values.reserveCapacity(entries.count)
-                    for entry in entries {
-                        guard case .string(let value) = entry.value else { return nil }
-                        values[entry.key] = value
+                    // The parser has already refused a repeated name, here and above.
+                    for member in entries {
+                        guard case .string(let value) = member.value else { return nil }
+                        entry(member.key, value)
                     }
-                    context = values
+                    hasContext = true
                 default: return nil
                 }
             default: continue
             }
         }
         guard let action else { return nil }
-        self.init(action: action, target: target, context: context)
+        return (action, target, hasContext)
     }
 }

@@ -165,18 +165,17 @@ final class TokensComponent: AgentComponent {
             closeKeys()
         case .wiped where event.appId == nil:
             closeKeys()
+            let database = host.database
+            host.storePool.runIfActive(eventLoop: host.loop) { try database.resetTokens() }.assumeIsolated()
+                .whenComplete { [self] result in
+                    switch result {
+                    case .success(let next): generation = next
+                    case .failure(let error): host.logger.error("could not delete the tokens: \(error)")
+                    }
+                }
         default:
             break
         }
-        guard event.kind == .wiped, event.appId == nil else { return }
-        let database = host.database
-        host.storePool.runIfActive(eventLoop: host.loop) { try database.resetTokens() }.assumeIsolated()
-            .whenComplete { [self] result in
-                switch result {
-                case .success(let next): generation = next
-                case .failure(let error): host.logger.error("could not delete the tokens: \(error)")
-                }
-            }
     }
 
     /// Audits a call (never a code, seed or PIN).
