@@ -38,7 +38,7 @@ extension TokensComponent {
     ) -> CallOutcome {
         let sealer: RecordSealer
         do {
-            sealer = try keys().sealer
+            sealer = try self.sealer()
         } catch {
             return .reply(encoder.error(error.varlinkError))
         }

@@ -10,9 +10,10 @@ import NIOCore
 extension TokensComponent {
     /// Decrypts, checks and stores the tokens of an import under the current generation.
     func importTokens(_ parameters: TokenImportParameters, appId: String, encoder: ReplyEncoder) -> CallOutcome {
-        let keys: (sealer: RecordSealer, oathIDKey: [UInt8])
+        let sealer: RecordSealer
+        let oathID: SecureBytes
         do {
-            keys = try self.keys()
+            (sealer, oathID) = (try self.sealer(), try oathIDKey())
         } catch {
             return .reply(encoder.error(error.varlinkError))
         }
@@ -25,7 +26,8 @@ extension TokensComponent {
         let maximum = host.policy.policy[PolicyKeys.Tokens.maxTokens].value ?? 10
         let nickname = parameters.nickname
         let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> [TokenInfo] in
-            var oathIDKey = keys.oathIDKey
+            // This copy is the closure's alone, so zeroing it zeroes the only one.
+            var oathIDKey = oathID.withUnsafeBytes { Array($0) }
             defer { for index in oathIDKey.indices { oathIDKey[index] = 0 } }
             let records: [TokenRecord]
             do throws(TokenFormatError) {
@@ -34,7 +36,7 @@ extension TokensComponent {
                 throw Self.cordonError(error)
             }
             return try Self.store(
-                records, sealer: keys.sealer, database: database, generation: generation, nickname: nickname,
+                records, sealer: sealer, database: database, generation: generation, nickname: nickname,
                 maximum: maximum, now: now)
         }
         return finish(work, appId: appId, action: "tokens.import", encoder: encoder) { tokens in
@@ -83,7 +85,7 @@ extension TokensComponent {
     func code(_ parameters: TokenCodeParameters, appId: String, encoder: ReplyEncoder) -> CallOutcome {
         let sealer: RecordSealer
         do {
-            sealer = try keys().sealer
+            sealer = try self.sealer()
         } catch {
             return .reply(encoder.error(error.varlinkError))
         }

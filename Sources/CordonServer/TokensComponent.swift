@@ -29,7 +29,7 @@ final class TokensComponent: AgentComponent {
     var generation: Int
     /// This machine's id (`/etc/machine-id`), for binding ids; nil when it cannot be read.
     let machineID: [UInt8]?
-    /// The keys of ``generation`` while the state allows reading (``keys()``), derived once and not
+    /// The keys of ``generation`` while the state allows reading (``openedKeys()``), derived once and not
     /// on every code read: dropped, the OATH id key zeroed, on a lock that closes the tokens, on
     /// revocation, on a wipe and when the generation moves on.
     private var openKeys: (generation: Int, sealer: RecordSealer, oathIDKey: SecureBytes)?
@@ -127,12 +127,19 @@ final class TokensComponent: AgentComponent {
         }
     }
 
-    /// The sealer of the current generation and the key of OATH ids, checked against the state now.
-    func keys() throws(CordonError) -> (sealer: RecordSealer, oathIDKey: [UInt8]) {
+    /// The sealer of the current generation, checked against the state now.
+    func sealer() throws(CordonError) -> RecordSealer { try openedKeys().sealer }
+
+    /// A copy of the key of OATH ids for one import, checked against the state now: the import's
+    /// own, zeroed when it is freed, so a lock that zeroes ``openKeys`` meanwhile races with nothing.
+    func oathIDKey() throws(CordonError) -> SecureBytes {
+        try openedKeys().oathIDKey.withUnsafeBytes { SecureBytes(copying: $0) }
+    }
+
+    /// ``openKeys`` for the current generation, derived when they are not yet.
+    private func openedKeys() throws(CordonError) -> (sealer: RecordSealer, oathIDKey: SecureBytes) {
         try checkOpen()
-        if let openKeys, openKeys.generation == generation {
-            return (openKeys.sealer, openKeys.oathIDKey.withUnsafeBytes { Array($0) })
-        }
+        if let openKeys, openKeys.generation == generation { return (openKeys.sealer, openKeys.oathIDKey) }
         closeKeys()
         guard let sealing = host.purposeKey(["tokens", String(generation)]),
             let oathID = host.purposeKey(["tokens", "oath-id"])
@@ -140,7 +147,7 @@ final class TokensComponent: AgentComponent {
         defer { sealing.zero() }
         let sealer = RecordSealer(key: sealing)
         openKeys = (generation, sealer, oathID)
-        return (sealer, oathID.withUnsafeBytes { Array($0) })
+        return (sealer, oathID)
     }
 
     func shutdown() { closeKeys() }
