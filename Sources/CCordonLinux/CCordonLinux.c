@@ -25,6 +25,10 @@ int cordon_set_nondumpable(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
+int cordon_set_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
 int cordon_get_dumpable(void) {
     int r = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     return r < 0 ? -errno : r;

@@ -61,6 +61,11 @@ public final class CordonApp: Sendable {
         -> CordonApp
     {
         let path = socketPath ?? CordonSocket.defaultPath
+        // The agent reads what the app runs while the app is still dumpable (its own user cannot
+        // read a non-dumpable process's executable or memory map): a process that hardened itself
+        // in an earlier registration (the agent restarted) is dumpable again for this one, and
+        // hardens again below, before any key can reach it (docs/THREAT-MODEL.md, "App identity").
+        if process == nil && cordon_get_dumpable() == 0 { _ = cordon_set_dumpable() }
         let control = try await VarlinkClientConnection.connect(path: path)
         let registration: RegisterReply
         let subscription: EventStream
@@ -71,6 +76,7 @@ public final class CordonApp: Sendable {
         } catch {
             // A half-made app must not keep its registration (one live registration per app id).
             await control.close()
+            if process == nil { _ = cordon_set_nondumpable() }
             throw error
         }
         // Registered and checked: from now on no process of this user may attach to the app (a

@@ -63,6 +63,10 @@ public enum CordonError: Error, Sendable, Equatable {
     /// checks it passed then (it exec'd, a debugger attached, a library was injected): the call is
     /// refused and, where the policy says so, the registration ends.
     case processChanged(appId: String, reason: String)
+    /// The registered process is still dumpable, so any program of its user could read a secret
+    /// out of its memory: no key or data goes to it until it makes itself non-dumpable
+    /// (`prctl(PR_SET_DUMPABLE, 0)`, which CordonKit does right after registering).
+    case processNotHardened(appId: String)
     /// The registration was made on another process's behalf (`cordon run`): it gets enforcement,
     /// never a key, data or the pasteboard.
     case registeredOnBehalf(appId: String)
@@ -206,6 +210,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case .targetNotRunning: return "io.cordon.App.TargetNotRunning"
         case .invalidProcess: return "io.cordon.App.InvalidProcess"
         case .processChanged: return "io.cordon.App.ProcessChanged"
+        case .processNotHardened: return "io.cordon.App.ProcessNotHardened"
         case .registeredOnBehalf: return "io.cordon.App.RegisteredOnBehalf"
         case .appIdInUse: return "io.cordon.App.AppIdInUse"
         case .pasteboardEmpty: return "io.cordon.Pasteboard.Empty"
@@ -274,7 +279,8 @@ public enum CordonError: Error, Sendable, Equatable {
         case .tooManyProcessConnections(let pid, let limit): return ["pid": .int(pid), "limit": .int(limit)]
         case .connectionIdle(let seconds): return ["seconds": .double(seconds)]
         case .invalidProcess(let pid, let reason): return ["pid": .int(pid), "reason": .string(reason)]
-        case .alreadyRegistered(let appId), .notManaged(let appId), .registeredOnBehalf(let appId):
+        case .alreadyRegistered(let appId), .notManaged(let appId), .registeredOnBehalf(let appId),
+            .processNotHardened(let appId):
             return ["appId": .string(appId)]
         case .processChanged(let appId, let reason): return ["appId": .string(appId), "reason": .string(reason)]
         case .appIdInUse(let appId, let pid): return ["appId": .string(appId), "pid": .int(pid)]
@@ -391,6 +397,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.App.ProcessChanged":
             self = .processChanged(appId: string("appId"), reason: string("reason"))
         case "io.cordon.App.RegisteredOnBehalf": self = .registeredOnBehalf(appId: string("appId"))
+        case "io.cordon.App.ProcessNotHardened": self = .processNotHardened(appId: string("appId"))
         case "io.cordon.App.AppIdInUse": self = .appIdInUse(appId: string("appId"), pid: p["pid"]?.intValue ?? 0)
         case "io.cordon.Pasteboard.Empty": self = .pasteboardEmpty
         case "io.cordon.Pasteboard.ContentTooLarge": self = .contentTooLarge(limit: p["limit"]?.intValue ?? 0)

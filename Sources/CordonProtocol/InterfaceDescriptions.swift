@@ -429,6 +429,9 @@ public enum InterfaceDescriptions {
         # The registered process is no longer the one that registered, or no longer passes its checks.
         error ProcessChanged (appId: string, reason: string)
 
+        # The registered process is dumpable: no key or data until it makes itself non-dumpable.
+        error ProcessNotHardened (appId: string)
+
         # A registration made on another process's behalf gets enforcement, never a key or data.
         error RegisteredOnBehalf (appId: string)
 

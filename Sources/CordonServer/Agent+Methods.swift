@@ -195,13 +195,14 @@ extension Agent {
             return .reply(encoder.error(error.varlinkError))
         }
         // What the pool's thread needs is read here, on the loop: the work below captures no agent state.
-        let needsDigest = policy.policy.managedApps[appId]?.value.sha256 != nil
+        let binding = policy.policy.managedApps[appId]?.value
+        let needsDigest = binding?.sha256 != nil
         let identity = process.identity
         let user = configuration.allowedUID
         let installations = configuration.flatpakInstallations
         let facts = storePool.runIfActive(eventLoop: loop) {
             Self.registrationFacts(
-                appId: appId, identity: identity, needsDigest: needsDigest, user: user,
+                appId: appId, identity: identity, needsDigest: needsDigest, bound: binding != nil, user: user,
                 flatpakInstallations: installations)
         }
         // The device's posture, read off the loop too (docs/ARCHITECTURE.md, "Posture"), and only

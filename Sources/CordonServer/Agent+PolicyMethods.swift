@@ -82,12 +82,17 @@ extension Agent {
     }
 
     /// The facts about a registering client, read from `/proc` (and its executable's digest when
-    /// the app's binding asks for one).
-    /// The facts about a registering client, read from `/proc` (and its executable's digest when
     /// the app's binding asks for one): its namespace and, when it claims one, its Flatpak sandbox
     /// checked against `flatpakInstallations` (docs/THREAT-MODEL.md, "Sandboxed apps").
+    ///
+    /// A `bound` host app's code is judged by what it maps, not by what its environment says
+    /// now (a library's constructor can rewrite `LD_PRELOAD=` before the app registers): every
+    /// file it maps executable must be a root-owned file no one else can write, except its own
+    /// executable when the binding checks its digest; another counts as injected
+    /// (`conditions.preloadInjected`, docs/THREAT-MODEL.md, "App identity").
     static func registrationFacts(
-        appId: String, identity: PeerIdentity, needsDigest: Bool, user: UInt32, flatpakInstallations: [String]
+        appId: String, identity: PeerIdentity, needsDigest: Bool, bound: Bool, user: UInt32,
+        flatpakInstallations: [String]
     ) -> RegistrationFacts {
         let pid = identity.pid
         var digest: String?
@@ -100,10 +105,18 @@ extension Agent {
             case .unverified(let why): .unverified(why)
             case nil: nil
             }
+        var injection = ProcessInfoReader.injection(of: pid)
+        if bound, sandbox == nil, injection == nil {
+            var executable = stat()
+            let exempt =
+                needsDigest && stat("/proc/\(pid)/exe", &executable) == 0
+                ? (device: UInt64(executable.st_dev), inode: UInt64(executable.st_ino)) : nil
+            injection = ExecutableMappings.problem(pid: pid, exempt: exempt)
+        }
         return RegistrationFacts(
             appId: appId, executable: identity.executable, sha256: digest,
             debuggerAttached: (ProcessInfoReader.tracerPID(of: pid) ?? 0) != 0,
-            injection: ProcessInfoReader.injection(of: pid),
+            injection: injection,
             // Unreadable counts as made: the check must not pass by failing.
             inUserMadeNamespace: ProcessInfoReader.inUserNamespaceMade(by: user, pid: pid) ?? true,
             sandbox: sandbox)

@@ -12,6 +12,14 @@ struct AppProcess {
     /// which may not have exec'd its program yet (it never gets a key or data, so it is never
     /// verified against it).
     let fingerprint: ProcessFingerprint?
+    /// The process's `/proc` directory, held from registration: the per-call check that it is
+    /// still that process and still non-dumpable (``ProcessDirectory``); nil for a child
+    /// registered on its behalf.
+    let directory: ProcessDirectory?
+    /// The process was seen non-dumpable, with no tracer attached, on a call after it registered:
+    /// from then on no process of its user can attach to it, so later calls check only that it
+    /// is still non-dumpable (docs/THREAT-MODEL.md, "App identity").
+    var hardened = false
     /// How code was injected into this image when it started (`LD_PRELOAD` and the like, or
     /// `/etc/ld.so.preload`), read with the registration's facts; nil when nothing was. It is read
     /// once: the dynamic linker acts only when a program starts, and a later `exec` changes
@@ -27,14 +35,25 @@ struct AppProcess {
             guard let pidfd = connection.pidfd else {
                 throw .invalidProcess(pid: Int(own.pid), reason: "the kernel gives no process handle for it")
             }
+            // Opened first, like the facts below: the pidfd checked afterwards vouches for them all.
+            let directory = ProcessDirectory(pid: own.pid)
             let fingerprint = ProcessFingerprint.read(pid: own.pid)
             let executable = ProcessInfoReader.executable(of: own.pid)
-            guard pidfd.isAlive, let fingerprint else {
+            guard let directory, pidfd.isAlive, !pidfd.hasExited else {
                 throw .invalidProcess(pid: Int(own.pid), reason: "the process has exited")
+            }
+            guard let fingerprint else {
+                // Its own user cannot read what a non-dumpable process runs: the identity is read
+                // while the app is still dumpable, and it hardens itself after (CordonKit does).
+                let reason =
+                    directory.dumpability(uid: own.uid) == .nonDumpable
+                    ? "it is already non-dumpable, so the agent cannot read what it runs: register before making the process non-dumpable"
+                    : "its executable cannot be read"
+                throw .invalidProcess(pid: Int(own.pid), reason: reason)
             }
             return AppProcess(
                 identity: PeerIdentity(pid: own.pid, uid: own.uid, gid: own.gid, executable: executable),
-                pidfd: pidfd, onBehalf: false, fingerprint: fingerprint)
+                pidfd: pidfd, onBehalf: false, fingerprint: fingerprint, directory: directory)
         }
         guard let child = Int32(exactly: pid), child > 1 else {
             throw .invalidProcess(pid: pid, reason: "not a process id")
@@ -52,6 +71,6 @@ struct AppProcess {
         guard pidfd.isAlive else { throw .invalidProcess(pid: pid, reason: "the process has exited") }
         return AppProcess(
             identity: PeerIdentity(pid: child, uid: owner.uid, gid: owner.gid, executable: executable), pidfd: pidfd,
-            onBehalf: true, fingerprint: nil)
+            onBehalf: true, fingerprint: nil, directory: nil)
     }
 }

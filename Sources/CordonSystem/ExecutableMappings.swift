@@ -41,8 +41,9 @@ public enum ExecutableMappings {
     /// The first executable mapping of `pid` that is not a system file — owned by root and
     /// writable by no one else, the very file the process mapped (device and inode checked
     /// through the process's own root) — described for a refusal; nil when every one is.
-    /// Unreadable maps count as a problem.
-    public static func problem(pid: Int32) -> String? {
+    /// Unreadable maps count as a problem. `exempt` (device and inode) is a file the caller
+    /// vouches for otherwise: a host app's executable whose digest its binding checks.
+    public static func problem(pid: Int32, exempt: (device: UInt64, inode: UInt64)? = nil) -> String? {
         guard let bytes = try? BoundedFile.read("/proc/\(pid)/maps", limit: 1 << 22),
             let maps = String(validating: bytes, as: UTF8.self)
         else {
@@ -50,7 +51,7 @@ public enum ExecutableMappings {
         }
         let mappings = parse(maps)
         guard !mappings.isEmpty else { return "it maps no executable file" }
-        for mapping in mappings {
+        for mapping in mappings where !(exempt.map { $0 == (mapping.device, mapping.inode) } ?? false) {
             if let problem = problem(with: mapping, root: "/proc/\(pid)/root") { return problem }
         }
         return nil

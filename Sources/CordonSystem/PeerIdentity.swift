@@ -73,8 +73,17 @@ public final class Pidfd: Sendable {
 
     deinit { close(descriptor) }
 
-    /// Whether the process still exists (signal 0 through the pidfd).
+    /// Whether the process still exists (signal 0 through the pidfd). An exited process that its
+    /// parent has not reaped yet (a zombie) still counts: see ``hasExited``.
     public var isAlive: Bool { cordon_pidfd_send_signal(descriptor, 0) == 0 }
+
+    /// Whether the process has exited, reaped or not: a pidfd polls readable once its process has
+    /// exited (one `poll` that does not wait).
+    public var hasExited: Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&entry, 1, 0)
+        return ready != 0
+    }
 
     /// Sends `signal` to exactly this process.
     public func send(signal: Int32) throws {

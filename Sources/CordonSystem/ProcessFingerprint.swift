@@ -18,7 +18,9 @@ public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads the fingerprint of `pid`; nil when its `/proc` entry cannot be read (it exited, or
-    /// it is not dumpable and belongs to another user).
+    /// it is non-dumpable: then a process of its own user cannot see its executable, which is why
+    /// an app registers *before* it hardens itself, and later calls check it through
+    /// ``ProcessDirectory`` instead).
     ///
     /// A caller that holds a pidfd of the process passes the start time it registered with, and
     /// then only the executable is read: the pid is still that process as long as the pidfd says
@@ -27,19 +29,10 @@ public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
     public static func read(pid: Int32, startTime known: UInt64? = nil) -> ProcessFingerprint? {
         guard let startTime = known ?? ProcessInfoReader.startTime(of: pid) else { return nil }
         var info = stat()
-        guard stat("/proc/\(pid)/exe", &info) == 0 else {
-            // A non-dumpable process (CordonKit makes a registered app one) hides its executable
-            // from its own user; it cannot have exec'd since, because exec makes a process
-            // dumpable again.
-            guard errno == EACCES, ProcessInfoReader.isNonDumpable(pid) else { return nil }
-            return ProcessFingerprint(startTime: startTime, executableDevice: hidden, executableInode: hidden)
-        }
+        guard stat("/proc/\(pid)/exe", &info) == 0 else { return nil }
         return ProcessFingerprint(
             startTime: startTime, executableDevice: UInt64(info.st_dev), executableInode: UInt64(info.st_ino))
     }
-
-    /// The device and inode of an executable a non-dumpable process hides.
-    static let hidden = UInt64.max
 
     /// `start=… exe=dev:inode`.
     public var description: String { "start=\(startTime) exe=\(executableDevice):\(executableInode)" }
@@ -48,8 +41,7 @@ public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
     public func change(to now: ProcessFingerprint?) -> String? {
         guard let now else { return "the process has exited" }
         if now.startTime != startTime { return "the process id now belongs to another process" }
-        let hidden = now.executableDevice == Self.hidden && now.executableInode == Self.hidden
-        if !hidden && (now.executableDevice != executableDevice || now.executableInode != executableInode) {
+        if now.executableDevice != executableDevice || now.executableInode != executableInode {
             return "the process now runs another executable (it exec'd)"
         }
         return nil
@@ -57,13 +49,6 @@ public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension ProcessInfoReader {
-    /// Whether `pid` is not dumpable: its `/proc` directory then belongs to root, not to its user.
-    public static func isNonDumpable(_ pid: Int32) -> Bool {
-        var directory = stat()
-        guard stat("/proc/\(pid)", &directory) == 0, let owner = owner(of: pid) else { return false }
-        return directory.st_uid == 0 && owner.uid != 0
-    }
-
     /// The dynamic-linker variables that load code into a process at start.
     public static let injectionVariables = ["LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH"]
 

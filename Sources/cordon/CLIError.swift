@@ -166,6 +166,10 @@ extension CLIError {
             self.init(
                 "the agent no longer trusts this process as \(appId): \(reason)",
                 hint: "restart the app unmodified, without a debugger or injected libraries")
+        case .processNotHardened(let appId):
+            self.init(
+                "\(appId) is dumpable: any program of this user could read its key from its memory, so the agent gives it none",
+                hint: "make the app non-dumpable after it registers (prctl(PR_SET_DUMPABLE, 0); CordonKit does)")
         case .registeredOnBehalf(let appId):
             self.init(
                 "\(appId) was registered on another process's behalf, which gets enforcement but no key",

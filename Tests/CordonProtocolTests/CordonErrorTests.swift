@@ -114,11 +114,12 @@ struct CordonErrorTests {
         case .signInExpired: 68
         case .signInFailed: 69
         case .sessionExpired: 70
+        case .processNotHardened: 71
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...70))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...71))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {

@@ -47,6 +47,7 @@ let everyCordonError: [CordonError] = [
     .contentTooLarge(limit: 1_048_576),
     .invalidProcess(pid: 4242, reason: "not a child of the caller"),
     .processChanged(appId: "com.example.notes", reason: "the process now runs another executable (it exec'd)"),
+    .processNotHardened(appId: "com.example.notes"),
     .registeredOnBehalf(appId: "com.example.notes"), .appIdInUse(appId: "com.example.notes", pid: 4242),
     .tooManyConnections(limit: 4096),
     .tooManyProcessConnections(pid: 4242, limit: 64),

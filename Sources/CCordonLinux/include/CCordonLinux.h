@@ -5,6 +5,8 @@
 
 /// Marks the process non-dumpable (no core dumps, no ptrace by same-uid peers). Returns 0 or -errno.
 int cordon_set_nondumpable(void);
+/// Makes the calling process dumpable again (PR_SET_DUMPABLE 1); 0 or -errno.
+int cordon_set_dumpable(void);
 /// Returns 1 when the process is dumpable, 0 when not, -errno on error.
 int cordon_get_dumpable(void);
 /// Opens a pidfd for `pid` (pidfd_open). Returns the fd or -errno.

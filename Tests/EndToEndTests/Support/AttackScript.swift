@@ -5,7 +5,8 @@ import Testing
 /// returns the JSON object it prints (docs/THREAT-MODEL.md: every guarantee is tested this way).
 enum AttackScript {
     /// A raw varlink client the scripts share: `call(sock, method, parameters)` returns the reply
-    /// object (`error` set when the agent refused), `connect(path)` opens a socket.
+    /// object (`error` set when the agent refused), `connect(path)` opens a socket, `harden()`
+    /// makes the script non-dumpable as CordonKit makes an app once it has registered.
     static let prelude = """
         import json, os, socket, sys
         def connect(path):
@@ -23,6 +24,11 @@ enum AttackScript {
             return json.loads(data[:-1].decode())
         def error(reply):
             return reply.get("error")
+        def harden():
+            # What CordonKit does once registered: no process of this user may trace it or read
+            # its memory from now on, so the agent may hand it a key (prctl PR_SET_DUMPABLE 0).
+            import ctypes
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
         """
 
     /// Runs `body` (Python, after the prelude) with `arguments` (`sys.argv[1:]`) and returns what it

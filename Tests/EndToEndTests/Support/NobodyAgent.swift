@@ -84,8 +84,8 @@ struct NobodyAgent {
         ] + extra + ["/app/bin/python3"]
     }
 
-    /// Registers `appId` from a process started by `command` and asks for the key: `managed`
-    /// and the key call's error (`NSNull` when the key came).
+    /// Registers `appId` from a process started by `command`, hardens it as CordonKit does, and
+    /// asks for the key: `managed` and the key call's error (`NSNull` when the key came).
     func registerAndGetKey(_ appId: String, command: [String]) async throws -> [String: Any] {
         try await attack(
             """
@@ -94,6 +94,7 @@ struct NobodyAgent {
             if error(reg):
                 print(json.dumps({"register": error(reg)}))
                 sys.exit(0)
+            harden()
             print(json.dumps({"managed": reg["parameters"]["managed"], "key": error(call(s, "io.cordon.App.GetKey"))}))
             """, [appId], command: command)
     }

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// A real cordond as it is deployed: run by an ordinary user (``TestUser``, `setpriv`) outside test
+/// mode, with the real passcode KDF, its runtime, data and config directories the user's own and
+/// its admin policy and trust directory root's (docs/THREAT-MODEL.md: every guarantee is tested
+/// as the user Cordon runs as; root bypasses the very checks under test).
+///
+/// The test process is root, and the agent refuses every other uid: everything that talks to it
+/// — the CLI, the apps, the attackers — runs as the user too (``asUser``).
+final class UserAgent: @unchecked Sendable {
+    /// The user: its uid and the `setpriv` prefix of every command run as it.
+    static var uid: String { TestUser.uid }
+    static var asUser: [String] { TestUser.asUser }
+    /// Debian's interpreter (readable by the user, unlike a root pyenv).
+    static let python = NobodyAgent.python
+    /// The passcode: outside test mode, without a TPM, the stronger software-only rules apply.
+    static let passcode = "Cordon-2468-test"
+
+    /// The user's directory: the socket, database, settings and whatever the user writes.
+    let home: TemporaryDirectory
+    /// Root's: the admin policy (`admin/`), the trust directory (`trust/`) and root's binaries.
+    let system: TemporaryDirectory
+    let process = Process()
+    let logPath: String
+    var socketPath: String { home.appending("run/agent.sock") }
+
+    /// Installs `install` (a path under root's directory for each program copied there), writes
+    /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy and starts
+    /// cordond as the user; with `initialize`, initializes and unlocks it through the CLI run as
+    /// the user.
+    init(policy: String, install: [String: String] = [:], initialize: Bool = true) async throws {
+        home = try TemporaryDirectory()
+        system = try TemporaryDirectory()
+        for directory in ["admin", "trust"] {
+            try FileManager.default.createDirectory(
+                atPath: system.appending(directory), withIntermediateDirectories: true)
+        }
+        for (name, source) in install {
+            let path = system.appending(name)
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+        }
+        try policy.replacingOccurrences(of: "$SYSTEM", with: system.path)
+            .write(toFile: system.appending("admin/10-apps.json"), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: system.path)
+        try await NobodyAgent.run(["/bin/chown", "-R", "\(Self.uid):\(TestUser.gid)", home.path])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
+        logPath = system.appending("cordond.log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Self.asUser[0])
+        process.arguments =
+            Array(Self.asUser.dropFirst()) + [
+                Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
+                "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
+                "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
+            ]
+        process.environment = Self.environment(home: home.path)
+        let log = FileHandle(forWritingAtPath: logPath)
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        do {
+            try await eventually("cordond answers the user") {
+                try #require(process.isRunning, "cordond exited: \(log)")
+                return try await cli(["status"]).status == 0
+            }
+            if initialize {
+                let initialized = try await cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
+                try #require(initialized.status == 0, "init: \(initialized.stderr)")
+                let unlocked = try await cli(["unlock", "--passcode-stdin"], input: Self.passcode + "\n")
+                try #require(unlocked.status == 0, "unlock: \(unlocked.stderr)")
+            }
+        } catch {
+            cleanUp()
+            throw error
+        }
+    }
+
+    /// What the user's programs see: no test-mode variable, the user's own runtime directory.
+    static func environment(home: String) -> [String: String] {
+        [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "XDG_RUNTIME_DIR": home + "/run",
+            "CORDON_SOCKET": home + "/run/agent.sock", "SWIFT_BACKTRACE": "enable=no",
+        ]
+    }
+
+    /// Runs `cordon ARGUMENTS` as the user.
+    func cli(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
+        try await runCommand(
+            URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + [Binaries.cordon.path] + arguments,
+            input: input, environment: Self.environment(home: home.path))
+    }
+
+    /// Runs an attack script as the user (`command` overrides the interpreter, e.g. a bound binary).
+    func attack(
+        _ body: String, _ arguments: [String] = [], command: [String]? = nil, environment: [String: String] = [:]
+    ) async throws -> [String: Any] {
+        // A copy of Debian's interpreter installed elsewhere finds its library through PYTHONHOME.
+        try await AttackScript.run(
+            body, [socketPath] + arguments, in: home, environment: ["PYTHONHOME": "/usr"].merging(environment) { $1 },
+            command: command ?? Self.asUser + [Self.python])
+    }
+
+    /// The agent's log so far.
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func cleanUp() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        home.remove()
+        system.remove()
+    }
+}
