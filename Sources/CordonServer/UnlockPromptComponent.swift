@@ -168,7 +168,7 @@ final class UnlockPromptComponent: AgentComponent {
             let prepared = chosen.map {
                 UnlockPrompt(
                     program: configuration.promptProgram, socketPath: configuration.paths.socketPath,
-                    pinentry: $0.pinentry, requester: requester, display: $0.display)
+                    pinentry: $0.pinentry.path, requester: requester, display: $0.display, pinentryProgram: $0.pinentry)
             }
             loop.execute { component.value.promptPrepared(id: id, prepared, requesterPid: requesterPid) }
         }
@@ -178,7 +178,7 @@ final class UnlockPromptComponent: AgentComponent {
     /// user's logind session, else (no bus, no session, or one without a display or terminal) of
     /// the agent's environment; the pinentry of the admin settings, else the system's.
     static func choose(configuration: AgentConfiguration, agent: [String: String], logger: Logger)
-        -> Result<(pinentry: String, display: PromptDisplay), CordonError>
+        -> Result<(pinentry: AdminPath, display: PromptDisplay), CordonError>
     {
         var display = PromptDisplay.agent(agent)
         if let bus = configuration.lockTriggers {
@@ -199,7 +199,9 @@ final class UnlockPromptComponent: AgentComponent {
                     reason: "no display or terminal to ask on: \(display.source) has no DISPLAY, "
                         + "WAYLAND_DISPLAY or terminal; run `cordon unlock`"))
         }
-        switch PromptPinentry.resolve(adminSettings: configuration.adminSettingsPath) {
+        switch PromptPinentry.resolve(
+            adminSettings: configuration.adminSettingsPath, opened: configuration.openedAdminSettings)
+        {
         case .success(let pinentry): return .success((pinentry, display))
         case .failure(let problem): return .failure(.unlockUnavailable(reason: problem.description))
         }
@@ -224,7 +226,13 @@ final class UnlockPromptComponent: AgentComponent {
         process.executableURL = URL(fileURLWithPath: unlockPrompt.program)
         process.arguments = unlockPrompt.arguments
         process.environment = unlockPrompt.environment(agent: agentEnvironment)
-        process.standardInput = FileHandle.nullDevice
+        // The pinentry goes as the prompt's standard input, the descriptor opened and checked
+        // (`PromptPinentry`): `cordon unlock --pinentry-from-stdin` runs that file, not a name.
+        if let program = unlockPrompt.pinentryProgram {
+            process.standardInput = FileHandle(fileDescriptor: program.descriptor, closeOnDealloc: false)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
         process.standardError = errors
