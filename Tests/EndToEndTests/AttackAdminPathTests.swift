@@ -124,32 +124,52 @@ struct AttackAdminPathTests {
         #expect(writable.contains("component 'policy.d' is writable by group or others"), "\(writable)")
     }
 
+    /// cordond running as the user outside test mode; `stop()` ends it and returns what it said.
+    final class RunningAgent: @unchecked Sendable {
+        let process: SpawnedCommand
+        let socket: String
+        private var stopped = false
+
+        init(_ tree: Tree, _ arguments: [String], environment: [String: String] = [:]) async throws {
+            process = try SpawnedCommand(
+                path: AttackAdminPathTests.asUser[0],
+                arguments: Array(AttackAdminPathTests.asUser.dropFirst()) + tree.daemonArguments + arguments,
+                environment: ProcessInfo.processInfo.environment.merging(tree.environment(environment)) { $1 })
+            socket = tree.home + "/run/agent.sock"
+            let (pid, socket) = (process.pid, socket)
+            do {
+                try await eventually("cordond answers the user") {
+                    guard kill(pid, 0) == 0 else { return true }
+                    let probe = try await runCommand(
+                        URL(fileURLWithPath: AttackAdminPathTests.asUser[0]),
+                        Array(AttackAdminPathTests.asUser.dropFirst()) + [
+                            NobodyAgent.python, "-c",
+                            "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])", socket,
+                        ])
+                    return probe.status == 0
+                }
+            } catch {
+                _ = stop()
+                throw error
+            }
+        }
+
+        /// Ends cordond (SIGTERM) and returns its output; nil when already stopped.
+        func stop() -> CommandResult? {
+            guard !stopped else { return nil }
+            stopped = true
+            kill(process.pid, SIGTERM)
+            return process.finish(input: nil)
+        }
+    }
+
     @Test func aReloadReadsTheDirectoryOpenedNotWhatItsNameMeansNow() async throws {
         let tree = try Tree()
         defer { tree.root.remove() }
         let admin = tree.etc + "/policy.d"
-        let daemon = try SpawnedCommand(
-            path: Self.asUser[0],
-            arguments: Array(Self.asUser.dropFirst()) + tree.daemonArguments + ["--admin-policy-dir", admin],
-            environment: ProcessInfo.processInfo.environment.merging(tree.environment()) { $1 })
-        var stopped = false
-        func stop() -> CommandResult? {
-            guard !stopped else { return nil }
-            stopped = true
-            kill(daemon.pid, SIGTERM)
-            return daemon.finish(input: nil)
-        }
-        defer { _ = stop() }
-        let socket = tree.home + "/run/agent.sock"
-        try await eventually("cordond answers the user") {
-            let probe = try await runCommand(
-                URL(fileURLWithPath: Self.asUser[0]),
-                Array(Self.asUser.dropFirst()) + [
-                    NobodyAgent.python, "-c",
-                    "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])", socket,
-                ])
-            return probe.status == 0
-        }
+        let agent = try await RunningAgent(tree, ["--admin-policy-dir", admin])
+        defer { _ = agent.stop() }
+        let socket = agent.socket
         // The name now means the user's directory: the admin one moved away and a link to the
         // user's files put in its place.
         try FileManager.default.createDirectory(atPath: tree.home + "/mine", withIntermediateDirectories: true)
@@ -171,7 +191,7 @@ struct AttackAdminPathTests {
         #expect(paths.contains(admin + "/10-admin.json"), "the admin file opened is still read: \(paths)")
         #expect(!paths.contains { $0.contains("50-user") }, "the user's file became an admin file: \(paths)")
         #expect(answer["admin"] as? String == admin)
-        let output = try #require(stop())
+        let output = try #require(agent.stop())
         #expect(!output.stderr.contains("50-user"), "\(output.stderr)")
     }
 
@@ -224,5 +244,66 @@ struct AttackAdminPathTests {
             #expect(said.contains("--admin-settings names \(settings), which names a pinentry"), "\(said)")
             #expect(said.contains("the pinentry \(program) (from \(settings)): \(component)"), "\(said)")
         }
+    }
+
+    /// The pinentry root's admin settings name, as the user would see it run: a script that
+    /// records how it was started (in the user's directory) and answers GETPIN.
+    static func pinentry(recordingIn directory: String, passcode: String) -> String {
+        """
+        #!/bin/sh
+        printf '%s' "$0" > '\(directory)/started-as'
+        echo "OK Pleased to meet you"
+        while IFS= read -r line; do
+          case "$line" in
+            GETPIN) printf 'D %s\\nOK\\n' '\(passcode)' ;;
+            BYE) echo "OK closing connection"; exit 0 ;;
+            *) echo "OK" ;;
+          esac
+        done
+        """
+    }
+
+    @Test func thePinentryOfTheAdminSettingsRunsThroughItsDescriptor() async throws {
+        let tree = try Tree()
+        defer { tree.root.remove() }
+        let passcode = "Kx9-Wq7-Lm3-Zt5"
+        let program = tree.etc + "/pinentry"
+        try Self.pinentry(recordingIn: tree.home, passcode: passcode)
+            .write(toFile: program, atomically: true, encoding: .utf8)
+        chmod(program, 0o755)
+        let settings = tree.etc + "/settings.json"
+        try #"{"pinentry": "\#(program)"}"#.write(toFile: settings, atomically: true, encoding: .utf8)
+        chmod(settings, 0o644)
+        try """
+        {"schema": "cordon.policy.v1", "apps": {"managed": [{"id": "com.example.notes",
+          "executables": ["\(NobodyAgent.python)"]}], "unknown": "unmanaged"}, "lock": {"reauthGraceSeconds": 0}}
+        """.write(toFile: tree.etc + "/policy.d/10-admin.json", atomically: true, encoding: .utf8)
+        let agent = try await RunningAgent(
+            tree, ["--admin-policy-dir", tree.etc + "/policy.d", "--admin-settings", settings],
+            environment: ["DISPLAY": ":99", "XDG_SESSION_ID": "", "PINENTRY": ""])
+        defer { _ = agent.stop() }
+        let answer = try await AttackScript.run(
+            """
+            s = connect(sys.argv[1])
+            out = {"init": error(call(s, "io.cordon.Agent.Initialize", {"passcode": sys.argv[2]}))}
+            out["unlock"] = error(call(s, "io.cordon.Agent.Unlock", {"passcode": sys.argv[2]}))
+            reg = call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+            out["register"] = error(reg)
+            out["managed"] = reg.get("parameters", {}).get("managed")
+            out["lock"] = error(call(s, "io.cordon.Agent.Lock"))
+            reply = call(s, "io.cordon.App.RequestUnlock", {"timeoutSeconds": 60})
+            out["request"] = error(reply)
+            out["reason"] = reply.get("parameters", {}).get("reason")
+            out["state"] = reply.get("parameters", {}).get("state")
+            out["prompted"] = reply.get("parameters", {}).get("prompted")
+            print(json.dumps(out))
+            """, [agent.socket, passcode], in: tree.root, command: Self.asUser + [NobodyAgent.python])
+        #expect(answer["init"] is NSNull && answer["unlock"] is NSNull && answer["register"] is NSNull, "\(answer)")
+        #expect(answer["managed"] as? Bool == true, "\(answer)")
+        #expect(answer["state"] as? String == "unlocked", "\(answer)")
+        #expect(answer["prompted"] as? Bool == true, "\(answer)")
+        // What ran was the file opened and checked, through its descriptor, not a name.
+        let startedAs = try? String(contentsOfFile: tree.home + "/started-as", encoding: .utf8)
+        #expect(startedAs == "/proc/self/fd/3", "\(answer)")
     }
 }
