@@ -282,6 +282,7 @@ struct Cordond: AsyncParsableCommand {
         // Opened at start: the installation is reached through its descriptor from then on.
         if !held(.flatpak).isEmpty { configuration.flatpakInstallations = held(.flatpak).map(\.descriptorPath) }
         configuration.openedAdminSettings = held(.settings).first
+        configuration.openedPromptProgram = held(.prompt).first
         configuration.openedAdminPaths = opened.map(\.1)
         if let problem = configuration.adminSettingsProblem, let settings = held(.settings).first {
             let name = adminSettings != nil ? "--admin-settings" : "CORDON_ADMIN_SETTINGS"

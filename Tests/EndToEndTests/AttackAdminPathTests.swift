@@ -263,7 +263,7 @@ struct AttackAdminPathTests {
         """
     }
 
-    @Test func thePinentryOfTheAdminSettingsRunsThroughItsDescriptor() async throws {
+    @Test func thePinentryOfTheAdminSettingsAndThePromptProgramRunThroughTheirDescriptors() async throws {
         let tree = try Tree()
         defer { tree.root.remove() }
         let passcode = "Kx9-Wq7-Lm3-Zt5"
@@ -278,8 +278,18 @@ struct AttackAdminPathTests {
         {"schema": "cordon.policy.v1", "apps": {"managed": [{"id": "com.example.notes",
           "executables": ["\(NobodyAgent.python)"]}], "unknown": "unmanaged"}, "lock": {"reauthGraceSeconds": 0}}
         """.write(toFile: tree.etc + "/policy.d/10-admin.json", atomically: true, encoding: .utf8)
+        // A prompt program named as an admin input: root's wrapper around cordon, recording how
+        // it was started.
+        let prompt = tree.etc + "/prompt"
+        try "#!/bin/sh\nprintf '%s' \"$0\" > '\(tree.home)/prompt-started-as'\nexec '\(Binaries.cordon.path)' \"$@\"\n"
+            .write(toFile: prompt, atomically: true, encoding: .utf8)
+        chmod(prompt, 0o755)
         let agent = try await RunningAgent(
-            tree, ["--admin-policy-dir", tree.etc + "/policy.d", "--admin-settings", settings],
+            tree,
+            [
+                "--admin-policy-dir", tree.etc + "/policy.d", "--admin-settings", settings, "--prompt-program",
+                prompt,
+            ],
             environment: ["DISPLAY": ":99", "XDG_SESSION_ID": "", "PINENTRY": ""])
         defer { _ = agent.stop() }
         let answer = try await AttackScript.run(
@@ -305,5 +315,7 @@ struct AttackAdminPathTests {
         // What ran was the file opened and checked, through its descriptor, not a name.
         let startedAs = try? String(contentsOfFile: tree.home + "/started-as", encoding: .utf8)
         #expect(startedAs == "/proc/self/fd/3", "\(answer)")
+        let promptStartedAs = try? String(contentsOfFile: tree.home + "/prompt-started-as", encoding: .utf8)
+        #expect(promptStartedAs == "/proc/self/fd/3", "the prompt program ran through its descriptor too")
     }
 }
