@@ -170,6 +170,19 @@ struct AttackAdminPathTests {
         let agent = try await RunningAgent(tree, ["--admin-policy-dir", admin])
         defer { _ = agent.stop() }
         let socket = agent.socket
+        // The watcher watches the directory held (inotify on /proc/self/fd/N): a file root adds
+        // is applied without a reload.
+        try Self.adminPolicy.write(toFile: admin + "/20-admin.json", atomically: true, encoding: .utf8)
+        try await eventually("the new admin file is read") {
+            let status = try await AttackScript.run(
+                """
+                s = connect(sys.argv[1])
+                reply = call(s, "io.cordon.Policy.GetStatus")
+                sources = reply.get("parameters", {}).get("status", {}).get("sources", [])
+                print(json.dumps({"paths": [x.get("path") for x in sources]}))
+                """, [socket], in: tree.root, command: Self.asUser + [NobodyAgent.python])
+            return (status["paths"] as? [String])?.contains(admin + "/20-admin.json") == true
+        }
         // The name now means the user's directory: the admin one moved away and a link to the
         // user's files put in its place.
         try FileManager.default.createDirectory(atPath: tree.home + "/mine", withIntermediateDirectories: true)
