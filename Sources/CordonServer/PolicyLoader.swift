@@ -129,16 +129,18 @@ enum PolicyLoader {
             if error.reason == .missing { return (store, []) }
             return (store, ["\(directory.path): \(error); no key is trusted from it"])
         }
+        var problems: [String] = []
         for name in names.sorted() where name.hasSuffix(".pub") {
             let path = directory.path + "/" + name
             guard let bytes = try? directory.read(name, limit: maxSignatureBytes),
                 let text = String(validating: bytes, as: UTF8.self)
             else {
-                return (store, ["\(path): unreadable"])
+                problems.append("\(path): unreadable")
+                continue
             }
             store.add(publicKey: text, path: path)
         }
-        return (store, [])
+        return (store, problems)
     }
 
     /// Reads the policy file `path` and its signature; `contents` reads a file given its path (by

@@ -223,6 +223,12 @@ struct Cordond: AsyncParsableCommand {
         let paths = CordonPaths.resolve(
             environment: environment, uid: uid, runtime: runtimeDir, data: dataDir, config: configDir)
         let inTestMode = testMode || environment["CORDON_TEST_MODE"] == "1"
+        func refuse(_ refusal: AdminInputs.Refusal) throws -> Never {
+            logger.critical("refusing to start: \(refusal.message)")
+            FileHandle.standardError.write(
+                Data("cordond: refusing to start: \(refusal.message)\n  hint: \(refusal.hint)\n".utf8))
+            throw ExitCode(2)
+        }
         // Outside test mode every admin path is opened now, once, and read through what was opened.
         let inputs = adminInputs(environment)
         var opened: [(AdminInputs.PathInput, AdminPath)] = []
@@ -230,10 +236,7 @@ struct Cordond: AsyncParsableCommand {
             do {
                 opened = Array(zip(inputs.paths, try inputs.open()))
             } catch {
-                logger.critical("refusing to start: \(error.message)")
-                FileHandle.standardError.write(
-                    Data("cordond: refusing to start: \(error.message)\n  hint: \(error.hint)\n".utf8))
-                throw ExitCode(2)
+                try refuse(error)
             }
         }
         func held(_ role: AdminInputs.PathInput.Role) -> [AdminPath] {
@@ -286,13 +289,10 @@ struct Cordond: AsyncParsableCommand {
         configuration.openedAdminPaths = opened.map(\.1)
         if let problem = configuration.adminSettingsProblem, let settings = held(.settings).first {
             let name = adminSettings != nil ? "--admin-settings" : "CORDON_ADMIN_SETTINGS"
-            let message = "\(name) names \(settings.path), which names a pinentry that cannot be trusted: \(problem)"
-            logger.critical("refusing to start: \(message)")
-            FileHandle.standardError.write(
-                Data(
-                    ("cordond: refusing to start: \(message)\n  hint: \(AdminInputs.Refusal(message: "").hint)\n").utf8)
-            )
-            throw ExitCode(2)
+            try refuse(
+                AdminInputs.Refusal(
+                    message: "\(name) names \(settings.path), which names a pinentry that cannot be trusted: \(problem)"
+                ))
         }
         configuration.tpmTCTI = pick(tpmTcti, "CORDON_TPM_TCTI", TPMConnection.defaultTCTI)
         configuration.ctkipCAFile = ctkipCa
