@@ -1,3 +1,4 @@
+import CordonTrust
 import Foundation
 import Testing
 
@@ -330,5 +331,41 @@ struct AttackAdminPathTests {
         #expect(startedAs == "/proc/self/fd/3", "\(answer)")
         let promptStartedAs = try? String(contentsOfFile: tree.home + "/prompt-started-as", encoding: .utf8)
         #expect(promptStartedAs == "/proc/self/fd/3", "the prompt program ran through its descriptor too")
+    }
+
+    @Test func signedAdminFilesAreVerifiedWithKeysReadThroughTheTrustDirectoryHeld() async throws {
+        let tree = try Tree()
+        defer { tree.root.remove() }
+        let pair = PolicySigning.generateKeyPair()
+        let trust = tree.etc + "/trust"
+        try FileManager.default.createDirectory(atPath: trust, withIntermediateDirectories: true)
+        chmod(trust, 0o755)
+        try pair.publicKey.write(toFile: trust + "/admin.pub", atomically: true, encoding: .utf8)
+        try pair.privateKey.write(toFile: tree.etc + "/admin.key", atomically: true, encoding: .utf8)
+        let signed = tree.etc + "/policy.d/20-signed.json"
+        try Self.adminPolicy.write(toFile: signed, atomically: true, encoding: .utf8)
+        let signing = try await runCommand(
+            Binaries.cordon,
+            ["policy", "sign", signed, "--key", tree.etc + "/admin.key", "--serial", "1", "--expires", "2099-01-01"])
+        try #require(signing.status == 0, "\(signing.stderr)")
+        for file in [trust + "/admin.pub", signed, signed + ".sig", tree.etc + "/policy.d/10-admin.json"] {
+            chmod(file, 0o644)
+        }
+        let agent = try await RunningAgent(
+            tree, ["--admin-policy-dir", tree.etc + "/policy.d", "--trust-dir", trust])
+        defer { _ = agent.stop() }
+        let status = try await AttackScript.run(
+            """
+            s = connect(sys.argv[1])
+            reply = call(s, "io.cordon.Policy.GetStatus")
+            st = reply.get("parameters", {}).get("status", {})
+            print(json.dumps({"keys": st.get("trustedKeys"), "sources": {x.get("path"): [x.get("status"),
+                x.get("signedBy")] for x in st.get("sources", [])}}))
+            """, [agent.socket], in: tree.root, command: Self.asUser + [NobodyAgent.python])
+        #expect(status["keys"] as? Int == 1, "\(status)")
+        let sources = try #require(status["sources"] as? [String: [Any]])
+        #expect(sources[signed]?.first as? String == "applied", "\(sources)")
+        #expect(sources[signed]?.last is String, "signed by the trusted key: \(sources)")
+        #expect(sources[tree.etc + "/policy.d/10-admin.json"]?.first as? String == "rejected", "unsigned: \(sources)")
     }
 }
