@@ -3,16 +3,18 @@ import Glibc
 
 /// An admin input (the admin policy or trust directory, the admin settings, the pinentry, a
 /// Flatpak installation) opened once, component by component, and from then on read through the
-/// descriptor held, never by its name again (docs/ARCHITECTURE.md, "A policy file, from disk to a decision";
-/// docs/THREAT-MODEL.md, "Admin policy").
+/// descriptor held, never by its name again (docs/ARCHITECTURE.md, "A policy file, from disk to
+/// a decision"; docs/THREAT-MODEL.md, "Admin policy").
 ///
 /// Each component is opened with `O_PATH | O_NOFOLLOW` relative to the one before, starting at
 /// `/`: a symbolic link (and so every magic link of `/proc`) is refused rather than followed, a
 /// `..` is refused before anything is opened, and a component on a pseudo-filesystem (`proc`,
 /// `sysfs`: what `/proc/PID/root/...` names depends on the process, not on the administrator)
-/// is refused by its `fstatfs` type. Each component must be owned by root and writable by no one
-/// else: no group or other write, except that a directory above the last component may be
-/// sticky (`/tmp`: another user can neither rename nor remove root's entry in it).
+/// is refused by its `fstatfs` type, as is one on FUSE (a user may mount one on a directory of
+/// their own, and it reports whatever owner its server says). Each component must be owned by
+/// root and writable by no one else: no group or other write, except that a directory above the
+/// last component may be sticky (`/tmp`: another user can neither rename nor remove root's entry
+/// in it).
 ///
 /// Since no component can be replaced by anyone but root, and what is read later goes through
 /// the held descriptor, a later rename or retarget of the path's name changes nothing.
@@ -172,6 +174,10 @@ public final class AdminPath: Sendable, Equatable, CustomStringConvertible {
     /// `O_PATH` (Linux: `010000000`), which Glibc's module map leaves out (it is `_GNU_SOURCE`).
     static let openPath: Int32 = 0o10000000
 
+    /// FUSE's type (`fuse`, `fuseblk`): what it reports is whatever its server, possibly the
+    /// user's, says.
+    static let fuseMagic: UInt64 = 0x6573_5546
+
     /// The file system types whose contents depend on who looks.
     static let pseudoFilesystems: [UInt64: String] = [0x9fa0: "proc", 0x6265_6572: "sysfs"]
 
@@ -190,6 +196,7 @@ public final class AdminPath: Sendable, Equatable, CustomStringConvertible {
         if let pseudo = pseudoFilesystems[system] {
             throw AdminPathError(component: name, reason: .pseudoFilesystem(pseudo))
         }
+        if system == fuseMagic { throw AdminPathError(component: name, reason: .userFilesystem("fuse")) }
         guard info.st_uid == 0 else { throw AdminPathError(component: name, reason: .notOwnedByRoot(uid: info.st_uid)) }
         let writable = info.st_mode & (S_IWGRP | S_IWOTH) != 0
         let sticky = info.st_mode & S_ISVTX != 0

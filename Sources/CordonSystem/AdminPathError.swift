@@ -14,6 +14,9 @@ public struct AdminPathError: Error, Sendable, Equatable, CustomStringConvertibl
         /// The component is on a pseudo-filesystem (`proc`, `sysfs`): what it names depends on
         /// who looks, not on the administrator.
         case pseudoFilesystem(String)
+        /// The component is on a file system an ordinary user can mount and serve (FUSE, through
+        /// `fusermount` on a directory of their own): the owner and mode it reports are the user's word.
+        case userFilesystem(String)
         /// The component is owned by another user than root.
         case notOwnedByRoot(uid: UInt32)
         /// Group or others may write the component.
@@ -48,6 +51,8 @@ public struct AdminPathError: Error, Sendable, Equatable, CustomStringConvertibl
         case .symbolicLink: return "\(name) is a symbolic link"
         case .pseudoFilesystem(let type):
             return "\(name) is on the \(type) pseudo-filesystem, whose contents depend on who reads them"
+        case .userFilesystem(let type):
+            return "\(name) is on a \(type) file system, which an ordinary user can mount and serve"
         case .notOwnedByRoot(let uid): return "\(name) is not owned by root (uid \(uid))"
         case .writableByOthers: return "\(name) is writable by group or others"
         case .missing: return "\(name) does not exist"

@@ -37,6 +37,10 @@ import Testing
         #expect(opened.isComplete)
         #expect(try opened.entries() == ["10-a.json"])
         #expect(try opened.read("10-a.json", limit: 100) == Array("{}".utf8))
+        // `/proc/self/fd/N` of the descriptor leads to it (what inotify and the Flatpak check use).
+        let resolved = try #require(realpath(opened.descriptorPath, nil))
+        #expect(String(cString: resolved) == root + "/policy.d")
+        free(resolved)
         // The name is retargeted (the directory moved, another put in its place): reads still
         // go to the directory that was opened.
         try FileManager.default.moveItem(atPath: root + "/policy.d", toPath: root + "/moved")
