@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -214,5 +215,12 @@ int cordon_user_namespace_owner(pid_t pid, uid_t *owner, unsigned long long *ino
     close(fd);
     if (result != 0) return -saved;
     *owner = uid;
+    return 0;
+}
+
+int cordon_filesystem_type(int fd, unsigned long long *type) {
+    struct statfs info;
+    if (fstatfs(fd, &info) != 0) return -errno;
+    *type = (unsigned long long)info.f_type;
     return 0;
 }

@@ -44,6 +44,15 @@ public struct AgentConfiguration: Sendable {
     /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
     /// trusted only when root's (see `PromptPinentry`).
     public var adminSettingsPath: String
+    /// The admin settings as cordond opened them at start when named (`AdminPath`): read through
+    /// this descriptor, never by the name again (docs/THREAT-MODEL.md, "Admin policy").
+    public var openedAdminSettings: AdminPath?
+    /// Every admin path cordond opened at start, held open for as long as the agent runs (a
+    /// Flatpak installation is reached as `/proc/self/fd/N` of its descriptor).
+    public var openedAdminPaths: [AdminPath] = []
+    /// The prompt program as cordond opened it at start when named (`--prompt-program`): run
+    /// through this descriptor (`PromptProcess`).
+    public var openedPromptProgram: AdminPath?
     /// The TCTI configuration of the TPM that seals the key (docs/THREAT-MODEL.md, "Passcode and
     /// TPM"): the kernel's resource manager unless test mode names a simulator.
     public var tpmTCTI = TPMConnection.defaultTCTI

@@ -133,10 +133,10 @@ final class PolicyHostComponent: AgentComponent {
         // The watcher calls back on its own thread: it reaches this component only back on the loop.
         let component = NIOLoopBound(self, eventLoop: loop)
         do {
-            policyWatcher = try DirectoryWatcher(directories: [directories.admin, directories.user, directories.trust])
-            {
-                loop.execute { component.value.scheduleReload() }
-            }
+            policyWatcher = try DirectoryWatcher(
+                directories: [directories.watchedAdmin, directories.user, directories.watchedTrust]) {
+                    loop.execute { component.value.scheduleReload() }
+                }
         } catch {
             logger.error("cannot watch the policy directories; use `cordon policy reload`: \(error)")
         }

@@ -13,12 +13,26 @@ public struct PolicyDirectories: Sendable, Equatable {
     public var user: String
     /// Trusted Ed25519 public keys (`/etc/cordon/trust`).
     public var trust: String
+    /// The admin directory as opened at start (`AdminPath`): when set, admin files are read
+    /// through it, never by the name `admin` again (docs/ARCHITECTURE.md, "A policy file, from disk to a decision").
+    public var openedAdmin: AdminPath?
+    /// The trust directory as opened at start: when set, keys are read through it.
+    public var openedTrust: AdminPath?
 
-    public init(admin: String, user: String, trust: String) {
+    public init(
+        admin: String, user: String, trust: String, openedAdmin: AdminPath? = nil, openedTrust: AdminPath? = nil
+    ) {
         self.admin = admin
         self.user = user
         self.trust = trust
+        self.openedAdmin = openedAdmin
+        self.openedTrust = openedTrust
     }
+
+    /// What inotify watches for the admin directory: the held descriptor's when opened.
+    var watchedAdmin: String { openedAdmin?.descriptorPath ?? admin }
+    /// What inotify watches for the trust directory.
+    var watchedTrust: String { openedTrust?.descriptorPath ?? trust }
 }
 
 /// One policy file as read: accepted with its document, or rejected with every problem.
@@ -58,16 +72,32 @@ enum PolicyLoader {
 
     /// Reads every policy file at time `now`; `database` holds the highest accepted serials.
     static func load(_ directories: PolicyDirectories, now: Double, database: CordonDatabase?) -> PolicySnapshot {
-        let trust = TrustStore.load(directory: directories.trust)
+        let loaded = directories.openedTrust.map(loadTrust) ?? (TrustStore.load(directory: directories.trust), [])
+        let trust = loaded.0
+        var problems = loaded.1
         var files: [LoadedPolicyFile] = []
         var ledger = SerialLedger(database: database, now: now)
-        for path in jsonFiles(in: directories.admin) {
-            files.append(read(path, origin: .admin, trust: trust, ledger: &ledger))
+        if let opened = directories.openedAdmin {
+            let (names, problem) = jsonNames(in: opened)
+            if let problem { problems.append(problem) }
+            for name in names {
+                files.append(
+                    read(
+                        opened.path + "/" + name, origin: .admin, trust: trust, ledger: &ledger,
+                        contents: { (file: String, limit: Int) throws(BoundedFileError) -> [UInt8] in
+                            try opened.read((file as NSString).lastPathComponent, limit: limit)
+                        }))
+            }
+        } else {
+            for path in jsonFiles(in: directories.admin) {
+                files.append(read(path, origin: .admin, trust: trust, ledger: &ledger))
+            }
         }
         for path in jsonFiles(in: directories.user) {
             files.append(read(path, origin: .user, trust: nil, ledger: &ledger))
         }
-        return PolicySnapshot(files: files, trustedKeys: trust.keys.count, trustProblems: trust.problems)
+        return PolicySnapshot(
+            files: files, trustedKeys: trust.keys.count, trustProblems: problems + trust.problems)
     }
 
     /// `*.json` files in `directory`, sorted; none when it does not exist.
@@ -76,8 +106,51 @@ enum PolicyLoader {
         return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { directory + "/" + $0 }
     }
 
+    /// The names of the `*.json` files in the opened admin directory, sorted; none while it does
+    /// not exist, and none with the reason when a component that appeared since start is not
+    /// administered.
+    static func jsonNames(in directory: AdminPath) -> (names: [String], problem: String?) {
+        do {
+            let names = try directory.entries()
+            return (names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted(), nil)
+        } catch {
+            if error.reason == .missing { return ([], nil) }
+            return ([], "\(directory.path): \(error); its files are not read")
+        }
+    }
+
+    /// Every `*.pub` key of the opened trust directory, read through its descriptor.
+    static func loadTrust(_ directory: AdminPath) -> (TrustStore, [String]) {
+        var store = TrustStore()
+        let names: [String]
+        do {
+            names = try directory.entries()
+        } catch {
+            if error.reason == .missing { return (store, []) }
+            return (store, ["\(directory.path): \(error); no key is trusted from it"])
+        }
+        var problems: [String] = []
+        for name in names.sorted() where name.hasSuffix(".pub") {
+            let path = directory.path + "/" + name
+            guard let bytes = try? directory.read(name, limit: maxSignatureBytes),
+                let text = String(validating: bytes, as: UTF8.self)
+            else {
+                problems.append("\(path): unreadable")
+                continue
+            }
+            store.add(publicKey: text, path: path)
+        }
+        return (store, problems)
+    }
+
+    /// Reads the policy file `path` and its signature; `contents` reads a file given its path (by
+    /// default `BoundedFile` at the path; through the held descriptor for an opened directory).
     static func read(
-        _ path: String, origin: PolicySource.Origin, trust: TrustStore?, ledger: inout SerialLedger
+        _ path: String, origin: PolicySource.Origin, trust: TrustStore?, ledger: inout SerialLedger,
+        contents: (String, Int) throws(BoundedFileError) -> [UInt8] = {
+            (path: String, limit: Int) throws(BoundedFileError) -> [UInt8] in
+            try BoundedFile.read(path, limit: limit)
+        }
     ) -> LoadedPolicyFile {
         let source = PolicySource(path: path, origin: origin)
         func rejected(_ problems: [String]) -> LoadedPolicyFile {
@@ -85,13 +158,13 @@ enum PolicyLoader {
         }
         let data: [UInt8]
         do {
-            data = try BoundedFile.read(path, limit: maxFileBytes)
+            data = try contents(path, maxFileBytes)
         } catch {
             return rejected([error.description])
         }
         var signature: PolicySignature?
         if let trust, trust.requiresSignatures {
-            let text = try? BoundedFile.read(path + ".sig", limit: maxSignatureBytes)
+            let text = try? contents(path + ".sig", maxSignatureBytes)
             do {
                 let verified = try trust.verify(
                     Data(data), name: (path as NSString).lastPathComponent, now: ledger.now,

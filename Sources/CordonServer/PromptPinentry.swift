@@ -6,9 +6,12 @@ import Foundation
 /// or the user's `settings.json`: a program running as the user can write those, and would get
 /// the passcode typed into a prompt the agent showed (docs/ARCHITECTURE.md, "Components").
 ///
-/// Both the settings file and the program must be administered: owned by root, not writable by
-/// group or others, in directories that are too (up to `/`; a sticky directory such as `/tmp`
-/// may be writable by others).
+/// Both the settings file and the program are opened as `AdminPath` opens admin inputs: component
+/// by component, no symbolic or `/proc` magic link followed, each component root's and writable
+/// by no one else (a sticky directory such as `/tmp` above them excepted). The program is then
+/// run through the descriptor opened (`UnlockPromptComponent`), so what runs is what was checked.
+/// The fixed system path alone may reach its program through root's links (the alternatives of
+/// `/usr/bin/pinentry`): they are resolved first, and what they lead to is opened the same way.
 enum PromptPinentry {
     /// Where `pinentry` is looked for when the admin settings name none.
     static let systemPath = ["/usr/local/bin", "/usr/bin", "/bin"]
@@ -16,33 +19,26 @@ enum PromptPinentry {
     /// The settings file's key.
     static let settingsKey = "pinentry"
 
-    /// The program to run, or the reason none can be (for `UnlockUnavailable`).
-    static func resolve(adminSettings: String, searchPath: [String] = systemPath) -> Result<String, Problem> {
-        if let data = FileManager.default.contents(atPath: adminSettings) {
-            if let problem = AdminOwnership.problem(with: adminSettings, executable: false) {
-                return .failure(Problem("\(adminSettings) \(problem)"))
-            }
-            let object = try? JSONSerialization.jsonObject(with: data)
-            guard let settings = object as? [String: Any] else {
-                return .failure(Problem("\(adminSettings) is not a JSON object"))
-            }
-            if let value = settings[settingsKey] {
-                guard let program = value as? String, program.hasPrefix("/") else {
-                    return .failure(Problem("\(adminSettings): \"\(settingsKey)\" must be an absolute path"))
-                }
-                if let problem = AdminOwnership.problem(with: program, executable: true) {
-                    return .failure(Problem("the pinentry \(program) (from \(adminSettings)) \(problem)"))
-                }
-                return .success(program)
-            }
-        }
+    /// The largest admin settings file read.
+    static let maxSettingsBytes = 1 << 16
+
+    /// The program to run, opened, or the reason none can be (for `UnlockUnavailable`).
+    /// `opened` is the settings file as cordond opened it at start, when it was named.
+    static func resolve(adminSettings: String, opened: AdminPath? = nil, searchPath: [String] = systemPath)
+        -> Result<AdminPath, Problem>
+    {
+        if let named = named(adminSettings: adminSettings, opened: opened) { return named }
         for directory in searchPath {
             let candidate = directory + "/pinentry"
-            guard FileManager.default.fileExists(atPath: candidate) else { continue }
-            if let problem = AdminOwnership.problem(with: candidate, executable: true) {
-                return .failure(Problem("the pinentry \(candidate) \(problem)"))
+            guard let real = realpath(candidate, nil) else { continue }
+            let resolved = String(cString: real)
+            free(real)
+            do {
+                return .success(try AdminPath.open(resolved, kind: .program))
+            } catch {
+                let shown = resolved == candidate ? candidate : "\(candidate) (\(resolved))"
+                return .failure(Problem("the pinentry \(shown): \(error)"))
             }
-            return .success(candidate)
         }
         return .failure(
             Problem(
@@ -50,9 +46,59 @@ enum PromptPinentry {
                     + searchPath.joined(separator: ":")))
     }
 
+    /// The program the admin settings name, opened, or why it cannot be; nil when there are no
+    /// admin settings or they name no pinentry.
+    static func named(adminSettings: String, opened: AdminPath?) -> Result<AdminPath, Problem>? {
+        var settingsFile = opened
+        if settingsFile == nil {
+            do {
+                settingsFile = try AdminPath.open(adminSettings, kind: .file)
+            } catch  where error.reason == .missing {
+                settingsFile = nil
+            } catch {
+                return .failure(Problem("\(adminSettings): \(error)"))
+            }
+        }
+        if let settingsFile {
+            let data: [UInt8]
+            do {
+                data = try settingsFile.readFile(limit: maxSettingsBytes)
+            } catch {
+                return .failure(Problem("\(error)"))
+            }
+            let object = try? JSONSerialization.jsonObject(with: Data(data))
+            guard let settings = object as? [String: Any] else {
+                return .failure(Problem("\(adminSettings) is not a JSON object"))
+            }
+            if let value = settings[settingsKey] {
+                guard let program = value as? String, program.hasPrefix("/") else {
+                    return .failure(Problem("\(adminSettings): \"\(settingsKey)\" must be an absolute path"))
+                }
+                do {
+                    return .success(try AdminPath.open(program, kind: .program))
+                } catch {
+                    return .failure(Problem("the pinentry \(program) (from \(adminSettings)): \(error)"))
+                }
+            }
+        }
+        return nil
+    }
+
     /// Why no pinentry can be run.
     struct Problem: Error, Equatable, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
+    }
+}
+
+extension AgentConfiguration {
+    /// Why the pinentry the admin settings opened at start name cannot be run, or nil (also when
+    /// they name none): cordond refuses to start on it (docs/THREAT-MODEL.md, "Admin policy").
+    public var adminSettingsProblem: String? {
+        guard let opened = openedAdminSettings else { return nil }
+        if case .failure(let problem) = PromptPinentry.named(adminSettings: adminSettingsPath, opened: opened) {
+            return problem.description
+        }
+        return nil
     }
 }

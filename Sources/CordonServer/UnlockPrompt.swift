@@ -38,14 +38,18 @@ struct UnlockPrompt: Equatable, Sendable {
     /// The program to run (`cordon`).
     var program: String
     var socketPath: String
-    /// The pinentry, chosen by the agent (`PromptPinentry`).
+    /// The pinentry, chosen by the agent (`PromptPinentry`), as named.
     var pinentry: String
     var requester: Requester
     var display: PromptDisplay
+    /// The pinentry as opened and checked: the prompt gets it as its standard input and runs
+    /// that file (`--pinentry-from-stdin`), so what runs is what was checked.
+    var pinentryProgram: AdminPath?
 
     /// The prompt program's arguments.
     var arguments: [String] {
-        ["--socket", socketPath, "unlock", "--pinentry-only", "--pinentry", pinentry] + requester.arguments
+        ["--socket", socketPath, "unlock", "--pinentry-only", "--pinentry", pinentry]
+            + (pinentryProgram != nil ? ["--pinentry-from-stdin"] : []) + requester.arguments
     }
 
     /// Variables of the agent's environment the prompt never gets: what names another pinentry

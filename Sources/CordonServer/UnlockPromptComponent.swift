@@ -35,7 +35,7 @@ final class UnlockPromptComponent: AgentComponent {
     enum PromptState {
         case none
         case preparing(Int)
-        case running(Process)
+        case running(PromptProcess)
     }
 
     private unowned let host: any ComponentHost
@@ -150,7 +150,7 @@ final class UnlockPromptComponent: AgentComponent {
 
     /// Stops the prompt, or forgets the one being prepared.
     private func endPrompt() {
-        if case .running(let process) = prompt, process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        if case .running(let process) = prompt { process.terminate() }
         prompt = .none
     }
 
@@ -168,7 +168,7 @@ final class UnlockPromptComponent: AgentComponent {
             let prepared = chosen.map {
                 UnlockPrompt(
                     program: configuration.promptProgram, socketPath: configuration.paths.socketPath,
-                    pinentry: $0.pinentry, requester: requester, display: $0.display)
+                    pinentry: $0.pinentry.path, requester: requester, display: $0.display, pinentryProgram: $0.pinentry)
             }
             loop.execute { component.value.promptPrepared(id: id, prepared, requesterPid: requesterPid) }
         }
@@ -178,7 +178,7 @@ final class UnlockPromptComponent: AgentComponent {
     /// user's logind session, else (no bus, no session, or one without a display or terminal) of
     /// the agent's environment; the pinentry of the admin settings, else the system's.
     static func choose(configuration: AgentConfiguration, agent: [String: String], logger: Logger)
-        -> Result<(pinentry: String, display: PromptDisplay), CordonError>
+        -> Result<(pinentry: AdminPath, display: PromptDisplay), CordonError>
     {
         var display = PromptDisplay.agent(agent)
         if let bus = configuration.lockTriggers {
@@ -199,7 +199,9 @@ final class UnlockPromptComponent: AgentComponent {
                     reason: "no display or terminal to ask on: \(display.source) has no DISPLAY, "
                         + "WAYLAND_DISPLAY or terminal; run `cordon unlock`"))
         }
-        switch PromptPinentry.resolve(adminSettings: configuration.adminSettingsPath) {
+        switch PromptPinentry.resolve(
+            adminSettings: configuration.adminSettingsPath, opened: configuration.openedAdminSettings)
+        {
         case .success(let pinentry): return .success((pinentry, display))
         case .failure(let problem): return .failure(.unlockUnavailable(reason: problem.description))
         }
@@ -220,25 +222,21 @@ final class UnlockPromptComponent: AgentComponent {
 
     /// Starts `cordon unlock --pinentry-only` for the waiting apps.
     private func startPrompt(_ unlockPrompt: UnlockPrompt, requesterPid: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: unlockPrompt.program)
-        process.arguments = unlockPrompt.arguments
-        process.environment = unlockPrompt.environment(agent: agentEnvironment)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        // Runs on Foundation's thread: it reaches the agent only back on the loop.
+        // The pinentry goes as the prompt's standard input, the descriptor opened and checked
+        // (`PromptPinentry`): `cordon unlock --pinentry-from-stdin` runs that file, not a name.
+        // A prompt program named as an admin input runs through its descriptor too.
         let component = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
-        process.terminationHandler = { finished in
-            let output = errors.fileHandleForReading.readDataToEndOfFile()
-            let status = finished.terminationStatus
-            loop.execute { component.value.unlockPromptEnded(finished, status: status, output: output) }
-        }
         do {
-            try process.run()
+            let process = try PromptProcess.start(
+                path: unlockPrompt.program, program: configuration.openedPromptProgram,
+                arguments: unlockPrompt.arguments, environment: unlockPrompt.environment(agent: agentEnvironment),
+                input: unlockPrompt.pinentryProgram?.descriptor)
             prompt = .running(process)
+            // Called on the process's own thread: it reaches the agent only back on the loop.
+            process.whenEnded { status, output in
+                loop.execute { component.value.unlockPromptEnded(process, status: status, output: output) }
+            }
             logger.notice(
                 "implicit unlock: prompting the user",
                 metadata: [
@@ -253,7 +251,7 @@ final class UnlockPromptComponent: AgentComponent {
         }
     }
 
-    private func unlockPromptEnded(_ ended: Process, status: Int32, output: Data) {
+    private func unlockPromptEnded(_ ended: PromptProcess, status: Int32, output: Data) {
         guard case .running(let process) = prompt, process === ended else { return }
         prompt = .none
         let message =

@@ -12,7 +12,15 @@ import Glibc
 public enum BoundedFile {
     /// The contents of the regular file at `path`, at most `limit` bytes.
     public static func read(_ path: String, limit: Int) throws(BoundedFileError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        try read(at: AT_FDCWD, path, shownAs: path, limit: limit)
+    }
+
+    /// The contents of the regular file `name` relative to the directory descriptor `directory`
+    /// (`openat`), at most `limit` bytes; errors name it `shownAs`.
+    public static func read(at directory: Int32, _ name: String, shownAs path: String, limit: Int)
+        throws(BoundedFileError) -> [UInt8]
+    {
+        let descriptor = openat(directory, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path, errno: errno) }
         defer { close(descriptor) }
         var info = stat()

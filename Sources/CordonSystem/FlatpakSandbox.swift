@@ -73,7 +73,7 @@ public enum FlatpakSandbox {
         guard inInstallation else {
             return .unverified(
                 "the app path of \(app), \(deployment), is not in a system installation "
-                    + "(\(installations.joined(separator: ", ")))")
+                    + "(\(installations.map { canonical($0) ?? $0 }.joined(separator: ", ")))")
         }
         let executable = ProcessInfoReader.executable(of: pid)
         guard executable.hasPrefix("/app/") else {

@@ -26,14 +26,17 @@ final class PasscodeReader {
     /// The pinentry to run (`--pinentry`, as cordond passes it), instead of `$PINENTRY`, the
     /// settings file or `PATH`.
     let pinentryProgram: String?
+    /// The pinentry's descriptor, when cordond passed the program it opened (`--pinentry-from-stdin`).
+    let pinentryDescriptor: Int32?
     private var resolved: Method?
     private var session: PinentrySession?
 
     init(
         fromStandardInput: Bool, pinentryAllowed: Bool = true, pinentryRequired: Bool = false,
-        pinentryProgram: String? = nil
+        pinentryProgram: String? = nil, pinentryDescriptor: Int32? = nil
     ) {
         self.fromStandardInput = fromStandardInput
+        self.pinentryDescriptor = pinentryDescriptor
         self.pinentryProgram = pinentryProgram
         self.pinentryAllowed = pinentryAllowed || pinentryRequired
         self.pinentryRequired = pinentryRequired
@@ -47,7 +50,9 @@ final class PasscodeReader {
         let method: Method
         if fromStandardInput {
             method = .standardInput
-        } else if pinentryAllowed, let program = try PinentryProgram.find(program: pinentryProgram) {
+        } else if pinentryAllowed,
+            let program = try PinentryProgram.find(program: pinentryProgram, descriptor: pinentryDescriptor)
+        {
             method = .pinentry(program)
         } else if pinentryRequired {
             throw CLIError(

@@ -18,13 +18,17 @@ struct PinentryProgram: Equatable {
     var ttyName: String?
     /// The terminal type (`OPTION ttytype`), from `TERM`.
     var ttyType: String?
+    /// The program opened by cordond, run through this descriptor rather than by `path`
+    /// (`cordon unlock --pinentry-from-stdin`).
+    var descriptor: Int32? = nil
 
     /// The program to use, or `nil` when none is configured or found, or when there is neither a
     /// display (`DISPLAY`, `WAYLAND_DISPLAY`) nor a terminal to ask on. `program` (an absolute
     /// path) is used as it is, without looking at `$PINENTRY` or the settings file.
-    static func find(environment: [String: String] = ProcessInfo.processInfo.environment, program: String? = nil)
-        throws -> PinentryProgram?
-    {
+    static func find(
+        environment: [String: String] = ProcessInfo.processInfo.environment, program: String? = nil,
+        descriptor: Int32? = nil
+    ) throws -> PinentryProgram? {
         // cordond's implicit-unlock prompt has no terminal of its own: it names the requester's.
         let ttyName =
             isatty(STDIN_FILENO) == 1
@@ -33,7 +37,8 @@ struct PinentryProgram: Equatable {
         guard hasDisplay || ttyName != nil else { return nil }
         let path: String
         if let program {
-            guard program.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: program) else {
+            let checked = descriptor.map { "/proc/self/fd/\($0)" } ?? program
+            guard program.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: checked) else {
                 throw CLIError(
                     "the pinentry program '\(program)' (from --pinentry) is not an executable file",
                     hint: "give the absolute path of an installed pinentry, e.g. /usr/bin/pinentry")
@@ -49,7 +54,8 @@ struct PinentryProgram: Equatable {
             return nil
         }
         let ttyType = ttyName == nil ? nil : nonEmpty(environment["TERM"])
-        return PinentryProgram(path: path, ttyName: ttyName, ttyType: ttyType)
+        return PinentryProgram(
+            path: path, ttyName: ttyName, ttyType: ttyType, descriptor: program.flatMap { _ in descriptor })
     }
 
     /// The settings file's path.

@@ -29,8 +29,13 @@ extension PinentrySession {
         posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        // A pinentry cordond opened and checked runs through its descriptor (as fexecve does):
+        // placed at 3 and executed as /proc/self/fd/3, so what runs is the file checked, not
+        // whatever its name means now. It stays open for an interpreter to read a script by.
+        let executable = program.descriptor == nil ? program.path : "/proc/self/fd/3"
+        if let descriptor = program.descriptor { posix_spawn_file_actions_adddup2(&actions, descriptor, 3) }
         do {
-            try SpawnDescriptors.closeAllButStandard(&actions)
+            try SpawnDescriptors.closeAll(from: program.descriptor == nil ? 3 : 4, &actions)
         } catch {
             throw Self.failure("cannot start pinentry \(program.path): \(error)")
         }
@@ -47,14 +52,14 @@ extension PinentrySession {
         defer { for argument in arguments { free(argument) } }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments + [nil]
         var child: pid_t = 0
-        var result = posix_spawn(&child, program.path, &actions, &attributes, &argv, environ)
+        var result = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
         // ETXTBSY is transient: the program was just written, and a process forked meanwhile still
         // holds the writer's descriptor until it execs. Try again briefly before giving up.
         var tries = 1
         while result == ETXTBSY && tries < 50 {
             usleep(10_000)
             tries += 1
-            result = posix_spawn(&child, program.path, &actions, &attributes, &argv, environ)
+            result = posix_spawn(&child, executable, &actions, &attributes, &argv, environ)
         }
         guard result == 0 else {
             throw Self.failure("cannot start pinentry \(program.path): \(String(cString: strerror(result)))")

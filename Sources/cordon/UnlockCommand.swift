@@ -1,6 +1,7 @@
 import ArgumentParser
 import CordonKit
 import CordonProtocol
+import Foundation
 
 /// `cordon unlock`: unlocks, asking for the passcode only when the agent needs it.
 struct UnlockCommand: AsyncParsableCommand {
@@ -33,6 +34,12 @@ struct UnlockCommand: AsyncParsableCommand {
             valueName: "program"))
     var pinentry: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Run the program open on standard input as the pinentry, --pinentry naming it (cordond passes the one it checked).",
+            visibility: .hidden))
+    var pinentryFromStdin = false
+
     @Option(
         help: ArgumentHelp("Name the app that asked for the unlock in the prompt (an app id).", valueName: "app-id"))
     var requestedBy: String?
@@ -56,9 +63,27 @@ struct UnlockCommand: AsyncParsableCommand {
         if unregistered && requestedBy != nil {
             throw ValidationError("--unregistered and --requested-by exclude each other: give one")
         }
+        if pinentryFromStdin && (pinentry == nil || !pinentryOnly) {
+            throw ValidationError("--pinentry-from-stdin needs --pinentry-only and --pinentry naming the program")
+        }
         if let pinentry, !pinentry.hasPrefix("/") {
             throw ValidationError("--pinentry '\(pinentry)' must be an absolute path, e.g. /usr/bin/pinentry")
         }
+    }
+
+    /// The descriptor open on standard input, moved above 2 (close-on-exec), standard input
+    /// becoming /dev/null.
+    static func takeStandardInput() throws -> Int32 {
+        let descriptor = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
+        guard descriptor >= 0 else {
+            throw CLIError("--pinentry-from-stdin: standard input is not open", hint: "cordond passes the pinentry")
+        }
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if null >= 0 {
+            dup2(null, STDIN_FILENO)
+            close(null)
+        }
+        return descriptor
     }
 
     /// Who the prompt says asked.
@@ -70,7 +95,9 @@ struct UnlockCommand: AsyncParsableCommand {
     func run() async throws {
         let reader =
             pinentryOnly
-            ? PasscodeReader(fromStandardInput: false, pinentryRequired: true, pinentryProgram: pinentry)
+            ? PasscodeReader(
+                fromStandardInput: false, pinentryRequired: true, pinentryProgram: pinentry,
+                pinentryDescriptor: pinentryFromStdin ? try Self.takeStandardInput() : nil)
             : PasscodeReader(
                 fromStandardInput: passcode.passcodeStdin, pinentryAllowed: !passcode.noPinentry,
                 pinentryProgram: pinentry)

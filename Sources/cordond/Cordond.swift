@@ -144,24 +144,30 @@ struct Cordond: AsyncParsableCommand {
         if identityBrowser != nil { values.append("--identity-browser") }
         if identityPollDelay != nil { values.append("--identity-poll-delay") }
         var paths: [AdminInputs.PathInput] = []
-        for (flag, variable, name) in [
-            (adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir"),
-            (trustDir, "CORDON_TRUST_DIR", "--trust-dir"),
+        for (flag, variable, name, role, fallback, what) in [
+            (
+                adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "--admin-policy-dir", AdminInputs.PathInput.Role.adminPolicy,
+                "/etc/cordon/policy.d", "the admin policy directory"
+            ),
+            (trustDir, "CORDON_TRUST_DIR", "--trust-dir", .trust, "/etc/cordon/trust", "the trust directory"),
         ] {
             if let path = flag ?? environment[variable].flatMap({ $0.isEmpty ? nil : $0 }) {
-                paths.append(AdminInputs.PathInput(name: flag != nil ? name : variable, path: path))
+                paths.append(AdminInputs.PathInput(role: role, name: flag != nil ? name : variable, path: path))
+            } else {
+                // The default is opened too, though it need not exist yet: an administrator may create it.
+                paths.append(AdminInputs.PathInput(role: role, name: what, path: fallback, allowMissing: true))
             }
         }
         if let path = adminSettings ?? environment["CORDON_ADMIN_SETTINGS"].flatMap({ $0.isEmpty ? nil : $0 }) {
             let name = adminSettings != nil ? "--admin-settings" : "CORDON_ADMIN_SETTINGS"
-            paths.append(AdminInputs.PathInput(name: name, path: path, kind: .file))
+            paths.append(AdminInputs.PathInput(role: .settings, name: name, path: path, kind: .file))
         }
         if let path = promptProgram ?? environment["CORDON_PROMPT_PROGRAM"].flatMap({ $0.isEmpty ? nil : $0 }) {
             let name = promptProgram != nil ? "--prompt-program" : "CORDON_PROMPT_PROGRAM"
-            paths.append(AdminInputs.PathInput(name: name, path: path, kind: .program))
+            paths.append(AdminInputs.PathInput(role: .prompt, name: name, path: path, kind: .program))
         }
         for path in flatpakInstallation {
-            paths.append(AdminInputs.PathInput(name: "--flatpak-installation", path: path))
+            paths.append(AdminInputs.PathInput(role: .flatpak, name: "--flatpak-installation", path: path))
         }
         return AdminInputs(values: values, paths: paths)
     }
@@ -217,14 +223,24 @@ struct Cordond: AsyncParsableCommand {
         let paths = CordonPaths.resolve(
             environment: environment, uid: uid, runtime: runtimeDir, data: dataDir, config: configDir)
         let inTestMode = testMode || environment["CORDON_TEST_MODE"] == "1"
-        if let problem = adminInputs(environment).problem(), !inTestMode {
-            logger.critical("refusing to start: \(problem)")
+        func refuse(_ refusal: AdminInputs.Refusal) throws -> Never {
+            logger.critical("refusing to start: \(refusal.message)")
             FileHandle.standardError.write(
-                Data(
-                    ("cordond: refusing to start: \(problem)\n"
-                        + "  hint: put these settings in an admin policy, or pass --test-mode where nothing is at stake\n")
-                        .utf8))
+                Data("cordond: refusing to start: \(refusal.message)\n  hint: \(refusal.hint)\n".utf8))
             throw ExitCode(2)
+        }
+        // Outside test mode every admin path is opened now, once, and read through what was opened.
+        let inputs = adminInputs(environment)
+        var opened: [(AdminInputs.PathInput, AdminPath)] = []
+        if !inTestMode {
+            do {
+                opened = Array(zip(inputs.paths, try inputs.open()))
+            } catch {
+                try refuse(error)
+            }
+        }
+        func held(_ role: AdminInputs.PathInput.Role) -> [AdminPath] {
+            opened.filter { $0.0.role == role }.map(\.1)
         }
         if inTestMode {
             logger.warning(
@@ -247,7 +263,8 @@ struct Cordond: AsyncParsableCommand {
         let policyDirectories = PolicyDirectories(
             admin: pick(adminPolicyDir, "CORDON_ADMIN_POLICY_DIR", "/etc/cordon/policy.d"),
             user: paths.configDirectory + "/policy.d",
-            trust: pick(trustDir, "CORDON_TRUST_DIR", "/etc/cordon/trust"))
+            trust: pick(trustDir, "CORDON_TRUST_DIR", "/etc/cordon/trust"), openedAdmin: held(.adminPolicy).first,
+            openedTrust: held(.trust).first)
         var limits = ConnectionLimits.standard
         limits.maxConnectionsPerProcess = maxConnectionsPerProcess
         limits.idleConnectionTimeout = .milliseconds(Int64(connectionIdleTimeout * 1000))
@@ -265,6 +282,18 @@ struct Cordond: AsyncParsableCommand {
                 adminSettings, "CORDON_ADMIN_SETTINGS", AgentConfiguration.defaultAdminSettingsPath))
         configuration.testMode = inTestMode
         if !flatpakInstallation.isEmpty { configuration.flatpakInstallations = flatpakInstallation }
+        // Opened at start: the installation is reached through its descriptor from then on.
+        if !held(.flatpak).isEmpty { configuration.flatpakInstallations = held(.flatpak).map(\.descriptorPath) }
+        configuration.openedAdminSettings = held(.settings).first
+        configuration.openedPromptProgram = held(.prompt).first
+        configuration.openedAdminPaths = opened.map(\.1)
+        if let problem = configuration.adminSettingsProblem, let settings = held(.settings).first {
+            let name = adminSettings != nil ? "--admin-settings" : "CORDON_ADMIN_SETTINGS"
+            try refuse(
+                AdminInputs.Refusal(
+                    message: "\(name) names \(settings.path), which names a pinentry that cannot be trusted: \(problem)"
+                ))
+        }
         configuration.tpmTCTI = pick(tpmTcti, "CORDON_TPM_TCTI", TPMConnection.defaultTCTI)
         configuration.ctkipCAFile = ctkipCa
         if let postureRoot { configuration.postureRoot = postureRoot }

@@ -104,32 +104,35 @@ struct UnlockPromptTests {
         // No settings: the system path.
         let found = PromptPinentry.resolve(adminSettings: settings, searchPath: [directory + "/none", directory])
         if getuid() == 0 {
-            #expect(found == .success(program))
+            #expect(found.map(\.path) == .success(program))
         } else {
-            #expect(found == .failure(.init("the pinentry \(program) is not owned by root (uid \(getuid()))")))
+            #expect(throws: PromptPinentry.Problem.self) { try found.get() }
         }
         #expect(
-            PromptPinentry.resolve(adminSettings: settings, searchPath: [directory + "/none"])
+            PromptPinentry.resolve(adminSettings: settings, searchPath: [directory + "/none"]).map(\.path)
                 == .failure(.init("no pinentry: \(settings) names none and none is installed in \(directory)/none")))
         try #"{"pinentry": "pinentry-gnome3"}"#.write(toFile: settings, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: settings)
         if getuid() == 0 {
             #expect(
-                PromptPinentry.resolve(adminSettings: settings, searchPath: [])
+                PromptPinentry.resolve(adminSettings: settings, searchPath: []).map(\.path)
                     == .failure(.init("\(settings): \"pinentry\" must be an absolute path")))
             try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: settings)
             #expect(
-                PromptPinentry.resolve(adminSettings: settings, searchPath: [])
-                    == .failure(.init("\(settings) is writable by group or others")))
+                PromptPinentry.resolve(adminSettings: settings, searchPath: []).map(\.path)
+                    == .failure(.init("\(settings): component 'settings.json' is writable by group or others")))
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: settings)
             try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory)
             #expect(
-                PromptPinentry.resolve(adminSettings: settings, searchPath: [])
-                    == .failure(.init("\(settings) is in \(directory), which is writable by group or others")))
+                PromptPinentry.resolve(adminSettings: settings, searchPath: []).map(\.path)
+                    == .failure(
+                        .init(
+                            "\(settings): component '\((directory as NSString).lastPathComponent)' is writable by group or others"
+                        )))
         } else {
-            #expect(
-                PromptPinentry.resolve(adminSettings: settings, searchPath: [])
-                    == .failure(.init("\(settings) is not owned by root (uid \(getuid()))")))
+            #expect(throws: PromptPinentry.Problem.self) {
+                try PromptPinentry.resolve(adminSettings: settings, searchPath: []).get()
+            }
         }
     }
 }

@@ -43,7 +43,8 @@ import Testing
         ] {
             let byFlag = try await start([flag, admin])
             #expect(byFlag.status == 2)
-            #expect(byFlag.stderr.contains("\(flag) names \(admin), which is not owned by root (uid 65534)"))
+            #expect(
+                byFlag.stderr.contains("\(flag) names \(admin): component 'admin' is not owned by root (uid 65534)"))
             let byEnvironment = try await start([], environment: [variable: admin])
             #expect(byEnvironment.status == 2)
             #expect(byEnvironment.stderr.contains("\(variable) names \(admin)"))
@@ -51,14 +52,18 @@ import Testing
         // Nor an "installation" of the user's own, which would make a Flatpak binding match their code.
         let installation = try await start(["--flatpak-installation", admin])
         #expect(installation.status == 2)
-        #expect(installation.stderr.contains("--flatpak-installation names \(admin), which is not owned by root"))
+        #expect(
+            installation.stderr.contains(
+                "--flatpak-installation names \(admin): component 'admin' is not owned by root"))
         // A prompt program of the user's own is no better.
         let program = planted.appending("prompt")
         try "#!/bin/sh\n".write(toFile: program, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: program)
         let prompt = try await start(["--prompt-program", program])
         #expect(prompt.status == 2)
-        #expect(prompt.stderr.contains("--prompt-program names \(program), which is writable by group or others"))
+        #expect(
+            prompt.stderr.contains(
+                "--prompt-program names \(program): component 'prompt' is writable by group or others"))
     }
 
     @Test func testModeIsShownInStatusDoctorAndEveryAuditRecord() async throws {

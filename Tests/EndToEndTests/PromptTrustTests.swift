@@ -117,6 +117,8 @@ struct PromptTrustTests {
             #expect(!dialogue.contains { $0.hasPrefix("OPTION ttyname") }, "not the attacker's \(tty): \(dialogue)")
             try pinentry.setPins([Self.passcode])
         }
+        // It ran through the descriptor cordond opened and checked, not by its name.
+        #expect(pinentry.startedAs == "/proc/self/fd/3")
         let environment = pinentry.startedEnvironment
         #expect(environment["DISPLAY"] == ":42", "the session's display")
         #expect(environment["XAUTHORITY"] == "/home/user/.Xauthority", "the agent's, not the attacker's")
@@ -221,8 +223,8 @@ struct PromptTrustTests {
         let refusedSettings = try await attack(daemon, claiming: Self.forgedText)
         #expect(refusedSettings["error"] as? String == "io.cordon.App.UnlockUnavailable")
         #expect(
-            (refusedSettings["reason"] as? String)?.contains("\(pinentry.adminSettingsPath) is not owned by root")
-                == true)
+            (refusedSettings["reason"] as? String)?.contains(
+                "\(pinentry.adminSettingsPath): component 'admin-settings.json' is not owned by root") == true)
         #expect(trap.commands.isEmpty)
         #expect(pinentry.commands.isEmpty)
         let client = try await daemon.client()

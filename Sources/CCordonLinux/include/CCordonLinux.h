@@ -50,3 +50,6 @@ int cordon_socket_cookie(int fd, uint64_t *cookie);
 /// SIGPIPE (send with MSG_DONTWAIT | MSG_NOSIGNAL), retrying on EINTR. Returns the bytes written
 /// (possibly fewer than `len`) or -errno (-EAGAIN when the socket has no room).
 long cordon_send_nonblocking(int sock, const void *buf, size_t len);
+/// The type of the file system the descriptor `fd` (an O_PATH one will do) is on (fstatfs's
+/// f_type, e.g. 0x9fa0 for proc) in `*type`. Returns 0 or -errno.
+int cordon_filesystem_type(int fd, unsigned long long *type);

@@ -18,6 +18,7 @@ final class FakePinentry: Sendable {
         #!/bin/sh
         dir=$(dirname "$0")
         env -0 > "$dir/environment"
+        printf '%s' "$0" > "$dir/started-as"
         ls -l /proc/$$/fd > "$dir/descriptors" 2>&1
         echo "OK Pleased to meet you"
         count=0
@@ -42,7 +43,10 @@ final class FakePinentry: Sendable {
         directory = try TemporaryDirectory()
         // The agent runs a pinentry only from a directory no one but root may write to.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
-        try Self.source.write(toFile: script, atomically: true, encoding: .utf8)
+        // Its own directory written in: cordond runs it through its descriptor, so "$0" is
+        // /proc/self/fd/3, not its path.
+        try Self.source.replacingOccurrences(of: #"dir=$(dirname "$0")"#, with: "dir='\(directory.path)'")
+            .write(toFile: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
         try #"{"pinentry": "\#(script)"}"#.write(toFile: adminSettingsPath, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: adminSettingsPath)
@@ -61,6 +65,10 @@ final class FakePinentry: Sendable {
         let text = (try? String(contentsOfFile: directory.appending("descriptors"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").filter { $0.contains(" -> ") }.map(String.init)
     }
+
+    /// The path it was last started through (`$0`): `/proc/self/fd/3` when run through the
+    /// descriptor cordond opened and checked.
+    var startedAs: String? { try? String(contentsOfFile: directory.appending("started-as"), encoding: .utf8) }
 
     /// The commands received so far.
     var commands: [String] {
