@@ -2,12 +2,14 @@
 #include "CCordonBus.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define LOGIN1 "org.freedesktop.login1"
+#define CORDON_SYSTEM_BUS_ADDRESS "unix:path=/run/dbus/system_bus_socket"
 #define LOGIN1_PATH "/org/freedesktop/login1"
 #define LOGIN1_MANAGER "org.freedesktop.login1.Manager"
 
@@ -20,8 +22,17 @@ int cordon_bus_open(const char *address, int user, sd_bus **out) {
         r = sd_bus_set_address(bus, address);
         if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
         if (r >= 0) r = sd_bus_start(bus);
+    } else if (user) {
+        r = sd_bus_open_user(&bus);
     } else {
-        r = user ? sd_bus_open_user(&bus) : sd_bus_open_system(&bus);
+        // The system's own bus, never DBUS_SYSTEM_BUS_ADDRESS (which sd_bus_open_system reads):
+        // the system services on it are trusted, so its address is not the environment's to say.
+        r = sd_bus_new(&bus);
+        if (r < 0) return r;
+        r = sd_bus_set_address(bus, CORDON_SYSTEM_BUS_ADDRESS);
+        if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0) r = sd_bus_set_trusted(bus, 0);
+        if (r >= 0) r = sd_bus_start(bus);
     }
     if (r >= 0) {
         const char *unique = NULL;
@@ -33,6 +44,41 @@ int cordon_bus_open(const char *address, int user, sd_bus **out) {
     }
     *out = bus;
     return 0;
+}
+
+int cordon_bus_connection_uid(sd_bus *bus, const char *unique, uint32_t *uid) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = NULL;
+    int r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetConnectionUnixUser", &error, &reply, "s", unique);
+    sd_bus_error_free(&error);
+    if (r >= 0) r = sd_bus_message_read(reply, "u", uid);
+    sd_bus_message_unref(reply);
+    return r < 0 ? r : 0;
+}
+
+int cordon_bus_name_owner(sd_bus *bus, const char *name, char *owner, size_t length, uint32_t *uid,
+                          char *error_name, size_t error_length) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message *reply = NULL;
+    const char *unique = NULL;
+    if (error_name != NULL && error_length > 0) error_name[0] = '\0';
+    int r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetNameOwner", &error, &reply, "s", name);
+    if (r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.DBus.Error.NameHasNoOwner")) r = -ENXIO;
+    if (r < 0 && error_name != NULL && error_length > 0 && error.name != NULL) {
+        snprintf(error_name, error_length, "%s", error.name);
+    }
+    sd_bus_error_free(&error);
+    if (r >= 0) r = sd_bus_message_read(reply, "s", &unique);
+    if (r >= 0) {
+        if (strlen(unique) >= length) r = -ENAMETOOLONG;
+        else snprintf(owner, length, "%s", unique);
+    }
+    sd_bus_message_unref(reply);
+    if (r < 0) return r;
+    // Asked of the unique name: a name that changes owner in between answers for no one else.
+    return cordon_bus_connection_uid(bus, owner, uid);
 }
 
 int cordon_bus_get_session_path(sd_bus *bus, const char *session_id, char *path, size_t length) {
@@ -114,13 +160,34 @@ int cordon_bus_changed_bool(sd_bus_message *message, const char *property) {
 /// One watch: the kind it reports and where to.
 struct watch {
     int kind;
+    /// Whether the sender must be a root connection (logind's signals).
+    int root_only;
+    /// The last sender found to be root's: asked again only when another sends.
+    char trusted[256];
     cordon_bus_trigger_fn fn;
     void *userdata;
 };
 
+/// Whether the message comes from a connection the bus says is root's; reports any other sender.
+static int sender_is_root(struct watch *watch, sd_bus_message *message) {
+    const char *sender = sd_bus_message_get_sender(message);
+    if (sender != NULL && watch->trusted[0] != '\0' && strcmp(sender, watch->trusted) == 0) return 1;
+    uint32_t uid = 0;
+    // A synchronous call from a callback: sd-bus queues whatever else arrives meanwhile.
+    int r = sender == NULL ? -ENXIO : cordon_bus_connection_uid(sd_bus_message_get_bus(message), sender, &uid);
+    if (r >= 0 && uid == 0 && strlen(sender) < sizeof watch->trusted) {
+        snprintf(watch->trusted, sizeof watch->trusted, "%s", sender);
+        return 1;
+    }
+    if (r >= 0 && uid == 0) return 1;
+    watch->fn(CORDON_BUS_UNTRUSTED_SENDER, r < 0 ? -1 : (int)uid, watch->userdata);
+    return 0;
+}
+
 static int on_signal(sd_bus_message *message, void *userdata, sd_bus_error *error) {
     (void)error;
     struct watch *watch = userdata;
+    if (watch->root_only && !sender_is_root(watch, message)) return 0;
     int value = 1;
     switch (watch->kind) {
     case CORDON_BUS_SESSION_LOCK:
@@ -145,6 +212,9 @@ static int add_watch(
     struct watch *watch = malloc(sizeof *watch);
     if (watch == NULL) return -ENOMEM;
     watch->kind = kind;
+    // logind is a system service: only a connection of root speaks for it.
+    watch->root_only = sender != NULL && strcmp(sender, LOGIN1) == 0;
+    watch->trusted[0] = '\0';
     watch->fn = fn;
     watch->userdata = userdata;
     sd_bus_slot *slot = NULL;

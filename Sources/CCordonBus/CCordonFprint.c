@@ -5,7 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-#define FPRINT_NAME "net.reactivated.Fprint"
 #define FPRINT_DEVICE "net.reactivated.Fprint.Device"
 
 static void copy_error(const sd_bus_error *error, char *name, size_t length) {
@@ -13,27 +12,27 @@ static void copy_error(const sd_bus_error *error, char *name, size_t length) {
     snprintf(name, length, "%s", (error != NULL && error->name != NULL) ? error->name : "");
 }
 
-static int device_call(sd_bus *bus, const char *device, const char *member, const char *argument,
-                       char *error_name, size_t error_length) {
+static int device_call(sd_bus *bus, const char *owner, const char *device, const char *member,
+                       const char *argument, char *error_name, size_t error_length) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     int r;
     if (argument != NULL) {
-        r = sd_bus_call_method(bus, FPRINT_NAME, device, FPRINT_DEVICE, member, &error, NULL, "s", argument);
+        r = sd_bus_call_method(bus, owner, device, FPRINT_DEVICE, member, &error, NULL, "s", argument);
     } else {
-        r = sd_bus_call_method(bus, FPRINT_NAME, device, FPRINT_DEVICE, member, &error, NULL, "");
+        r = sd_bus_call_method(bus, owner, device, FPRINT_DEVICE, member, &error, NULL, "");
     }
     if (r < 0) copy_error(&error, error_name, error_length);
     sd_bus_error_free(&error);
     return r;
 }
 
-int cordon_fprint_probe(sd_bus *bus, char *device, size_t length, int *enrolled, char *error_name,
+int cordon_fprint_probe(sd_bus *bus, const char *owner, char *device, size_t length, int *enrolled, char *error_name,
                         size_t error_length) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = NULL;
     const char *path = NULL;
     *enrolled = 0;
-    int r = sd_bus_call_method(bus, FPRINT_NAME, "/net/reactivated/Fprint/Manager", "net.reactivated.Fprint.Manager",
+    int r = sd_bus_call_method(bus, owner, "/net/reactivated/Fprint/Manager", "net.reactivated.Fprint.Manager",
                                "GetDefaultDevice", &error, &reply, "");
     if (r >= 0) r = sd_bus_message_read(reply, "o", &path);
     if (r >= 0) {
@@ -47,7 +46,7 @@ int cordon_fprint_probe(sd_bus *bus, char *device, size_t length, int *enrolled,
         sd_bus_error_free(&error);
         return r;
     }
-    r = sd_bus_call_method(bus, FPRINT_NAME, device, FPRINT_DEVICE, "ListEnrolledFingers", &error, &reply, "s", "");
+    r = sd_bus_call_method(bus, owner, device, FPRINT_DEVICE, "ListEnrolledFingers", &error, &reply, "s", "");
     if (r >= 0) {
         r = sd_bus_message_enter_container(reply, 'a', "s");
         while (r >= 0) {
@@ -102,36 +101,22 @@ static uint64_t now_usec(void) {
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-int cordon_fprint_verify(sd_bus *bus, const char *device, uint64_t timeout_usec, char *result, size_t length,
-                         int *ignored, char *error_name, size_t error_length) {
-    sd_bus_error error = SD_BUS_ERROR_NULL;
-    sd_bus_message *reply = NULL;
+int cordon_fprint_verify(sd_bus *bus, const char *owner, const char *device, uint64_t timeout_usec, char *result,
+                         size_t length, int *ignored, char *error_name, size_t error_length) {
     sd_bus_slot *slot = NULL;
-    const char *owner = NULL;
-    char owner_copy[256] = "";
     int r, claimed = 0, started = 0;
     *ignored = 0;
     if (length > 0) result[0] = '\0';
-    r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                           "GetNameOwner", &error, &reply, "s", FPRINT_NAME);
-    if (r >= 0) r = sd_bus_message_read(reply, "s", &owner);
-    if (r >= 0) snprintf(owner_copy, sizeof owner_copy, "%s", owner);
-    sd_bus_message_unref(reply);
-    if (r < 0) {
-        copy_error(&error, error_name, error_length);
-        sd_bus_error_free(&error);
-        return r;
-    }
     struct verify_state state = {
-        .owner = owner_copy, .device = device, .done = 0, .ignored = 0, .result = result, .length = length};
+        .owner = owner, .device = device, .done = 0, .ignored = 0, .result = result, .length = length};
     // No sender in the rule: the check is ours (on_status), so a forged signal is seen and refused.
     r = sd_bus_match_signal(bus, &slot, NULL, NULL, FPRINT_DEVICE, "VerifyStatus", on_status, &state);
     if (r >= 0) {
-        r = device_call(bus, device, "Claim", "", error_name, error_length);
+        r = device_call(bus, owner, device, "Claim", "", error_name, error_length);
         claimed = r >= 0;
     }
     if (r >= 0) {
-        r = device_call(bus, device, "VerifyStart", "any", error_name, error_length);
+        r = device_call(bus, owner, device, "VerifyStart", "any", error_name, error_length);
         started = r >= 0;
     }
     uint64_t deadline = now_usec() + timeout_usec;
@@ -147,8 +132,8 @@ int cordon_fprint_verify(sd_bus *bus, const char *device, uint64_t timeout_usec,
         r = sd_bus_wait(bus, deadline - now);
     }
     *ignored = state.ignored;
-    if (started) device_call(bus, device, "VerifyStop", NULL, NULL, 0);
-    if (claimed) device_call(bus, device, "Release", NULL, NULL, 0);
+    if (started) device_call(bus, owner, device, "VerifyStop", NULL, NULL, 0);
+    if (claimed) device_call(bus, owner, device, "Release", NULL, NULL, 0);
     sd_bus_slot_unref(slot);
     if (r < 0) return r;
     return strcmp(result, "verify-match") == 0 ? CORDON_FPRINT_MATCH : CORDON_FPRINT_NO_MATCH;

@@ -188,6 +188,9 @@ final class BiometricsComponent: AgentComponent {
                 context.fingerprintDevice = device
                 agent.run(.unlockRequested(hasPasscode: true, now: agent.clock()), request: context)
             case .failure(let error):
+                if case FingerprintReader.Failure.notTheSystemsFprintd = error {
+                    agent.logger.warning("fingerprint unlock refused: \(error)")
+                }
                 promise.succeed(encoder.error(CordonError.biometricsUnavailable(reason: "\(error)").varlinkError))
             }
         }

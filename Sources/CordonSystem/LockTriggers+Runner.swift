@@ -72,6 +72,9 @@ final class BusRunner {
     private func connect() {
         let context = Unmanaged.passUnretained(self).toOpaque()
         system = open(owner.addresses.system, user: false)
+        if let bus = system, !logindIsRoots(bus) {
+            system = sd_bus_flush_close_unref(bus)
+        }
         if let bus = system {
             var path = [CChar](repeating: 0, count: 512)
             let found = cordon_bus_get_session_path(bus, owner.addresses.sessionID, &path, path.count)
@@ -99,6 +102,24 @@ final class BusRunner {
                 session = sd_bus_flush_close_unref(bus)
             }
         }
+    }
+
+    /// Whether `org.freedesktop.login1` is owned by a connection of root: a logind of anyone
+    /// else's making would say when to lock, and take the sleep inhibitor. Logged when not.
+    private func logindIsRoots(_ bus: OpaquePointer) -> Bool {
+        var unique = [CChar](repeating: 0, count: 256)
+        var errorName = [CChar](repeating: 0, count: 256)
+        var uid: UInt32 = 0
+        let found = cordon_bus_name_owner(
+            bus, "org.freedesktop.login1", &unique, unique.count, &uid, &errorName, errorName.count)
+        if found >= 0, uid != 0 {
+            logger.warning(
+                "org.freedesktop.login1 is owned by a connection that is not root's: no lock triggers from it",
+                metadata: ["uid": "\(uid)"])
+            return false
+        }
+        // Unowned (or not asked): nothing speaks for logind now; a later owner is checked per signal.
+        return true
     }
 
     private func open(_ address: String?, user: Bool) -> OpaquePointer? {
@@ -182,10 +203,22 @@ final class BusRunner {
             break
         }
     }
+
+    /// A logind signal was dropped: its sender is not a connection of root.
+    func untrusted(uid: Int32) {
+        logger.warning(
+            "ignored a logind signal from a connection that is not root's",
+            metadata: ["uid": "\(uid < 0 ? "unknown" : "\(uid)")"])
+    }
 }
 
 /// The C callback for every watch: `userdata` is the thread's `BusRunner`.
 private let busTriggerCallback: cordon_bus_trigger_fn = { kind, value, userdata in
     guard let userdata else { return }
-    Unmanaged<BusRunner>.fromOpaque(userdata).takeUnretainedValue().triggered(kind: kind, value: value != 0)
+    let runner = Unmanaged<BusRunner>.fromOpaque(userdata).takeUnretainedValue()
+    if kind == Int32(CORDON_BUS_UNTRUSTED_SENDER.rawValue) {
+        runner.untrusted(uid: value)
+    } else {
+        runner.triggered(kind: kind, value: value != 0)
+    }
 }

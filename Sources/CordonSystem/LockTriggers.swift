@@ -21,7 +21,7 @@ public enum LockTrigger: Sendable, Equatable {
 
 /// Where the lock triggers look for the buses; nil uses the standard address.
 public struct LockTriggerAddresses: Sendable, Equatable {
-    /// The system bus (logind); nil: `sd_bus_open_system`.
+    /// The system bus (logind, fprintd); nil: the system's own (never `DBUS_SYSTEM_BUS_ADDRESS`).
     public var system: String?
     /// The session bus (screen savers); nil: `sd_bus_open_user` (or `DBUS_SESSION_BUS_ADDRESS`).
     public var session: String?

@@ -33,7 +33,8 @@ public struct LogindSession: Sendable, Equatable {
     /// The longest one logind call may take: a hung bus must not hold a prompt for long.
     public static let callTimeoutMilliseconds: UInt32 = 2000
 
-    /// Looks up the session on the system bus at `address` (nil: the standard system bus):
+    /// Looks up the session on the system bus at `address` (nil: the system's own bus), asking
+    /// `org.freedesktop.login1` only when a connection of root owns it:
     /// `sessionID` when given, else the session of this process, else the user's display session
     /// (logind's `User.Display` for `uid`). Blocking: call it off the agent's loop.
     public static func lookUp(systemBus address: String?, sessionID: String?, uid: UInt32) throws(LookupError)
@@ -44,6 +45,17 @@ public struct LogindSession: Sendable, Equatable {
         guard opened >= 0, let bus else { throw LookupError("cannot connect to the system bus", opened) }
         defer { sd_bus_flush_close_unref(bus) }
         _ = cordon_bus_set_call_timeout_ms(bus, callTimeoutMilliseconds)
+        // Only the system's logind says where a prompt for the passcode goes.
+        var owner = [CChar](repeating: 0, count: 256)
+        var errorName = [CChar](repeating: 0, count: 256)
+        var ownerUID: UInt32 = 0
+        let owned = cordon_bus_name_owner(
+            bus, "org.freedesktop.login1", &owner, owner.count, &ownerUID, &errorName, errorName.count)
+        guard owned >= 0 else { throw LookupError("no logind on the system bus", owned) }
+        guard ownerUID == 0 else {
+            throw LookupError(
+                description: "org.freedesktop.login1 is owned by uid \(ownerUID), not root: not the system's logind")
+        }
         var buffer = [CChar](repeating: 0, count: 512)
         let found = cordon_bus_prompt_session_path(bus, sessionID, uid, &buffer, buffer.count)
         guard found >= 0 else {

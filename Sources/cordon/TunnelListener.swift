@@ -1,12 +1,14 @@
 import CordonKit
+import CordonSystem
 import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
 
 /// Serves one `--tunnel` (docs/ARCHITECTURE.md, "Pinned channel"): a Unix socket (mode 0600, in a
-/// 0700 directory of its own) and a loopback TCP port. Each accepted connection gets a verified TLS
-/// connection to the upstream, then bytes are relayed both ways. No connection while the app's key
+/// 0700 directory of its own) and a loopback TCP port, which serves only sockets of the user's uid
+/// (`SocketOwner`; any other connection is closed at once, its uid on stderr). Each accepted
+/// connection gets a verified TLS connection to the upstream, then bytes are relayed both ways. No connection while the app's key
 /// is unavailable (the local one is closed at once and the reason logged); open ones are cut on
 /// revocation (`ChannelGate`); a bad upstream closes only its own connection, with the reason on stderr.
 final class TunnelListener: Sendable {
@@ -69,10 +71,31 @@ final class TunnelListener: Sendable {
         unlink(socketPath)
     }
 
+    /// Why the loopback connection `local` is not the user's, or nil when it is (or came in on
+    /// the Unix socket, which only the user can reach). The loopback port carries no credentials:
+    /// the kernel's socket diagnostics name the connecting socket's owner, and only the uid the
+    /// tunnel runs as is served; an owner that cannot be read is refused too.
+    static func stranger(_ local: any Channel) -> String? {
+        guard case .v4(let peer) = local.remoteAddress, case .v4(let own) = local.localAddress else { return nil }
+        let user = getuid()
+        do {
+            let owner = try SocketOwner.uid(connectingFrom: peer.address, to: own.address)
+            return owner == user
+                ? nil : "127.0.0.1:\(local.remoteAddress?.port ?? 0) belongs to uid \(owner), not uid \(user)"
+        } catch {
+            return "the owner of 127.0.0.1:\(local.remoteAddress?.port ?? 0) cannot be read (\(error))"
+        }
+    }
+
     private static func relay(_ local: any Channel, tunnel: Tunnel, upstream: TunnelUpstream, gate: ChannelGate)
         async
     {
         let label = "cordon: tunnel \(tunnel.name)"
+        if let stranger = stranger(local) {
+            Output.note("\(label): connection refused: \(stranger)")
+            local.close(promise: nil)
+            return
+        }
         if let refusal = gate.refusal {
             Output.note("\(label): connection refused: \(refusal)")
             local.close(promise: nil)

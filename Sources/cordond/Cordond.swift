@@ -60,7 +60,10 @@ struct Cordond: AsyncParsableCommand {
     var discardKeyOnLock = false
     @Flag(help: "INSECURE, tests only: near-free passcode KDF. Also CORDON_INSECURE_FAST_KDF=1.")
     var insecureFastKdf = false
-    @Option(help: "D-Bus address of the system bus, for logind (also CORDON_SYSTEM_BUS_ADDRESS).")
+    @Option(
+        help:
+            "D-Bus address of the system bus, for logind and fprintd (default: unix:path=/run/dbus/system_bus_socket; test mode only; also CORDON_SYSTEM_BUS_ADDRESS)."
+    )
     var systemBusAddress: String?
     @Option(help: "D-Bus address of the session bus, for screen savers (also CORDON_SESSION_BUS_ADDRESS).")
     var sessionBusAddress: String?
@@ -115,6 +118,22 @@ struct Cordond: AsyncParsableCommand {
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
     var logTarget: String = "auto"
 
+    /// The system's own bus: the only one used outside test mode, whatever
+    /// `DBUS_SYSTEM_BUS_ADDRESS` says.
+    static let systemBus = "unix:path=/run/dbus/system_bus_socket"
+
+    /// The system bus the agent uses: outside test mode always the system's own; in test mode
+    /// the flag, `CORDON_SYSTEM_BUS_ADDRESS`, then `DBUS_SYSTEM_BUS_ADDRESS`.
+    func systemBus(_ environment: [String: String], testMode: Bool) -> String {
+        guard testMode else { return Self.systemBus }
+        for candidate in [
+            systemBusAddress, environment["CORDON_SYSTEM_BUS_ADDRESS"], environment["DBUS_SYSTEM_BUS_ADDRESS"],
+        ] {
+            if let candidate, !candidate.isEmpty { return candidate }
+        }
+        return Self.systemBus
+    }
+
     /// The admin inputs this invocation names (docs/THREAT-MODEL.md, "Admin policy").
     func adminInputs(_ environment: [String: String]) -> AdminInputs {
         var values: [String] = []
@@ -133,6 +152,14 @@ struct Cordond: AsyncParsableCommand {
             tcti != TPMConnection.defaultTCTI
         {
             values.append(tpmTcti != nil ? "--tpm-tcti" : "CORDON_TPM_TCTI")
+        }
+        // A bus of the user's own making would carry a fake fprintd (a finger that always
+        // matches) and a fake logind (no lock ever): the system bus is the system's.
+        if let address = systemBusAddress
+            ?? environment["CORDON_SYSTEM_BUS_ADDRESS"].flatMap({ $0.isEmpty ? nil : $0 }),
+            address != Self.systemBus
+        {
+            values.append(systemBusAddress != nil ? "--system-bus-address" : "CORDON_SYSTEM_BUS_ADDRESS")
         }
         // CA roots of the user's own making would let any server provision tokens.
         if ctkipCa != nil { values.append("--ctkip-ca") }
@@ -245,6 +272,10 @@ struct Cordond: AsyncParsableCommand {
         if inTestMode {
             logger.warning(
                 "TEST MODE: admin inputs come from flags and environment; status, doctor and every audit record say so")
+        } else if let ignored = environment["DBUS_SYSTEM_BUS_ADDRESS"], !ignored.isEmpty, ignored != Self.systemBus {
+            logger.notice(
+                "DBUS_SYSTEM_BUS_ADDRESS is ignored outside test mode: the system bus is the system's",
+                metadata: ["ignored": "\(ignored)", "used": "\(Self.systemBus)"])
         }
         // Each flag left out keeps the built-in policy's value (declared once, in PolicyKeys).
         var lifecycle = LifecycleConfiguration.builtin
@@ -274,7 +305,7 @@ struct Cordond: AsyncParsableCommand {
             kdfTargetSeconds: Double(kdfTargetMs ?? 250) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
             auditAllows: auditAllows,
             lockTriggers: LockTriggerAddresses(
-                system: pick(systemBusAddress, "CORDON_SYSTEM_BUS_ADDRESS", ""),
+                system: systemBus(environment, testMode: inTestMode),
                 session: pick(sessionBusAddress, "CORDON_SESSION_BUS_ADDRESS", ""),
                 sessionID: environment["XDG_SESSION_ID"]),
             promptProgram: pick(promptProgram, "CORDON_PROMPT_PROGRAM", AgentConfiguration.cordonNextToThisExecutable),

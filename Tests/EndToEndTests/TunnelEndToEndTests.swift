@@ -52,16 +52,19 @@ import Testing
     }
 
     /// `cordon run` in the background with its stderr in a file; the program sleeps.
-    static func startRun(_ setup: Setup, port: Int, appId: String) throws -> (Process, stderr: String) {
+    static func startRun(_ setup: Setup, port: Int, appId: String, program: [String] = ["sleep", "1000"]) throws
+        -> (Process, stderr: String)
+    {
         let process = Process()
         let stderr = setup.daemon.root.appending("run-\(appId).err")
         FileManager.default.createFile(atPath: stderr, contents: nil)
         process.environment = ProcessInfo.processInfo.environment.merging(environment(setup)) { $1 }
         process.executableURL = Binaries.cordon
-        process.arguments = [
-            "--socket", setup.daemon.socketPath, "run", "--app", appId, "--tunnel", "API=https://127.0.0.1:\(port)",
-            "--", "sleep", "1000",
-        ]
+        process.arguments =
+            [
+                "--socket", setup.daemon.socketPath, "run", "--app", appId, "--tunnel", "API=https://127.0.0.1:\(port)",
+                "--",
+            ] + program
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: stderr)
@@ -134,6 +137,72 @@ import Testing
         try await client.unlock(passcode: "2468")
         try await eventually("the tunnel serves again") { try await Self.get(socket).hasPrefix("HTTP/1.1 200 OK") }
         await client.close()
+        try await setup.daemon.stop()
+    }
+
+    /// One HTTP `get` over the loopback port by a Python started with `prefix` (e.g. `setpriv` as
+    /// another uid): the status line and body, or `closed <n> bytes` when no HTTP answer came.
+    static func getTCP(_ port: Int, as prefix: [String], in root: TemporaryDirectory) async throws -> String {
+        let script = root.appending("tcp_get.py")
+        try """
+        import socket, sys
+        conn = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+        data = b""
+        try:
+            conn.sendall(b"GET /tcp HTTP/1.1\\r\\nHost: tunnel\\r\\nConnection: close\\r\\n\\r\\n")
+            while True:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            pass
+        head, _, body = data.partition(b"\\r\\n\\r\\n")
+        if not data.startswith(b"HTTP/"):
+            print("closed %d bytes" % len(data))
+        else:
+            print(head.split(b"\\r\\n")[0].decode(), body.decode().strip())
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        let command = prefix + ["/usr/bin/python3", script, "\(port)"]
+        let result = try await runCommand(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// docs/THREAT-MODEL.md, "The tunnel serves only its user": a process of another uid
+    /// connecting to the loopback port gets the connection closed with no byte from upstream (its
+    /// uid on the tunnel's stderr); the tunnel's own user is served.
+    @Test(.enabled(if: getuid() == 0, "needs root to connect as another uid"))
+    func theLoopbackPortServesOnlyItsUser() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.daemon.cleanUp() }
+        let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
+        defer { peer.stop() }
+        let portFile = setup.daemon.root.appending("tcp-port")
+        let (run, stderr) = try Self.startRun(
+            setup, port: peer.port, appId: "com.example.owner",
+            program: ["sh", "-c", "echo \"${CORDON_TUNNEL_API_TCP#127.0.0.1:}\" > \(portFile); exec sleep 1000"])
+        defer { kill(run.processIdentifier, SIGKILL) }
+        let client = try await setup.daemon.client()
+        _ = try await RunCommandTests.programPID(client, appId: "com.example.owner")
+        await client.close()
+        var port = 0
+        try await eventually("the program wrote the port") {
+            port =
+                Int(
+                    (try? String(contentsOfFile: portFile, encoding: .utf8))?.trimmingCharacters(
+                        in: .whitespacesAndNewlines) ?? "") ?? 0
+            return port > 0
+        }
+        try await eventually("the tunnel serves its user") {
+            try await Self.getTCP(port, as: [], in: setup.daemon.root).hasPrefix("HTTP/1.1 200 OK")
+        }
+        let stranger = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        #expect(try await Self.getTCP(port, as: stranger, in: setup.daemon.root) == "closed 0 bytes")
+        let log = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
+        #expect(log.contains("cordon: tunnel API: connection refused: 127.0.0.1:"), "\(log)")
+        #expect(log.contains("belongs to uid 65534, not uid 0"), "\(log)")
+        // The user is still served after the stranger was turned away.
+        #expect(try await Self.getTCP(port, as: [], in: setup.daemon.root).hasPrefix("HTTP/1.1 200 OK"))
         try await setup.daemon.stop()
     }
 

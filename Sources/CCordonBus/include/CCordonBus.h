@@ -10,15 +10,27 @@ enum cordon_bus_trigger_kind {
     CORDON_BUS_PREPARE_FOR_SLEEP = 4,
     CORDON_BUS_SCREENSAVER_ACTIVE = 5,
     CORDON_BUS_GNOME_SCREENSAVER_ACTIVE = 6,
+    /// A logind signal dropped: its sender's connection is not root's (`value`: the uid, or -1
+    /// when the bus could not say).
+    CORDON_BUS_UNTRUSTED_SENDER = 7,
 };
+
 
 /// Called on the thread that runs sd_bus_process: `kind` (a cordon_bus_trigger_kind) and its
 /// boolean value (1 for a plain signal such as Session.Lock).
 typedef void (*cordon_bus_trigger_fn)(int kind, int value, void *userdata);
 
-/// Connects to `address` when it is non-empty, else to the system (`user` 0) or user bus, and
-/// waits for the bus's Hello. Returns 0 or -errno.
+/// Connects to `address` when it is non-empty, else to the system's own bus
+/// (`unix:path=/run/dbus/system_bus_socket`, whatever DBUS_SYSTEM_BUS_ADDRESS says; `user` 0) or
+/// the user bus, and waits for the bus's Hello. Returns 0 or -errno.
 int cordon_bus_open(const char *address, int user, sd_bus **out);
+/// The unique name that owns `name` on `bus` (GetNameOwner) into `owner`, and the uid of that
+/// connection as the bus daemon saw it connect (GetConnectionUnixUser) into `uid`. Returns 0,
+/// -ENXIO when nobody owns the name, or -errno; the D-Bus error name goes to `error_name`.
+int cordon_bus_name_owner(sd_bus *bus, const char *name, char *owner, size_t length, uint32_t *uid,
+                          char *error_name, size_t error_length);
+/// The uid of the connection `unique` on `bus` (GetConnectionUnixUser). Returns 0 or -errno.
+int cordon_bus_connection_uid(sd_bus *bus, const char *unique, uint32_t *uid);
 /// The object path of the logind session: `session_id` when non-empty (Manager.GetSession),
 /// else the session of this process (Manager.GetSessionByPID(getpid())). Returns 0 or -errno.
 int cordon_bus_get_session_path(sd_bus *bus, const char *session_id, char *path, size_t length);
@@ -29,7 +41,9 @@ int cordon_bus_read_bool(sd_bus_message *message);
 /// Finds a boolean property in a PropertiesChanged message. Returns 1, 0, -ENOENT when absent, or -errno.
 int cordon_bus_changed_bool(sd_bus_message *message, const char *property);
 /// Watches logind: the session's Lock signal and LockedHint/IdleHint changes, and
-/// Manager.PrepareForSleep (only that when `session_path` is NULL). Returns 0 or -errno.
+/// Manager.PrepareForSleep (only that when `session_path` is NULL). A signal is taken only from a
+/// connection the bus says is root's; any other sender's is dropped and reported as
+/// CORDON_BUS_UNTRUSTED_SENDER (value: its uid, or -1). Returns 0 or -errno.
 int cordon_bus_watch_logind(sd_bus *bus, const char *session_path, cordon_bus_trigger_fn fn, void *userdata);
 /// Watches org.freedesktop.ScreenSaver and org.gnome.ScreenSaver ActiveChanged. Returns 0 or -errno.
 int cordon_bus_watch_screensaver(sd_bus *bus, cordon_bus_trigger_fn fn, void *userdata);
