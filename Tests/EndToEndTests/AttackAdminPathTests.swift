@@ -50,13 +50,15 @@ struct AttackAdminPathTests {
             ]
         }
 
-        /// The environment: no admin input but the ones a test names, no bus, no test mode.
+        /// The environment: no admin input but the ones a test names, no session bus, no test mode
+        /// (outside test mode the system bus is the system's own, an admin input like the others).
         func environment(_ extra: [String: String] = [:]) -> [String: String] {
             let nowhere = "unix:path=" + root.appending("no-bus")
             return [
                 "CORDON_TEST_MODE": "", "CORDON_INSECURE_FAST_KDF": "", "CORDON_ADMIN_POLICY_DIR": "",
                 "CORDON_TRUST_DIR": "", "CORDON_ADMIN_SETTINGS": "", "CORDON_PROMPT_PROGRAM": "",
-                "CORDON_TPM_TCTI": "", "CORDON_SYSTEM_BUS_ADDRESS": nowhere, "CORDON_SESSION_BUS_ADDRESS": nowhere,
+                "CORDON_TPM_TCTI": "", "CORDON_SYSTEM_BUS_ADDRESS": "", "DBUS_SYSTEM_BUS_ADDRESS": "",
+                "CORDON_SESSION_BUS_ADDRESS": nowhere,
             ].merging(extra) { $1 }
         }
     }
