@@ -33,7 +33,7 @@ echo "$passcode" | "$bin/cordon" init --passcode-stdin
 "$bin/cordon" status
 
 say "Starting the notes app: it registers and waits, locked and without a key"
-"$bin/cordon-notes" --dir "$demo" --interval-ms 400 &
+"$bin/cordon-notes" --dir "$demo" --data-dir "$demo/data" --interval-ms 400 &
 notes_pid=$!
 sleep 1
 

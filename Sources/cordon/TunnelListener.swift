@@ -76,7 +76,11 @@ final class TunnelListener: Sendable {
     /// the kernel's socket diagnostics name the connecting socket's owner, and only the uid the
     /// tunnel runs as is served; an owner that cannot be read is refused too.
     static func stranger(_ local: any Channel) -> String? {
-        guard case .v4(let peer) = local.remoteAddress, case .v4(let own) = local.localAddress else { return nil }
+        if case .unixDomainSocket = local.remoteAddress { return nil }
+        // The port is bound on 127.0.0.1 only: anything else is not a connection it should have.
+        guard case .v4(let peer) = local.remoteAddress, case .v4(let own) = local.localAddress else {
+            return "\(local.remoteAddress.map { "\($0)" } ?? "an unknown address") is not a loopback IPv4 peer"
+        }
         let user = getuid()
         do {
             let owner = try SocketOwner.uid(connectingFrom: peer.address, to: own.address)

@@ -9,6 +9,8 @@ actor NoteStore {
     private let store: SecureStore
     private var open = false
     private var written = 0
+    /// Why the last write failed, until one succeeds.
+    private(set) var failure: String?
 
     init(app: CordonApp, dataDirectory: String?) throws {
         self.app = app
@@ -35,8 +37,10 @@ actor NoteStore {
         do {
             try await store.put(String(format: "note-%06d", number), Data(note.utf8))
         } catch {
+            failure = "\(error)"
             return nil
         }
+        failure = nil
         written = number
         return written
     }

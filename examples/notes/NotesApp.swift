@@ -35,11 +35,17 @@ struct NotesApp {
         }
         let writer = Task {
             var count = 0
+            var reported: String?
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(options.intervalMs))
                 count += 1
                 let note = "note \(count) at \(Date())"
-                if let written = await store.append(note) {
+                let written = await store.append(note)
+                if written == nil, let failure = await store.failure, failure != reported {
+                    say("could not write note \(count): \(failure)")
+                    reported = failure
+                }
+                if let written {
                     say("wrote note #\(written) (encrypted)")
                     if written % 5 == 0, let directory = options.exportDirectory {
                         await NotesExport(app: app, options: options, say: say).export(
