@@ -65,8 +65,15 @@ public final class CordonApp: Sendable {
         // read a non-dumpable process's executable or memory map): a process that hardened itself
         // in an earlier registration (the agent restarted) is dumpable again for this one, and
         // hardens again below, before any key can reach it (docs/THREAT-MODEL.md, "App identity").
-        if process == nil && cordon_get_dumpable() == 0 { _ = cordon_set_dumpable() }
-        let control = try await VarlinkClientConnection.connect(path: path)
+        let wasHardened = process == nil && cordon_get_dumpable() == 0
+        if wasHardened { _ = cordon_set_dumpable() }
+        let control: VarlinkClientConnection
+        do {
+            control = try await VarlinkClientConnection.connect(path: path)
+        } catch {
+            if wasHardened { _ = cordon_set_nondumpable() }
+            throw error
+        }
         let registration: RegisterReply
         let subscription: EventStream
         do {
@@ -75,8 +82,11 @@ public final class CordonApp: Sendable {
             subscription = try await EventStream.open(socketPath: path, token: registration.token)
         } catch {
             // A half-made app must not keep its registration (one live registration per app id).
+            // It goes back to what it was: hardening a process whose own first registration
+            // failed would vouch for whatever registration another holder of a socket it
+            // inherited made for it.
             await control.close()
-            if process == nil { _ = cordon_set_nondumpable() }
+            if wasHardened { _ = cordon_set_nondumpable() }
             throw error
         }
         // Registered and checked: from now on no process of this user may attach to the app (a
