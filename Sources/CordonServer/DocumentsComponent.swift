@@ -6,17 +6,18 @@ import Foundation
 import Logging
 import NIOCore
 
-/// Document hand-over between apps (`io.cordon.App.ShareDocument`): the agent opens the file,
-/// the sender's `document.send` and the target's `document.receive` are decided on what it is,
-/// then the running target gets an `OpenDocument` event and fetches the very file the agent
-/// opened as a descriptor (`io.cordon.App.OpenDocument`).
+/// Document hand-over between apps (`io.cordon.App.ShareDocument`): the agent resolves the path
+/// in the sender's own view (its root, held since it registered), copies the file into a sealed
+/// snapshot, and decides the sender's `document.send` and the target's `document.receive` on what
+/// the snapshot is; then the running target gets an `OpenDocument` event and fetches that very
+/// snapshot as a descriptor (`io.cordon.App.OpenDocument`).
 final class DocumentsComponent: AgentComponent {
     let methods: [Method] = [.shareDocument, .openDocument]
 
     /// How many handed-over documents may wait for one target; beyond, the oldest is dropped.
     static let maxWaitingPerTarget = 16
 
-    /// A document waiting for its target to fetch it: the descriptor the decision was made on.
+    /// A document waiting for its target to fetch it: the snapshot the decision was made on.
     private struct Waiting {
         let document: OpenedDocument
         let info: DocumentInfo
@@ -28,6 +29,10 @@ final class DocumentsComponent: AgentComponent {
     /// Waiting documents by id, and their ids oldest first.
     private var waiting: [String: Waiting] = [:]
     private var order: [String] = []
+    /// Each registered app's view of the filesystem by its registration connection: its root,
+    /// opened when it registered — while it is still readable: a hardened app (non-dumpable) is
+    /// not, to the agent of the same user, once it has made itself so — or why it could not be.
+    private var views: [ConnectionID: Result<SenderView, OpenedDocument.Refusal>] = [:]
 
     init(host: any ComponentHost) {
         self.host = host
@@ -47,38 +52,55 @@ final class DocumentsComponent: AgentComponent {
         }
     }
 
+    /// Opens the root of an app that registered for itself (an app registered on its behalf by
+    /// `cordon run` never shares a document).
+    func registered(_ registration: AppRegistration, process: AppProcess) {
+        guard registration.managed, !process.onBehalf else { return }
+        views[registration.connection] = Result { () throws(OpenedDocument.Refusal) in
+            try SenderView(pid: process.identity.pid, pidfd: process.pidfd)
+        }
+    }
+
     func connectionClosed(_ id: ConnectionID) {
         for (key, entry) in waiting where entry.target == id { drop(key) }
+        views.removeValue(forKey: id)
     }
 
     func shutdown() {
         for key in Array(waiting.keys) { drop(key) }
+        views.removeAll()
     }
 
-    /// `io.cordon.App.ShareDocument`: the agent opens the file itself (`OpenedDocument`: the
-    /// canonical path, `O_NOFOLLOW`, a regular file) and detects its type from the content; a
-    /// claimed type the content contradicts is refused. Then `document.send` for the caller and
-    /// `document.receive` for the target (with the caller as its source) are decided on the
-    /// canonical path's extension and the content type, and the running target gets an
-    /// `OpenDocument` event.
+    /// `io.cordon.App.ShareDocument`: the agent resolves the path in the sender's view and takes
+    /// a sealed snapshot of the file (`OpenedDocument`), and detects its types from the snapshot's
+    /// bytes; a claimed type the content contradicts is refused. Then `document.send` for the
+    /// caller and `document.receive` for the target (with the caller as its source) are decided
+    /// on the canonical path's extension and the content type — and on every other type the
+    /// content also opens as (a polyglot) —, and the running target gets an `OpenDocument` event.
     private func shareDocument(_ parameters: ShareDocumentParameters, connection: AgentConnection) throws(CordonError) {
         let sender = try host.verifiedRegistration(connection, for: .data)
         let document: OpenedDocument
-        do {
-            document = try OpenedDocument.open(parameters.path)
+        do throws(OpenedDocument.Refusal) {
+            guard let view = views[sender.connection] else {
+                throw OpenedDocument.Refusal(description: "the sender's view of the filesystem is unknown")
+            }
+            document = try OpenedDocument.open(parameters.path, in: view.get())
         } catch {
             throw refuse(sender: sender.appId, reason: error.description)
         }
         var handedOver = false
         defer { if !handedOver { document.close() } }
-        let detected = ContentSniffer.contentType(of: document.head)
+        let detectedTypes = ContentSniffer.contentTypes(head: document.head, tail: document.tail)
+        let detected = detectedTypes[0]
         if let claimed = parameters.contentType, ContentSniffer.contradicts(claimed: claimed, detected: detected) {
             throw refuse(
                 sender: sender.appId,
                 reason: "the content of \(document.canonicalPath) is \(detected), not the claimed \(claimed)")
         }
         // A generic claim (none, or application/octet-stream) is decided as what the content is.
-        let contentType = ContentSniffer.isGeneric(parameters.contentType) ? detected : parameters.contentType
+        let contentType = ContentSniffer.isGeneric(parameters.contentType) ? detected : parameters.contentType ?? detected
+        // What else the content opens as is decided too: a PNG that is also a PDF is a PDF.
+        let alsoTypes = detectedTypes.dropFirst().filter { $0 != contentType }
         let senderFacts = AppFacts(id: sender.appId, managed: sender.managed)
         // A managed target is reached only through a managed registration: an impostor registered
         // under its id (unmanaged) never receives its documents.
@@ -88,14 +110,18 @@ final class DocumentsComponent: AgentComponent {
         }
         let targetFacts = AppFacts(
             id: parameters.target, managed: target?.managed ?? host.isManagedByPolicy(parameters.target))
-        let send = host.decide(
-            .documentSend, app: senderFacts, peer: targetFacts, length: nil, contentType: contentType,
-            location: document.canonicalPath)
-        guard send.allowed else { throw host.denial(send) }
-        let receive = host.decide(
-            .documentReceive, app: targetFacts, peer: senderFacts, length: nil, contentType: contentType,
-            location: document.canonicalPath)
-        guard receive.allowed else { throw host.denial(receive) }
+        for type in [contentType] + alsoTypes {
+            let send = host.decide(
+                .documentSend, app: senderFacts, peer: targetFacts, length: nil, contentType: type,
+                location: document.canonicalPath)
+            guard send.allowed else { throw host.denial(send) }
+        }
+        for type in [contentType] + alsoTypes {
+            let receive = host.decide(
+                .documentReceive, app: targetFacts, peer: senderFacts, length: nil, contentType: type,
+                location: document.canonicalPath)
+            guard receive.allowed else { throw host.denial(receive) }
+        }
         guard let target, let subscriberID = target.subscriber, let subscriber = host.subscriber(subscriberID) else {
             throw .targetNotRunning(appId: parameters.target)
         }
@@ -111,7 +137,7 @@ final class DocumentsComponent: AgentComponent {
         host.deliver(frame, to: subscriber)
         host.logger.info(
             "document handed over",
-            metadata: ["from": "\(sender.appId)", "to": "\(target.appId)", "contentType": "\(contentType ?? "-")"])
+            metadata: ["from": "\(sender.appId)", "to": "\(target.appId)", "contentType": "\(contentType)"])
     }
 
     /// A `document.send` refused before the policy is asked (the file, or its type), audited.

@@ -48,3 +48,4 @@ int cordon_socket_cookie(int fd, uint64_t *cookie);
 /// SIGPIPE (send with MSG_DONTWAIT | MSG_NOSIGNAL), retrying on EINTR. Returns the bytes written
 /// (possibly fewer than `len`) or -errno (-EAGAIN when the socket has no room).
 long cordon_send_nonblocking(int sock, const void *buf, size_t len);
+#include "CCordonDocuments.h"
