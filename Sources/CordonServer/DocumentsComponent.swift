@@ -98,7 +98,8 @@ final class DocumentsComponent: AgentComponent {
                 reason: "the content of \(document.canonicalPath) is \(detected), not the claimed \(claimed)")
         }
         // A generic claim (none, or application/octet-stream) is decided as what the content is.
-        let contentType = ContentSniffer.isGeneric(parameters.contentType) ? detected : parameters.contentType ?? detected
+        let contentType =
+            ContentSniffer.isGeneric(parameters.contentType) ? detected : parameters.contentType ?? detected
         // What else the content opens as is decided too: a PNG that is also a PDF is a PDF.
         let alsoTypes = detectedTypes.dropFirst().filter { $0 != contentType }
         let senderFacts = AppFacts(id: sender.appId, managed: sender.managed)

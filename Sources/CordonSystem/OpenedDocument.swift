@@ -88,7 +88,9 @@ public struct OpenedDocument: Sendable {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, offset + done) }
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                buffer.baseAddress.map { pread(descriptor, $0 + done, count - done, offset + done) } ?? -1
+            }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { break }
             done += n

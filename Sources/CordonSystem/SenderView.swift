@@ -39,7 +39,8 @@ public final class SenderView: Sendable {
         let descriptor = Glibc.open("/proc/\(pid)/root", Self.pathOnly | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw OpenedDocument.Refusal(
-                description: "the root directory of process \(pid) cannot be opened: \(String(cString: strerror(errno)))"
+                description:
+                    "the root directory of process \(pid) cannot be opened: \(String(cString: strerror(errno)))"
             )
         }
         guard pidfd?.isAlive ?? true else {
@@ -85,7 +86,8 @@ public final class SenderView: Sendable {
             let descriptor = openat(walk.current, name, Self.pathOnly | O_NOFOLLOW | O_CLOEXEC)
             guard descriptor >= 0 else {
                 throw OpenedDocument.Refusal(
-                    description: "\(path) does not resolve: \(String(cString: strerror(errno))) (at \(walk.path(name)))")
+                    description: "\(path) does not resolve: \(String(cString: strerror(errno))) (at \(walk.path(name)))"
+                )
             }
             var status = stat()
             guard fstat(descriptor, &status) == 0 else {
@@ -99,7 +101,8 @@ public final class SenderView: Sendable {
                 Glibc.close(descriptor)
                 guard links <= Self.maximumLinks, let target, !target.isEmpty else {
                     throw OpenedDocument.Refusal(
-                        description: "\(path) does not resolve: \(links > Self.maximumLinks ? "too many levels of symbolic links" : "an unreadable link") (at \(walk.path(name)))"
+                        description:
+                            "\(path) does not resolve: \(links > Self.maximumLinks ? "too many levels of symbolic links" : "an unreadable link") (at \(walk.path(name)))"
                     )
                 }
                 if target.hasPrefix("/") {

@@ -37,9 +37,10 @@ import Testing
         // With a comment, as long as the record says.
         end[20] = 3
         #expect(Self.types(Array("notes\n".utf8) + end + Array("abc".utf8)) == ["application/zip"])
-        #expect(Self.types([0x7F, 0x45, 0x4C, 0x46, 2, 1] + end + Array("abc".utf8)) == [
-            "application/x-executable", "application/zip",
-        ])
+        #expect(
+            Self.types([0x7F, 0x45, 0x4C, 0x46, 2, 1] + end + Array("abc".utf8)) == [
+                "application/x-executable", "application/zip",
+            ])
         // A record claiming a comment longer than what follows is not one.
         end[20] = 200
         #expect(Self.types(Array("notes\n".utf8) + end) == ["application/octet-stream"])

@@ -19,7 +19,7 @@ import Testing
 
     /// A view whose root is `path`.
     static func view(_ path: String) throws -> SenderView {
-        let descriptor = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         try #require(descriptor >= 0)
         return SenderView(adoptingRoot: descriptor)
     }
@@ -63,12 +63,15 @@ import Testing
             let refusal = Self.refusal(system, path)
             #expect(refusal?.contains("pseudo-filesystem") == true, "\(path): \(refusal ?? "resolved")")
         }
-        #expect(Self.refusal(system, "/proc/self/maps") == "/proc/self/maps is not a document: /proc is on procfs, a pseudo-filesystem")
+        #expect(
+            Self.refusal(system, "/proc/self/maps")
+                == "/proc/self/maps is not a document: /proc is on procfs, a pseudo-filesystem")
         #expect(Self.refusal(system, "/dev/null") == "/dev/null is not a regular file")
         // `/dev/stdin` is a link into /proc/self/fd.
         #expect(Self.refusal(system, "/dev/stdin")?.contains("/proc is on procfs") == true)
         // A link to /proc/self/smaps under an innocent name, in the sender's root.
-        try FileManager.default.createSymbolicLink(atPath: root + "/docs/report.txt", withDestinationPath: "/proc/self/smaps")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/docs/report.txt", withDestinationPath: "/proc/self/smaps")
         let view = try Self.view(root)
         // In a root without /proc the link leads nowhere; in the system's root, to procfs.
         #expect(Self.refusal(view, "/docs/report.txt")?.contains("does not resolve") == true)

@@ -91,7 +91,8 @@ import Testing
     /// Runs `body` after ``apps`` as the user, with the socket and the user's directory as its
     /// first arguments.
     static func attack(_ agent: NobodyAgent, _ body: String) async throws -> [String: Any] {
-        try await agent.attack(apps + "\n" + body, [agent.daemon.root.path], command: NobodyAgent.asUser + [NobodyAgent.python])
+        try await agent.attack(
+            apps + "\n" + body, [agent.daemon.root.path], command: NobodyAgent.asUser + [NobodyAgent.python])
     }
 
     @Test func procSelfIsRefusedNeverTheAgentsOwnMap() async throws {
@@ -114,7 +115,7 @@ import Testing
             print(json.dumps(out))
             """)
         for name in ["maps", "smaps", "link", "dir", "stdin"] {
-            let refusal = try #require(answer[name] as? [String: Any], name)
+            let refusal = try #require(answer[name] as? [String: Any], "\(name)")
             #expect(refusal["error"] as? String == "io.cordon.App.Denied", "\(name): \(refusal)")
             #expect(
                 (refusal["reason"] as? String)?.contains("/proc is on procfs, a pseudo-filesystem") == true,
