@@ -16,6 +16,9 @@ final class DocumentsComponent: AgentComponent {
 
     /// How many handed-over documents may wait for one target; beyond, the oldest is dropped.
     static let maxWaitingPerTarget = 16
+    /// How much snapshot data may wait for all targets together (1 GiB); beyond, the oldest
+    /// waiting documents are dropped (docs/PERFORMANCE.md, "Document hand-over").
+    static let maxWaitingBytes = 1 << 30
 
     /// A document waiting for its target to fetch it: the snapshot the decision was made on.
     private struct Waiting {
@@ -29,6 +32,8 @@ final class DocumentsComponent: AgentComponent {
     /// Waiting documents by id, and their ids oldest first.
     private var waiting: [String: Waiting] = [:]
     private var order: [String] = []
+    /// The data of every waiting snapshot, in bytes.
+    private var waitingBytes = 0
     /// Each registered app's view of the filesystem by its registration connection: its root,
     /// opened when it registered — while it is still readable: a hardened app (non-dumpable) is
     /// not, to the agent of the same user, once it has made itself so — or why it could not be.
@@ -151,16 +156,23 @@ final class DocumentsComponent: AgentComponent {
         return .denied(action: PolicyAction.documentSend.rawValue, reason: reason, rules: [])
     }
 
-    /// Keeps a handed-over document for its target, dropping the target's oldest beyond the cap.
+    /// Keeps a handed-over document for its target, dropping the target's oldest beyond its cap,
+    /// and the oldest of all while more than ``maxWaitingBytes`` of data waits.
     private func keep(_ entry: Waiting) {
         let mine = order.filter { waiting[$0]?.target == entry.target }
         if mine.count >= Self.maxWaitingPerTarget, let oldest = mine.first { drop(oldest) }
-        waiting[entry.info.id ?? ""] = entry
-        order.append(entry.info.id ?? "")
+        let id = entry.info.id ?? ""
+        waiting[id] = entry
+        order.append(id)
+        waitingBytes += entry.document.dataBytes
+        while waitingBytes > Self.maxWaitingBytes, let oldest = order.first, oldest != id { drop(oldest) }
     }
 
     private func drop(_ id: String) {
-        waiting.removeValue(forKey: id)?.document.close()
+        if let entry = waiting.removeValue(forKey: id) {
+            waitingBytes -= entry.document.dataBytes
+            entry.document.close()
+        }
         order.removeAll { $0 == id }
     }
 

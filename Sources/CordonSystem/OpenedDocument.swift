@@ -27,6 +27,8 @@ public struct OpenedDocument: Sendable {
     public let descriptor: CInt
     /// The snapshot's size in bytes.
     public let size: Int
+    /// The bytes of data the snapshot holds (its holes excluded): what it costs in memory.
+    public let dataBytes: Int
     /// Up to ``headLength`` bytes from the start of the snapshot.
     public let head: [UInt8]
     /// Up to ``tailLength`` bytes from the end of the snapshot (where ZIP readers look for the
@@ -65,7 +67,8 @@ public struct OpenedDocument: Sendable {
         let tailCount = min(tailLength, size)
         let tail = read(snapshot, at: size - tailCount, count: tailCount)
         return OpenedDocument(
-            canonicalPath: file.canonicalPath, descriptor: snapshot, size: size, head: head, tail: tail)
+            canonicalPath: file.canonicalPath, descriptor: snapshot, size: size, dataBytes: Int(copied), head: head,
+            tail: tail)
     }
 
     /// The seals every snapshot carries: `F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL`.
