@@ -8,7 +8,7 @@ DIRECTORY — a 2 GiB sparse file, dense files of 64 and 256 MiB (the limit), an
 allocated blocks (refused) — times the ShareDocument call, reads the machine's shmem (the
 snapshot's pages: /proc/meminfo Shmem, before, while the snapshot waits, and after the receiver
 closed it) and the agent's peak RSS (VmHWM), and checks what the receiver got (size, blocks).
-Prints one JSON line per file.
+Prints one JSON line per file, then the shmem left above the start once all are closed.
 """
 import array
 import json
@@ -98,6 +98,7 @@ def make(name, size, data):
     return path
 
 
+baseline = kib("/proc/meminfo", "Shmem")
 for name, size, data in [
     ("sparse-2g.log", 2 << 30, "sparse"),
     ("dense-64m.txt", 64 << 20, "dense"),
@@ -122,3 +123,8 @@ for name, size, data in [
     result["agent_peak_rss_kib"] = kib("/proc/%s/status" % PID, "VmHWM")
     os.unlink(path)
     print(json.dumps(result), flush=True)
+
+# Every snapshot fetched and closed: nothing is left in shmem (a close is released asynchronously:
+# read again once the agent has answered one more call).
+call(sender, "io.cordon.App.GetKey")
+print(json.dumps({"shmem_left_kib": kib("/proc/meminfo", "Shmem") - baseline}), flush=True)

@@ -51,10 +51,7 @@ final class DocumentsComponent: AgentComponent {
             }
         }
         let parameters = try call.parameters(ShareDocumentParameters.self)
-        return host.afterAudit(call.encoder) { () throws(CordonError) in
-            try shareDocument(parameters, connection: call.connection)
-            return call.encoder.empty()
-        }
+        return shareDocument(parameters, call: call)
     }
 
     /// Opens the root of an app that registered for itself (an app registered on its behalf by
@@ -77,21 +74,63 @@ final class DocumentsComponent: AgentComponent {
     }
 
     /// `io.cordon.App.ShareDocument`: the agent resolves the path in the sender's view and takes
-    /// a sealed snapshot of the file (`OpenedDocument`), and detects its types from the snapshot's
+    /// a sealed snapshot of the file (`OpenedDocument`) off the loop, on the store's thread (a
+    /// copy of up to 256 MiB: docs/PERFORMANCE.md, "Document hand-over"); then, back on the loop,
+    /// ``handOver(_:_:sender:)`` decides on it.
+    private func shareDocument(_ parameters: ShareDocumentParameters, call: ComponentCall) -> CallOutcome {
+        let sender: AppRegistration
+        let view: SenderView
+        do throws(CordonError) {
+            sender = try host.verifiedRegistration(call.connection, for: .data)
+            switch views[sender.connection] {
+            case .success(let found): view = found
+            case .failure(let refusal): throw refuse(sender: sender.appId, reason: refusal.description)
+            case nil: throw refuse(sender: sender.appId, reason: "the sender's view of the filesystem is unknown")
+            }
+        } catch {
+            return host.afterAudit(call.encoder) { () throws(CordonError) -> ByteBuffer in throw error }
+        }
+        let path = parameters.path
+        let opened = host.storePool.runIfActive(eventLoop: host.loop) {
+            Result { () throws(OpenedDocument.Refusal) in try OpenedDocument.open(path, in: view) }
+        }
+        let loop = host.loop
+        let encoder = call.encoder
+        return .deferred(
+            opened.assumeIsolated().flatMap { [self] result -> EventLoopFuture<ByteBuffer> in
+                let outcome = host.afterAudit(encoder) { () throws(CordonError) in
+                    try handOver(result, parameters, sender: sender)
+                    return encoder.empty()
+                }
+                switch outcome {
+                case .reply(let frame), .close(let frame): return loop.makeSucceededFuture(frame)
+                case .deferred(let future): return future
+                case .streaming: return loop.makeSucceededFuture(encoder.empty())
+                }
+            }.flatMapError { _ in
+                loop.makeSucceededFuture(
+                    encoder.error(CordonError.internalError(reason: "the agent is stopping").varlinkError))
+            }.nonisolated())
+    }
+
+    /// Decides on the snapshot and hands it over: its types are detected from the snapshot's
     /// bytes; a claimed type the content contradicts is refused. Then `document.send` for the
     /// caller and `document.receive` for the target (with the caller as its source) are decided
     /// on the canonical path's extension and the content type — and on every other type the
     /// content also opens as (a polyglot) —, and the running target gets an `OpenDocument` event.
-    private func shareDocument(_ parameters: ShareDocumentParameters, connection: AgentConnection) throws(CordonError) {
-        let sender = try host.verifiedRegistration(connection, for: .data)
+    private func handOver(
+        _ opened: Result<OpenedDocument, OpenedDocument.Refusal>, _ parameters: ShareDocumentParameters,
+        sender: AppRegistration
+    ) throws(CordonError) {
         let document: OpenedDocument
-        do throws(OpenedDocument.Refusal) {
-            guard let view = views[sender.connection] else {
-                throw OpenedDocument.Refusal(description: "the sender's view of the filesystem is unknown")
-            }
-            document = try OpenedDocument.open(parameters.path, in: view.get())
-        } catch {
-            throw refuse(sender: sender.appId, reason: error.description)
+        switch opened {
+        case .success(let snapshot): document = snapshot
+        case .failure(let refusal): throw refuse(sender: sender.appId, reason: refusal.description)
+        }
+        // The sender may have gone while the snapshot was taken.
+        guard host.registry.registrations[sender.connection] != nil else {
+            document.close()
+            throw .notRegistered
         }
         var handedOver = false
         defer { if !handedOver { document.close() } }
