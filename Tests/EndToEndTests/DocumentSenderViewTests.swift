@@ -288,4 +288,34 @@ import Testing
         #expect((dense["reason"] as? String)?.contains("holds more than 256 MiB of data") == true, "\(dense)")
         try await agent.daemon.stop()
     }
+
+    @Test func aSandboxedAppSharesWhatItSeesNotWhatTheHostHas() async throws {
+        let agent = try await NobodyAgent.start(
+            policy: """
+                {"schema": "cordon.policy.v1", "apps": {"managed": [
+                  {"id": "org.example.Notes", "executables": ["/app/bin/python3"], "flatpak": "org.example.Notes"}
+                ]}, "documents": {"sendTo": "any", "receiveFrom": "any"}}
+                """)
+        defer { agent.cleanUp() }
+        let info = agent.daemon.root.appending("flatpak-info")
+        // The Flatpak app in its sandbox (no /etc in it; a /.flatpak-info the host does not have).
+        let answer = try await agent.attack(
+            """
+            s = connect(sys.argv[1])
+            reg = call(s, "io.cordon.App.Register", {"appId": "org.example.Notes"})
+            assert not error(reg) and reg["parameters"]["managed"], reg
+            out = {}
+            for name, path in [("inside", "/.flatpak-info"), ("host", "/etc/passwd")]:
+                reply = call(s, "io.cordon.App.ShareDocument", {"path": path, "target": "com.example.viewer"})
+                out[name] = {"error": error(reply), "reason": reply.get("parameters", {}).get("reason", "")}
+            print(json.dumps(out))
+            """, command: agent.sandbox(app: agent.deployment, info: info))
+        // Its own file resolves (the target is what is missing), the host's does not exist for it.
+        let inside = try #require(answer["inside"] as? [String: Any])
+        #expect(inside["error"] as? String == "io.cordon.App.TargetNotRunning", "\(inside)")
+        let host = try #require(answer["host"] as? [String: Any])
+        #expect(host["error"] as? String == "io.cordon.App.Denied", "\(host)")
+        #expect((host["reason"] as? String)?.hasPrefix("/etc/passwd does not resolve") == true, "\(host)")
+        try await agent.daemon.stop()
+    }
 }
