@@ -131,4 +131,22 @@ import Testing
         close(descriptor)
         #expect(throws: OpenedDocument.Refusal.self) { try OpenedDocument.open("/docs/dense.bin", in: view) }
     }
+
+    @Test func aProcessRootIsOpenedPinnedToThatProcess() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // This process's root: the system's, where /proc is procfs.
+        let own = try SenderView(pid: getpid(), pidfd: Pidfd(pid: getpid()))
+        #expect(Self.refusal(own, root + "/docs/notes.txt") == nil)
+        #expect(Self.refusal(own, "/proc/self/maps")?.contains("/proc is on procfs") == true)
+        // A process that has exited, found through a recycled pid, is refused.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/cat")
+        let input = Pipe()
+        child.standardInput = input
+        try child.run()
+        let pidfd = try #require(Pidfd(pid: child.processIdentifier))
+        try input.fileHandleForWriting.close()
+        child.waitUntilExit()
+        #expect(throws: OpenedDocument.Refusal.self) { try SenderView(pid: getpid(), pidfd: pidfd) }
+    }
 }
