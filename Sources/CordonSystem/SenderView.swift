@@ -119,7 +119,7 @@ public final class SenderView: Sendable {
             }
             walk.push(descriptor, name: name)
             last = (descriptor, status)
-            if status.st_mode & S_IFMT != S_IFDIR, pending.contains(where: { $0 != "" }) {
+            if status.st_mode & S_IFMT != S_IFDIR, !pending.isEmpty {
                 throw OpenedDocument.Refusal(
                     description: "\(path) does not resolve: \(String(cString: strerror(ENOTDIR))) (at \(walk.path()))")
             }
