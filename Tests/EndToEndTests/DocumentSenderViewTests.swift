@@ -19,8 +19,9 @@ import Testing
 
     /// Registers the viewer (subscribed) and the attacker: `viewer`, `token`, `events` (the
     /// viewer's stream) and `attacker` (its connection); `share(path)` answers the share's error
-    /// and reason; `receive()` reads the next `OpenDocument` event and fetches its descriptor:
-    /// the bytes, `F_GET_SEALS`, whether a write went through, the size and blocks.
+    /// and reason; `receive(shared)`, once the share `shared` went through (None otherwise), reads
+    /// the next `OpenDocument` event and fetches its descriptor: the bytes, `F_GET_SEALS`, whether
+    /// a write went through, the size and blocks.
     static let apps = """
         import array, fcntl
         def send_more(s, method, parameters):
@@ -46,13 +47,19 @@ import Testing
         attacker = connect(sys.argv[1])
         reg = call(attacker, "io.cordon.App.Register", {"appId": "com.example.attacker"})
         assert not error(reg) and reg["parameters"]["managed"], reg
+        if \(Self.hardenAfterRegister ? "True" : "False"):
+            import ctypes
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, as CordonKit does
         def share(path, content_type=None):
             parameters = {"path": path, "target": "com.example.viewer"}
             if content_type:
                 parameters["contentType"] = content_type
             reply = call(attacker, "io.cordon.App.ShareDocument", parameters)
             return {"error": error(reply), "reason": reply.get("parameters", {}).get("reason", "")}
-        def receive():
+        def receive(shared):
+            # Only once a share went through: otherwise no event comes (and the test must not hang).
+            if shared["error"] is not None:
+                return None
             event = read_message(events)["parameters"]["event"]
             document = event["document"]
             s = connect(sys.argv[1])
@@ -88,6 +95,13 @@ import Testing
                     "size": status.st_size, "blocks": status.st_blocks}
         """
 
+    /// Whether the apps make themselves non-dumpable once registered, as CordonKit does. Not yet:
+    /// on this branch the agent run as the user refuses a non-dumpable app's data calls
+    /// (`ProcessChanged`: it cannot read `/proc/PID/exe`; issue 26, item 1, is fixed apart). The
+    /// documents need nothing more: the agent opened each app's root when it registered, while it
+    /// was still readable. Turn on once that fix is in.
+    static let hardenAfterRegister = false
+
     /// The seals every snapshot carries: F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE.
     static let seals = 0x1 | 0x2 | 0x4 | 0x8
 
@@ -114,7 +128,7 @@ import Testing
                 ("dir", home + "/self/maps"), ("stdin", "/dev/stdin"), ("sys", "/sys/kernel/uevent_seqnum")]}
             # Nothing reached the viewer: the first document it gets is the one shared next.
             out["notes"] = share(home + "/notes.txt")
-            out["received"] = receive()
+            out["received"] = receive(out["notes"])
             print(json.dumps(out))
             """)
         for name in ["maps", "smaps", "link", "dir", "stdin"] {
@@ -155,7 +169,7 @@ import Testing
             # Decided, then the directory becomes a link to /proc/self: the receiver reads the decision.
             after = share(d + "/maps")
             swap()
-            received = receive()
+            received = receive(after)
             through = share(d + "/maps")
             unswap()
             # Swapped back and forth while the agent resolves the path, 300 times.
@@ -172,7 +186,7 @@ import Testing
             for _ in range(300):
                 answer = share(d + "/maps")
                 if answer["error"] is None:
-                    contents.add(receive()["head"])
+                    contents.add(receive(answer)["head"])
                     key = "shared"
                 elif "/proc is on procfs" in answer["reason"]:
                     key = "procfs"
@@ -213,7 +227,7 @@ import Testing
             # Decided as text; now the very inode becomes a PDF (no rename: written in place).
             with open(path, "r+b") as f:
                 f.write(b"%PDF-1.7\\n1 0 obj\\n")
-            received = receive()
+            received = receive(shared)
             with open(path, "rb") as f:
                 now = f.read().decode("latin-1")
             print(json.dumps({"shared": shared, "received": received, "now": now}))
@@ -269,7 +283,7 @@ import Testing
                 f.write(b"log start\\n")
                 f.truncate(2 << 30)
             sparse = share(home + "/big.log")
-            received = receive()
+            received = receive(sparse)
             with open(home + "/dense.bin", "wb") as f:
                 os.posix_fallocate(f.fileno(), 0, (256 << 20) + (1 << 20))
             dense = share(home + "/dense.bin")
