@@ -218,9 +218,3 @@ int cordon_user_namespace_owner(pid_t pid, uid_t *owner, unsigned long long *ino
     return 0;
 }
 
-int cordon_filesystem_type(int fd, unsigned long long *type) {
-    struct statfs info;
-    if (fstatfs(fd, &info) != 0) return -errno;
-    *type = (unsigned long long)info.f_type;
-    return 0;
-}

@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 
 extension CordonApp {
-    /// The document an `openDocument` event announced, as an open read-only `FileHandle`: the
-    /// very file the agent opened and decided on when it was shared (replacing the file at its
-    /// path since changes nothing read from it). The event's `path` is informative only.
+    /// The document an `openDocument` event announced, as an open `FileHandle`: the sealed
+    /// snapshot (a `memfd` no one can write, shrink or grow) of the bytes the agent decided on when
+    /// it was shared — rewriting or replacing the sender's file since changes nothing read from it.
+    /// The event's `path` (in the sender's view) is informative only.
     ///
     /// Throws `CordonError.denied` when no document with that id waits for this app (each is
     /// handed over once), or `CordonClientError.protocolViolation` when the event carries no id

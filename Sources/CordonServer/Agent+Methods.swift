@@ -276,6 +276,9 @@ extension Agent {
         var registered = process
         registered.injection = facts.injection
         processes[connection.id] = registered
+        if let registration = registry.registrations[connection.id] {
+            for component in components { component.registered(registration, process: registered) }
+        }
         if let pidfd = process.pidfd {
             enforcement.track(
                 connection.id, appId: facts.appId, process: pidfd, pid: identity.pid, onBehalf: process.onBehalf,

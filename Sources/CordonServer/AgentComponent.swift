@@ -17,6 +17,8 @@ protocol AgentComponent: AnyObject {
     func serve(_ call: ComponentCall) throws(VarlinkError) -> CallOutcome
     /// Reacts to an event the agent emitted, in event order, before subscribers are written to.
     func observe(_ event: CordonEvent)
+    /// An app has just registered on its connection, as `process` (before its reply is sent).
+    func registered(_ registration: AppRegistration, process: AppProcess)
     /// Forgets what a closed connection held.
     func connectionClosed(_ id: ConnectionID)
     /// The agent is stopping: let go of what must not outlive it.
@@ -25,6 +27,7 @@ protocol AgentComponent: AnyObject {
 
 extension AgentComponent {
     func observe(_ event: CordonEvent) {}
+    func registered(_ registration: AppRegistration, process: AppProcess) {}
     func connectionClosed(_ id: ConnectionID) {}
     func shutdown() {}
 }

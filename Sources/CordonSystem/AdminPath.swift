@@ -171,15 +171,12 @@ public final class AdminPath: Sendable, Equatable, CustomStringConvertible {
         return next
     }
 
-    /// `O_PATH` (Linux: `010000000`), which Glibc's module map leaves out (it is `_GNU_SOURCE`).
-    static let openPath: Int32 = 0o10000000
+    /// `O_PATH`, which Glibc's module map leaves out (it is `_GNU_SOURCE`).
+    static let openPath = cordon_o_path()
 
     /// FUSE's type (`fuse`, `fuseblk`): what it reports is whatever its server, possibly the
     /// user's, says.
-    static let fuseMagic: UInt64 = 0x6573_5546
-
-    /// The file system types whose contents depend on who looks.
-    static let pseudoFilesystems: [UInt64: String] = [0x9fa0: "proc", 0x6265_6572: "sysfs"]
+    static let fuseMagic: Int64 = 0x6573_5546
 
     /// Checks the component opened as `descriptor`: not a link, not on a pseudo-filesystem,
     /// root's and writable by no one else, and of the kind asked when it is the last one.
@@ -190,10 +187,11 @@ public final class AdminPath: Sendable, Equatable, CustomStringConvertible {
         }
         let type = info.st_mode & S_IFMT
         if type == S_IFLNK { throw AdminPathError(component: name, reason: .symbolicLink) }
-        var system: UInt64 = 0
+        var system: Int64 = 0
         let rc = cordon_filesystem_type(descriptor, &system)
         guard rc == 0 else { throw AdminPathError(component: name, reason: .unreadable(errno: -rc)) }
-        if let pseudo = pseudoFilesystems[system] {
+        // Whose contents depend on who looks (`/proc/PID/root/...`), or are views of the kernel.
+        if let pseudo = PseudoFilesystem.name(ofType: Int(system)) {
             throw AdminPathError(component: name, reason: .pseudoFilesystem(pseudo))
         }
         if system == fuseMagic { throw AdminPathError(component: name, reason: .userFilesystem("fuse")) }

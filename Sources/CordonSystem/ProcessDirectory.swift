@@ -1,3 +1,4 @@
+import CCordonLinux
 import Glibc
 
 /// A process's `/proc/PID` directory, held open from the moment the agent identified the process:
@@ -41,8 +42,8 @@ public final class ProcessDirectory: Sendable {
 
     deinit { close(descriptor) }
 
-    /// `O_PATH` (Linux; Glibc's module does not export it): a handle for lookups under it only.
-    private static let pathOnly: Int32 = 0o10_000_000
+    /// `O_PATH` (Glibc's module does not export it): a handle for lookups under it only.
+    private static let pathOnly = cordon_o_path()
 
     /// Whether the process is dumpable now, for a process whose effective uid is `uid`: one
     /// `fstatat` of `stat`. Callers that hold a pidfd ask it afterwards whether the process lives

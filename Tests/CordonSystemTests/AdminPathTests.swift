@@ -76,11 +76,11 @@ import Testing
     @Test func procPathsAreRefused() throws {
         defer { remove() }
         for path in ["/proc/self/root" + root + "/policy.d", "/proc/1/root/etc", "/proc/\(getpid())/cwd", "/proc"] {
-            #expect(refusal(path) == AdminPathError(component: "proc", reason: .pseudoFilesystem("proc")), "\(path)")
+            #expect(refusal(path) == AdminPathError(component: "proc", reason: .pseudoFilesystem("procfs")), "\(path)")
         }
         #expect(
             refusal("/proc/self/root/usr/bin/env", kind: .program)
-                == AdminPathError(component: "proc", reason: .pseudoFilesystem("proc")))
+                == AdminPathError(component: "proc", reason: .pseudoFilesystem("procfs")))
         #expect(refusal("/sys/kernel") == AdminPathError(component: "sys", reason: .pseudoFilesystem("sysfs")))
     }
 

@@ -225,7 +225,7 @@ struct AttackAdminPathTests {
             let said = try await refused(tree, arguments)
             #expect(
                 said.contains(
-                    "\(arguments[0]) names \(arguments[1]): component 'proc' is on the proc pseudo-filesystem"),
+                    "\(arguments[0]) names \(arguments[1]): component 'proc' is on the procfs pseudo-filesystem"),
                 "\(said)")
         }
     }
@@ -252,7 +252,7 @@ struct AttackAdminPathTests {
         // Root's settings naming a pinentry through /proc (the user's namespace) or a link of the user's.
         try await Self.asUser(["/bin/ln", "-s", "/usr/bin/pinentry-curses", tree.shared + "/pinentry"])
         for (program, component) in [
-            (root + "/usr/bin/pinentry-curses", "component 'proc' is on the proc pseudo-filesystem"),
+            (root + "/usr/bin/pinentry-curses", "component 'proc' is on the procfs pseudo-filesystem"),
             (tree.shared + "/pinentry", "component 'pinentry' is a symbolic link"),
         ] {
             try #"{"pinentry": "\#(program)"}"#.write(toFile: settings, atomically: true, encoding: .utf8)

@@ -50,9 +50,6 @@ int cordon_socket_cookie(int fd, uint64_t *cookie);
 /// SIGPIPE (send with MSG_DONTWAIT | MSG_NOSIGNAL), retrying on EINTR. Returns the bytes written
 /// (possibly fewer than `len`) or -errno (-EAGAIN when the socket has no room).
 long cordon_send_nonblocking(int sock, const void *buf, size_t len);
-/// The type of the file system the descriptor `fd` (an O_PATH one will do) is on (fstatfs's
-/// f_type, e.g. 0x9fa0 for proc) in `*type`. Returns 0 or -errno.
-int cordon_filesystem_type(int fd, unsigned long long *type);
 /// The uid owning the TCP socket whose own address is `local` and whose peer is `remote`
 /// (`family` AF_INET or AF_INET6; addresses in network byte order, 4 or 16 bytes; ports in host
 /// order), as the kernel's socket diagnostics report it (NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY
@@ -61,3 +58,4 @@ int cordon_filesystem_type(int fd, unsigned long long *type);
 /// -ENOENT when no process holds such a socket (closed meanwhile), or -errno.
 int cordon_tcp_socket_owner(int family, const uint8_t *local, uint16_t local_port, const uint8_t *remote,
                             uint16_t remote_port, uid_t *uid);
+#include "CCordonDocuments.h"
