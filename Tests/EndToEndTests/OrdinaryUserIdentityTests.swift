@@ -26,22 +26,11 @@ import Testing
         defer { agent.cleanUp() }
         let initialized = try await agent.cli(["init", "--passcode-stdin"], input: UserAgent.passcode + "\n")
         try #require(initialized.status == 0, "init: \(initialized.stderr)")
-        let notesDirectory = agent.home.appending("notes")
-        let output = agent.home.appending("notes.out")
-        let command =
-            UserAgent.asUser + [
-                "/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path, "--dir",
-                notesDirectory, "--data-dir", agent.home.appending("data"), "--interval-ms", "20", "--socket",
-                agent.socketPath,
-            ]
-        let notes = try SpawnedCommand(
-            path: command[0], arguments: Array(command.dropFirst()),
-            environment: UserAgent.environment(home: agent.home.path))
+        let (notes, read) = try agent.startNotes()
         defer {
             kill(notes.pid, SIGKILL)
             _ = notes.finish(input: nil)
         }
-        let read = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
         try await eventually("the notes app registered") {
             try await agent.cli(["apps"]).stdout.contains("com.example.notes")
         }

@@ -103,6 +103,21 @@ final class UserAgent: @unchecked Sendable {
             command: command ?? Self.asUser + [Self.python])
     }
 
+    /// Starts the notes example (a CordonKit app) as the user, writing to `name.out` in the
+    /// user's directory; returns it and a reader of what it has said so far.
+    func startNotes(_ name: String = "notes", arguments: [String] = []) throws -> (SpawnedCommand, () -> String) {
+        let output = home.appending("\(name).out")
+        let command =
+            Self.asUser + [
+                "/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path, "--dir",
+                home.appending(name), "--data-dir", home.appending("data"), "--interval-ms", "20", "--socket",
+                socketPath,
+            ] + arguments
+        let notes = try SpawnedCommand(
+            path: command[0], arguments: Array(command.dropFirst()), environment: Self.environment(home: home.path))
+        return (notes, { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" })
+    }
+
     /// The agent's log so far.
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
