@@ -13,7 +13,8 @@
 # import tests provision from; it brings flask and pycryptodome), authlib and flask (the local OAuth 2.0
 # identity provider of CordonIdentityTests), h2 (the HTTP/2 peer of CordonChannelTests); openssl and curl (the certificates
 # and the reference verifier of CordonChannelTests); valgrind and binutils' strip (callgrind
-# lists the functions scripts/order-file.sh puts first in a release cordond).
+# lists the functions scripts/order-file.sh puts first in a release cordond); gcc (builds the
+# user-written library the injection attack test preloads).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -35,6 +36,7 @@ packages=(
     curl
     valgrind
     binutils
+    gcc
 )
 missing=()
 for package in "${packages[@]}"; do
