@@ -109,20 +109,12 @@ import Testing
         defer { agent.cleanUp() }
         let answer = try await agent.attack(
             """
-            import ctypes, time
+            \(Self.seizeFromChild)
             s = connect(sys.argv[1])
             call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
             harden()
             before = error(call(s, "io.cordon.App.GetKey")) or "key"
-            r, w = os.pipe()
-            child = os.fork()
-            if child == 0:
-                libc = ctypes.CDLL(None, use_errno=True)
-                ok = libc.ptrace(0x4206, os.getppid(), None, None) == 0
-                os.write(w, b"1" if ok else b"0")
-                time.sleep(30)
-                os._exit(0)
-            attached = os.read(r, 1) == b"1"
+            child, attached = seize_from_child()
             after = error(call(s, "io.cordon.App.GetKey")) or "key"
             os.kill(child, 9)
             print(json.dumps({"before": before, "attached": attached, "after": after}))
@@ -139,18 +131,10 @@ import Testing
         defer { agent.cleanUp() }
         let answer = try await agent.attack(
             """
-            import ctypes, time
+            \(Self.seizeFromChild)
             s = connect(sys.argv[1])
             call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
-            r, w = os.pipe()
-            child = os.fork()
-            if child == 0:
-                libc = ctypes.CDLL(None, use_errno=True)
-                ok = libc.ptrace(0x4206, os.getppid(), None, None) == 0
-                os.write(w, b"1" if ok else b"0")
-                time.sleep(30)
-                os._exit(0)
-            attached = os.read(r, 1) == b"1"
+            child, attached = seize_from_child()
             harden()
             key = call(s, "io.cordon.App.GetKey")
             os.kill(child, 9)
@@ -161,6 +145,22 @@ import Testing
         #expect(answer["key"] as? String == "io.cordon.App.ProcessChanged", "\(answer)")
         #expect((answer["reason"] as? String)?.contains("debuggerAttached") == true, "\(answer)")
     }
+
+    /// Python: a child that attaches to its parent with `PTRACE_SEIZE`, as a debugger would;
+    /// returns the child and whether the attach worked.
+    static let seizeFromChild = """
+        import ctypes, time
+        def seize_from_child():
+            r, w = os.pipe()
+            child = os.fork()
+            if child == 0:
+                libc = ctypes.CDLL(None, use_errno=True)
+                ok = libc.ptrace(0x4206, os.getppid(), None, None) == 0
+                os.write(w, b"1" if ok else b"0")
+                time.sleep(30)
+                os._exit(0)
+            return child, os.read(r, 1) == b"1"
+        """
 
     static let debuggerBlocked = #"""
         {"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "conditions": {"debuggerAttached": "block"}}

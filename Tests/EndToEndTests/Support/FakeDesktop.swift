@@ -57,21 +57,24 @@ final class FakeDesktop: Sendable {
         root.remove()
     }
 
-    static func busConfig(socket: String) -> String {
-        """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:path=\(socket)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """
+    /// A private bus's configuration: anyone on it may own any name; with `anyUser`, processes of
+    /// any uid may connect too (a bus of one uid that another's processes join).
+    static func busConfig(socket: String, anyUser: Bool = false) -> String {
+        let users = anyUser ? "\n    <allow user=\"*\"/>\n    <allow receive_sender=\"*\"/>" : ""
+        return """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">\(users)
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
     }
 
     /// logind (Manager with GetSession/GetSessionByPID/GetUser/Inhibit/PrepareForSleep, a session

@@ -34,7 +34,8 @@ final class ImpostorBus: Sendable {
             try await NobodyAgent.run(["/bin/chown", "\(NobodyAgent.uid):\(NobodyAgent.uid)", directory])
         }
         let config = root.appending("bus.conf")
-        try Self.config(socket: directory + "/bus.sock").write(toFile: config, atomically: true, encoding: .utf8)
+        try FakeDesktop.busConfig(socket: directory + "/bus.sock", anyUser: true).write(
+            toFile: config, atomically: true, encoding: .utf8)
         let daemon =
             busUser.prefix + ["/usr/bin/dbus-daemon", "--config-file=\(config)", "--print-address", "--nofork"]
         bus = try LineReader(URL(fileURLWithPath: daemon[0]), Array(daemon.dropFirst()))
@@ -73,26 +74,6 @@ final class ImpostorBus: Sendable {
             process.waitUntilExit()
         }
         root.remove()
-    }
-
-    /// A bus any uid may connect to, where anyone may own any name.
-    static func config(socket: String) -> String {
-        """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:path=\(socket)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow user="*"/>
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow receive_sender="*"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """
     }
 
     static let fprintd = #"""
