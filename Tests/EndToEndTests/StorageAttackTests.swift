@@ -5,21 +5,33 @@ import Testing
 
 /// docs/THREAT-MODEL.md, "App storage": a same-user Python program (raw varlink and `sqlite3`)
 /// tries to read another app's records, to move a sealed record into another slot, and to find a
-/// known name or value in the storage file and its WAL.
+/// known name or value in the storage file and its WAL. The agent, the apps and the attacker
+/// are one ordinary user (``UserAgent``: outside test mode, the admin policy root's).
 @Suite struct StorageAttackTests {
     static let secretName = "attack-marker-name-7301"
     static let secretValue = "attack-marker-value-5519"
+    static let trusted = AttackIdentityTests.trusted
+
+    /// Writes the notes app's record through the CLI with the passcode, as the user would.
+    static func putNotesRecord(_ agent: UserAgent) async throws {
+        let put = try await agent.cli(
+            ["storage", "put", "--app", "com.example.notes", "--passcode-stdin", secretName, secretValue],
+            input: UserAgent.passcode + "\n")
+        try #require(put.status == 0, "storage put: \(put.stderr)")
+    }
 
     @Test func anotherAppOrAnUnregisteredCallerReadsNothingOfTheApps() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let notes = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
-        let store = try SecureStore(app: notes, dataDirectory: daemon.root.appending("data"))
-        try await store.put(Self.secretName, Data(Self.secretValue.utf8))
-        let answer = try await AttackScript.run(
+        let agent = try await UserAgent(policy: Self.trusted)
+        defer { agent.cleanUp() }
+        try await Self.putNotesRecord(agent)
+        // The notes app itself runs (a live registration of its id), hardened by CordonKit.
+        let (notes, read) = try agent.startNotes()
+        defer {
+            kill(notes.pid, SIGKILL)
+            _ = notes.finish(input: nil)
+        }
+        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
+        let answer = try await agent.attack(
             """
             import base64
             s = connect(sys.argv[1])
@@ -32,6 +44,7 @@ import Testing
                 call(s, "io.cordon.Storage.Get", dict(get, appId="com.example.notes", passcode="0000")))
             out["sameId"] = error(call(s, "io.cordon.App.Register", {"appId": "com.example.notes"}))
             call(s, "io.cordon.App.Register", {"appId": "com.example.python"})
+            harden()
             out["otherApp"] = error(call(s, "io.cordon.Storage.Get", get))
             out["otherList"] = call(s, "io.cordon.Storage.List", {})["parameters"]["names"]
             out["otherNamespace"] = error(call(s, "io.cordon.Storage.Get", dict(get, namespace="default")))
@@ -39,7 +52,7 @@ import Testing
             out["ownPut"] = error(call(s, "io.cordon.Storage.Put", {"name": "mine", "value": own}))
             out["ownGet"] = base64.b64decode(call(s, "io.cordon.Storage.Get", {"name": "mine"})["parameters"]["value"]).decode()
             print(json.dumps(out))
-            """, [daemon.socketPath, Self.secretName], in: daemon.root)
+            """, [Self.secretName])
         #expect(answer["unregistered"] as? String == "io.cordon.App.NotRegistered")
         #expect(answer["unregisteredList"] as? String == "io.cordon.App.NotRegistered")
         #expect(answer["namedNoPasscode"] as? String == "io.cordon.Agent.PasscodeRequired")
@@ -50,56 +63,53 @@ import Testing
         #expect(answer["otherNamespace"] as? String == "io.cordon.Storage.NotFound")
         #expect(answer["ownPut"] is NSNull)
         #expect(answer["ownGet"] as? String == "python's own")
-        // The notes app's record is untouched, and the wrong passcode counted.
-        #expect(try await store.get(Self.secretName) == Data(Self.secretValue.utf8))
-        #expect(try await client.status().failedAttempts == 1)
-        await notes.close()
-        await client.close()
-        try await daemon.stop()
+        // The wrong passcode counted, and the notes app's record is untouched.
+        let status = try await agent.cli(["status", "--json"])
+        let fields = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(fields?["failedAttempts"] as? Int == 1, "\(status.stdout)")
+        // (A right passcode, below, resets the count.)
+        let get = try await agent.cli(
+            ["storage", "get", "--app", "com.example.notes", "--passcode-stdin", Self.secretName],
+            input: UserAgent.passcode + "\n")
+        #expect(get.stdout.contains(Self.secretValue), "\(get.stdout)\(get.stderr)")
     }
 
     @Test func anUnmanagedCallerUnderTheAppsIdGetsNothing() async throws {
-        let runner = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let daemon = try await AttackIdentityTests.daemon(
+        let agent = try await UserAgent(
             policy: #"""
                 {"schema": "cordon.policy.v1", "apps": {"managed": [
-                  {"id": "com.example.notes", "executables": ["\#(runner)"]}]}}
+                  {"id": "com.example.notes", "executables": ["\#(Binaries.notes.path)"]}]}}
                 """#)
-        defer { daemon.cleanUp() }
-        let notes = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
-        try await SecureStore(app: notes, dataDirectory: daemon.root.appending("data"))
-            .put(Self.secretName, Data(Self.secretValue.utf8))
-        await notes.close()
+        defer { agent.cleanUp() }
+        try await Self.putNotesRecord(agent)
         // Python is not the bound executable: under the app's id it registers unmanaged.
-        let answer = try await AttackScript.run(
+        let answer = try await agent.attack(
             """
             s = connect(sys.argv[1])
             reg = call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+            harden()
             out = {"managed": reg["parameters"]["managed"]}
             out["get"] = error(call(s, "io.cordon.Storage.Get", {"name": sys.argv[2]}))
             out["list"] = error(call(s, "io.cordon.Storage.List", {}))
             out["put"] = error(call(s, "io.cordon.Storage.Put", {"name": sys.argv[2], "value": ""}))
             print(json.dumps(out))
-            """, [daemon.socketPath, Self.secretName], in: daemon.root)
+            """, [Self.secretName])
         #expect(answer["managed"] as? Bool == false)
         #expect(answer["get"] as? String == "io.cordon.App.NotManaged")
         #expect(answer["list"] as? String == "io.cordon.App.NotManaged")
         #expect(answer["put"] as? String == "io.cordon.App.NotManaged")
-        try await daemon.stop()
     }
 
     @Test func aRecordMovedIntoAnotherSlotFailsAndNothingIsInPlaintextOnDisk() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let answer = try await AttackScript.run(
+        let agent = try await UserAgent(policy: Self.trusted)
+        defer { agent.cleanUp() }
+        let answer = try await agent.attack(
             """
             import base64, sqlite3
             s = connect(sys.argv[1])
             name, value, path = sys.argv[2], sys.argv[3], sys.argv[4]
             call(s, "io.cordon.App.Register", {"appId": "com.example.python"})
+            harden()
             put = lambda n, v: error(call(s, "io.cordon.Storage.Put",
                                            {"name": n, "value": base64.b64encode(v.encode()).decode()}))
             out = {"put": [put(name, value), put("victim", "the victim's value")]}
@@ -122,10 +132,7 @@ import Testing
             out["errors"] = sorted(str(error(r)) for r in results)
             print(json.dumps(out))
             """,
-            [
-                daemon.socketPath, Self.secretName, Self.secretValue,
-                daemon.root.appending("data/storage/com.example.python.sqlite"),
-            ], in: daemon.root)
+            [Self.secretName, Self.secretValue, agent.home.appending("data/storage/com.example.python.sqlite")])
         #expect((answer["put"] as? [Any])?.allSatisfy { $0 is NSNull } == true, "\(answer)")
         let found = try #require(answer["found"] as? [String: Any])
         #expect((found["lite"] as? [String]) == [], "the database file holds no name or value: \(found)")
@@ -134,7 +141,5 @@ import Testing
         #expect(answer["rows"] as? Int == 2)
         // One of the two rows now holds the other's sealed value: it fails to open, typed.
         #expect((answer["errors"] as? [String]) == ["None", "io.cordon.Storage.Tampered"], "\(answer)")
-        await client.close()
-        try await daemon.stop()
     }
 }
