@@ -6,30 +6,25 @@ import Testing
 /// docs/THREAT-MODEL.md, "Software tokens": a same-user Python program (raw varlink, `sqlite3`)
 /// asks for codes without being a verified managed code reader, while the container is locked,
 /// greps the database and its WAL for a seed, and kills cordond right after an HOTP code to make
-/// it hand out the same counter again.
+/// it hand out the same counter again. The agent, the apps and the attacker are one ordinary user
+/// (``UserAgent``: outside test mode, the admin policy root's).
 @Suite struct TokenAttackTests {
     /// A 20-byte seed that would be easy to spot on disk, and its base32 form.
     static let seed = "cordon-seed-marker-1"
     static let seedBase32 = "MNXXEZDPNYWXGZLFMQWW2YLSNNSXELJR"
-    static let passcode = "2468"
+    static let passcode = UserAgent.passcode
 
-    /// A daemon whose admin policy trusts unbound app ids (`com.example.reader` and
-    /// `com.example.other` register managed), binds `com.example.notes` to the test runner (so
-    /// Python under that id is unmanaged), and lists one code reader.
-    static func daemon(dataAccess: String) async throws -> DaemonProcess {
-        let runner = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let daemon = try await DaemonProcess.started()
-        try #"""
-        {"schema": "cordon.policy.v1",
-         "apps": {"managed": [{"id": "com.example.notes", "executables": ["\#(runner)"]}]},
-         "tokens": {"codeReaders": ["com.example.reader"], "dataAccess": "\#(dataAccess)"}}
-        """#.write(toFile: daemon.adminPolicyDirectory + "/tokens.json", atomically: true, encoding: .utf8)
-        let client = try await daemon.client()
-        _ = try await client.reloadPolicy()
-        try await client.initialize(passcode: passcode)
-        try await client.unlock(passcode: passcode)
-        await client.close()
-        return daemon
+    /// The agent as an ordinary user, its admin policy trusting unbound app ids
+    /// (`com.example.reader` and `com.example.other` register managed), binding
+    /// `com.example.notes` to the notes example (so Python under that id is unmanaged), and
+    /// listing one code reader.
+    static func agent(dataAccess: String) async throws -> UserAgent {
+        try await UserAgent(
+            policy: #"""
+                {"schema": "cordon.policy.v1",
+                 "apps": {"unknown": "trusted", "managed": [{"id": "com.example.notes", "executables": ["\#(Binaries.notes.path)"]}]},
+                 "tokens": {"codeReaders": ["com.example.reader"], "dataAccess": "\#(dataAccess)"}}
+                """#)
     }
 
     static func otpauth(_ kind: String, counter: Int = 0) -> String {
@@ -38,9 +33,9 @@ import Testing
     }
 
     @Test func onlyAVerifiedManagedCodeReaderWhileUnlockedGetsCodes() async throws {
-        let daemon = try await Self.daemon(dataAccess: "whenUnlocked")
-        defer { daemon.cleanUp() }
-        let answer = try await AttackScript.run(
+        let agent = try await Self.agent(dataAccess: "whenUnlocked")
+        defer { agent.cleanUp() }
+        let answer = try await agent.attack(
             """
             sock, uri, passcode = sys.argv[1], sys.argv[2], sys.argv[3]
             out = {}
@@ -54,12 +49,13 @@ import Testing
             out["wrongPasscode"] = error(call(s, "io.cordon.Tokens.Code", {"serial": serial, "passcode": "0000"}))
             notes = connect(sock)
             call(notes, "io.cordon.App.Register", {"appId": "com.example.notes"})
-            out["unmanaged"] = error(call(notes, "io.cordon.Tokens.Code", {"serial": serial}))
             other = connect(sock)
             call(other, "io.cordon.App.Register", {"appId": "com.example.other"})
-            out["notReader"] = error(call(other, "io.cordon.Tokens.Code", {"serial": serial}))
             reader = connect(sock)
             call(reader, "io.cordon.App.Register", {"appId": "com.example.reader"})
+            harden()
+            out["unmanaged"] = error(call(notes, "io.cordon.Tokens.Code", {"serial": serial}))
+            out["notReader"] = error(call(other, "io.cordon.Tokens.Code", {"serial": serial}))
             code = call(reader, "io.cordon.Tokens.Code", {"serial": serial})
             out["reader"] = error(code)
             out["code"] = code.get("parameters", {}).get("code")
@@ -75,7 +71,7 @@ import Testing
             out["audit"] = [r for r in records if r.get("category") == "tokens"]
             out["serial"] = serial
             print(json.dumps(out))
-            """, [daemon.socketPath, Self.otpauth("totp"), Self.passcode], in: daemon.root)
+            """, [Self.otpauth("totp"), Self.passcode])
         #expect(answer["import"] is NSNull, "\(answer)")
         #expect(answer["again"] as? String == "io.cordon.Tokens.DuplicateToken")
         #expect(answer["unregistered"] as? String == "io.cordon.App.NotRegistered")
@@ -103,14 +99,12 @@ import Testing
         let text = String(decoding: try JSONSerialization.data(withJSONObject: audit), as: UTF8.self)
         #expect(!text.contains(answer["code"] as? String ?? "-"))
         #expect(!text.contains(Self.seedBase32) && !text.contains(Self.seed))
-        try await daemon.stop()
     }
 
     @Test func noSeedOnDiskAndAKilledDaemonNeverReusesAnHOTPCounter() async throws {
-        let daemon = try await Self.daemon(dataAccess: "afterFirstUnlock")
-        // Killed by the attacker; never left running if the script fails first.
-        defer { if daemon.process.isRunning { kill(daemon.pid, SIGKILL) } }
-        let answer = try await AttackScript.run(
+        let agent = try await Self.agent(dataAccess: "afterFirstUnlock")
+        defer { agent.cleanUp() }
+        let answer = try await agent.attack(
             """
             sock, uri, passcode, path, seed, seed32, pid = sys.argv[1:8]
             s = connect(sock)
@@ -121,6 +115,7 @@ import Testing
                 data = open(f, "rb").read() if os.path.exists(f) else b""
                 found[f[-4:]] = [m for m in (seed, seed32) if m.encode() in data]
             call(s, "io.cordon.App.Register", {"appId": "com.example.reader"})
+            harden()
             code = call(s, "io.cordon.Tokens.Code", {"serial": serial})
             # Killed the moment the code is out: the counter must already be stored past it.
             os.kill(int(pid), 9)
@@ -128,30 +123,29 @@ import Testing
                               "serial": serial}))
             """,
             [
-                daemon.socketPath, Self.otpauth("hotp", counter: 5), Self.passcode, daemon.databasePath, Self.seed,
-                Self.seedBase32, String(daemon.pid),
-            ], in: daemon.root)
+                Self.otpauth("hotp", counter: 5), Self.passcode, agent.home.appending("data/cordon.sqlite"), Self.seed,
+                Self.seedBase32, String(agent.process.processIdentifier),
+            ])
         #expect(answer["import"] is NSNull, "\(answer)")
         let found = try #require(answer["found"] as? [String: Any])
         #expect(found["lite"] as? [String] == [], "the database holds the seed: \(found)")
         #expect(found["-wal"] as? [String] == [], "the WAL holds the seed: \(found)")
-        try await eventually("cordond is dead") { !daemon.process.isRunning }
-        let restarted = try await DaemonProcess.started(root: daemon.root)
-        defer { restarted.cleanUp() }
-        let client = try await restarted.client()
-        try await client.unlock(passcode: Self.passcode)
-        await client.close()
+        try await eventually("cordond is dead") { !agent.process.isRunning }
+        try await agent.restart()
+        let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: Self.passcode + "\n")
+        try #require(unlocked.status == 0, "unlock: \(unlocked.stderr)")
         let serial = try #require(answer["serial"] as? String)
-        let after = try await AttackScript.run(
+        let after = try await agent.attack(
             """
             s = connect(sys.argv[1])
             call(s, "io.cordon.App.Register", {"appId": "com.example.reader"})
+            harden()
             reply = call(s, "io.cordon.Tokens.Code", {"serial": sys.argv[2]})
             records = call(s, "io.cordon.Audit.Query", {"limit": 1000})["parameters"]["records"]
             reads = [r for r in records if r.get("action") == "tokens.code" and r.get("outcome") == "allow"]
             print(json.dumps({"error": error(reply), "code": reply.get("parameters", {}).get("code"),
                               "reads": [r["reason"] for r in reads]}))
-            """, [restarted.socketPath, serial], in: restarted.root)
+            """, [serial])
         let hex = Self.seed.utf8.map { String(format: "%02x", $0) }.joined()
         let first = try await Self.oathtool(hex, counter: 5)
         let second = try await Self.oathtool(hex, counter: 6)
@@ -161,7 +155,6 @@ import Testing
         // The read before the kill is in the audit log: killing the agent does not erase it
         // (a code read's record is committed to the WAL before the code is sent, without a sync).
         #expect(after["reads"] as? [String] == ["serial \(serial)", "serial \(serial)"], "\(after)")
-        try await restarted.stop()
     }
 
     static func oathtool(_ hex: String, counter: Int) async throws -> String {

@@ -21,7 +21,8 @@ final class UserAgent: @unchecked Sendable {
     let home: TemporaryDirectory
     /// Root's: the admin policy (`admin/`), the trust directory (`trust/`) and root's binaries.
     let system: TemporaryDirectory
-    let process = Process()
+    /// The running cordond (a new one after ``restart()``).
+    private(set) var process = Process()
     let logPath: String
     var socketPath: String { home.appending("run/agent.sock") }
 
@@ -49,23 +50,8 @@ final class UserAgent: @unchecked Sendable {
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: home.path)
         logPath = system.appending("cordond.log")
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Self.asUser[0])
-        process.arguments =
-            Array(Self.asUser.dropFirst()) + [
-                Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
-                "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
-                "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
-            ]
-        process.environment = Self.environment(home: home.path)
-        let log = FileHandle(forWritingAtPath: logPath)
-        process.standardError = log
-        process.standardOutput = log
-        try process.run()
         do {
-            try await eventually("cordond answers the user") {
-                try #require(process.isRunning, "cordond exited: \(log)")
-                return try await cli(["status"]).status == 0
-            }
+            try await start()
             if initialize {
                 let initialized = try await cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
                 try #require(initialized.status == 0, "init: \(initialized.stderr)")
@@ -76,6 +62,37 @@ final class UserAgent: @unchecked Sendable {
             cleanUp()
             throw error
         }
+    }
+
+    /// Starts cordond as the user on the directories and waits until it answers.
+    private func start() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.asUser[0])
+        process.arguments =
+            Array(Self.asUser.dropFirst()) + [
+                Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
+                "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
+                "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
+            ]
+        process.environment = Self.environment(home: home.path)
+        let output = FileHandle(forWritingAtPath: logPath)
+        output?.seekToEndOfFile()
+        process.standardError = output
+        process.standardOutput = output
+        try process.run()
+        self.process = process
+        try await eventually("cordond answers the user") {
+            try #require(process.isRunning, "cordond exited: \(log)")
+            return try await cli(["status"]).status == 0
+        }
+    }
+
+    /// Kills cordond if it still runs (`SIGKILL`, as a crash would) and starts it again on the same
+    /// directories; the container is then locked.
+    func restart() async throws {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        try await start()
     }
 
     /// What the user's programs see: no test-mode variable, the user's own runtime directory.
