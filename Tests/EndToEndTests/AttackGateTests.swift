@@ -5,14 +5,16 @@ import Testing
 
 /// docs/THREAT-MODEL.md, "Calls that need the passcode or a verified app", "The pasteboard" and
 /// "Admin policy": a same-user program tries to wipe, unlock, keep the container awake, read the
-/// pasteboard and loosen the admin's policy. Each attack shows the error it now gets.
+/// pasteboard and loosen the admin's policy. Each attack shows the error it now gets; the agent
+/// and the attacker are one ordinary user (``UserAgent``), but for the pasteboard test, whose
+/// real app is an SDK app in the test process (root) against a root agent in test mode.
 @Suite struct AttackGateTests {
     @Test func destructiveAndLockBypassingCallsNeedThePasscodeOrAVerifiedApp() async throws {
-        let daemon = try await AttackIdentityTests.daemon()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.lock()
-        let answer = try await AttackScript.run(
+        let agent = try await AttackIdentityTests.agent()
+        defer { agent.cleanUp() }
+        let locked = try await agent.cli(["lock"])
+        try #require(locked.status == 0, "lock: \(locked.stderr)")
+        let answer = try await agent.attack(
             """
             s = connect(sys.argv[1])
             out = {}
@@ -22,12 +24,13 @@ import Testing
             out["requestUnlock"] = error(call(s, "io.cordon.App.RequestUnlock",
                                               {"appId": "IT Security: your session expired, re-enter passcode"}))
             reg = call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+            harden()
             out["managed"] = reg["parameters"]["managed"]
             out["unmanagedActivity"] = error(call(s, "io.cordon.App.ReportActivity"))
             out["unmanagedUnlock"] = error(call(s, "io.cordon.Agent.Unlock", {}))
             out["wrongWipe"] = error(call(s, "io.cordon.Agent.Wipe", {"confirm": True, "passcode": "0000"}))
             print(json.dumps(out))
-            """, [daemon.socketPath], in: daemon.root)
+            """)
         #expect(answer["wipe"] as? String == "io.cordon.Agent.PasscodeRequired")
         #expect(answer["graceUnlock"] as? String == "io.cordon.Agent.PasscodeRequired")
         #expect(answer["activity"] as? String == "io.cordon.App.NotRegistered")
@@ -36,11 +39,10 @@ import Testing
         #expect(answer["unmanagedActivity"] as? String == "io.cordon.App.NotManaged")
         #expect(answer["unmanagedUnlock"] as? String == "io.cordon.Agent.PasscodeRequired")
         #expect(answer["wrongWipe"] as? String == "io.cordon.Agent.WrongPasscode")
-        let status = try await client.status()
-        #expect(status.state == .lockedKeyHeld, "still locked, and not wiped")
-        #expect(status.failedAttempts == 1, "the wrong passcode counted")
-        await client.close()
-        try await daemon.stop()
+        let status = try await agent.cli(["status", "--json"])
+        let fields = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(fields?["state"] as? String == "lockedKeyHeld", "still locked, and not wiped: \(status.stdout)")
+        #expect(fields?["failedAttempts"] as? Int == 1, "the wrong passcode counted: \(status.stdout)")
     }
 
     @Test func thePasteboardIsForVerifiedManagedAppsAndNeverWhileLocked() async throws {
@@ -86,26 +88,28 @@ import Testing
     }
 
     @Test func aUserFileCannotLoosenTheDefaultWithoutAnAdminFile() async throws {
-        let daemon = try await AttackIdentityTests.daemon()
-        defer { daemon.cleanUp() }
-        let loose = daemon.root.appending("loose.json")
+        let agent = try await AttackIdentityTests.agent()
+        defer { agent.cleanUp() }
+        let loose = agent.home.appending("loose.json")
         try #"""
         {"schema": "cordon.policy.v1",
          "lock": {"idleTimeoutSeconds": 0, "reauthGraceSeconds": 86400, "onScreenLock": false, "onSuspend": false},
          "passcode": {"maxAttempts": 100, "onMaxAttempts": "lockout"}}
         """#.write(toFile: loose, atomically: true, encoding: .utf8)
-        let pushed = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "policy", "push", loose])
+        let pushed = try await agent.cli(["policy", "push", loose])
         #expect(pushed.status == 0, "\(pushed.stderr)")
-        let client = try await daemon.client()
-        let policy = try await client.effectivePolicy()
-        let value = { (path: String) in policy.settings.first { $0.path == path }?.json }
-        #expect(value("/lock/reauthGraceSeconds") == "60")
-        #expect(value("/lock/onScreenLock") == "true")
-        #expect(value("/lock/onSuspend") == "true")
-        #expect(value("/passcode/maxAttempts") == "10")
-        #expect(value("/passcode/onMaxAttempts") == "\"wipe\"")
-        #expect(try await client.status().maxAttempts == 10)
-        await client.close()
-        try await daemon.stop()
+        let answer = try await agent.attack(
+            """
+            reply = call(connect(sys.argv[1]), "io.cordon.Policy.GetEffective")
+            print(json.dumps({s["path"]: s.get("json") for s in reply["parameters"]["settings"]}))
+            """)
+        #expect(answer["/lock/reauthGraceSeconds"] as? String == "60")
+        #expect(answer["/lock/onScreenLock"] as? String == "true")
+        #expect(answer["/lock/onSuspend"] as? String == "true")
+        #expect(answer["/passcode/maxAttempts"] as? String == "10")
+        #expect(answer["/passcode/onMaxAttempts"] as? String == "\"wipe\"")
+        let status = try await agent.cli(["status", "--json"])
+        let fields = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(fields?["maxAttempts"] as? Int == 10, "\(status.stdout)")
     }
 }
