@@ -263,13 +263,9 @@ import Testing
     @Test func aRegisteredSDKAppIsNotDumpable() async throws {
         let agent = try await Self.agent(policy: Self.trusted)
         defer { agent.cleanUp() }
-        let (notes, read) = try agent.startNotes()
-        defer {
-            kill(notes.pid, SIGKILL)
-            _ = notes.finish(input: nil)
-        }
+        let (notes, read) = try await agent.startNotes()
         try await eventually("the notes app writes with its key") { read().contains("wrote note #1") }
-        let directory = try #require(ProcessDirectory(pid: notes.pid))
+        let directory = try #require(ProcessDirectory(pid: notes))
         #expect(directory.dumpability(uid: UInt32(UserAgent.uid) ?? 0) == .nonDumpable)
         let attach = try await agent.attack(
             """
@@ -277,7 +273,7 @@ import Testing
             libc = ctypes.CDLL(None, use_errno=True)
             ok = libc.ptrace(0x4206, int(sys.argv[2]), None, None) == 0
             print(json.dumps({"attached": ok, "errno": ctypes.get_errno()}))
-            """, ["\(notes.pid)"])
+            """, ["\(notes)"])
         #expect(attach["attached"] as? Bool == false, "\(attach)")
         #expect(attach["errno"] as? Int == Int(EPERM), "\(attach)")
     }
@@ -285,12 +281,7 @@ import Testing
     @Test func aSecondProcessCannotRegisterAsALiveManagedApp() async throws {
         let agent = try await Self.agent(policy: Self.trusted)
         defer { agent.cleanUp() }
-        let (notes, read) = try agent.startNotes()
-        defer {
-            kill(notes.pid, SIGKILL)
-            _ = notes.finish(input: nil)
-        }
-        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
+        let (notes, _) = try await agent.startNotes()
         let answer = try await agent.attack(
             """
             s = connect(sys.argv[1])
@@ -298,7 +289,7 @@ import Testing
             print(json.dumps({"register": error(reg), "pid": reg.get("parameters", {}).get("pid")}))
             """)
         #expect(answer["register"] as? String == "io.cordon.App.AppIdInUse")
-        #expect(answer["pid"] as? Int == Int(notes.pid))
+        #expect(answer["pid"] as? Int == Int(notes))
     }
 }
 

@@ -26,14 +26,7 @@ import Testing
         defer { agent.cleanUp() }
         let initialized = try await agent.cli(["init", "--passcode-stdin"], input: UserAgent.passcode + "\n")
         try #require(initialized.status == 0, "init: \(initialized.stderr)")
-        let (notes, read) = try agent.startNotes()
-        defer {
-            kill(notes.pid, SIGKILL)
-            _ = notes.finish(input: nil)
-        }
-        try await eventually("the notes app registered") {
-            try await agent.cli(["apps"]).stdout.contains("com.example.notes")
-        }
+        let (_, read) = try await agent.startNotes()
         let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n")
         try #require(unlocked.status == 0, "unlock: \(unlocked.stderr)")
         try await eventually("notes are written with the app's key") { read().contains("wrote note #2") }

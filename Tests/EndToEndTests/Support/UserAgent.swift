@@ -21,6 +21,8 @@ final class UserAgent: @unchecked Sendable {
     let home: TemporaryDirectory
     /// Root's: the admin policy (`admin/`), the trust directory (`trust/`) and root's binaries.
     let system: TemporaryDirectory
+    /// The apps started as the user (``startNotes()``), killed by ``cleanUp()``.
+    private var apps: [SpawnedCommand] = []
     /// The running cordond (a new one after ``restart()``).
     private(set) var process = Process()
     let logPath: String
@@ -120,25 +122,34 @@ final class UserAgent: @unchecked Sendable {
             command: command ?? Self.asUser + [Self.python])
     }
 
-    /// Starts the notes example (a CordonKit app) as the user, writing to `name.out` in the
-    /// user's directory; returns it and a reader of what it has said so far.
-    func startNotes(_ name: String = "notes", arguments: [String] = []) throws -> (SpawnedCommand, () -> String) {
-        let output = home.appending("\(name).out")
+    /// Starts the notes example (a CordonKit app) as the user, writing to `notes.out` in the
+    /// user's directory, and waits until it has registered; it is killed by ``cleanUp()``. Returns
+    /// its pid and a reader of what it has said so far.
+    func startNotes() async throws -> (pid: Int32, read: @Sendable () -> String) {
+        let output = home.appending("notes.out")
         let command =
             Self.asUser + [
                 "/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path, "--dir",
-                home.appending(name), "--data-dir", home.appending("data"), "--interval-ms", "20", "--socket",
+                home.appending("notes"), "--data-dir", home.appending("data"), "--interval-ms", "20", "--socket",
                 socketPath,
-            ] + arguments
+            ]
         let notes = try SpawnedCommand(
             path: command[0], arguments: Array(command.dropFirst()), environment: Self.environment(home: home.path))
-        return (notes, { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" })
+        apps.append(notes)
+        let read: @Sendable () -> String = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
+        return (notes.pid, read)
     }
 
     /// The agent's log so far.
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     func cleanUp() {
+        for app in apps {
+            kill(app.pid, SIGKILL)
+            _ = app.finish(input: nil)
+        }
+        apps = []
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
