@@ -81,6 +81,9 @@ let package = Package(
         // Shells.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CCordonLinux"),
+        // The `read` that keeps who wrote each read of an app's connection (SCM_CREDENTIALS); linked
+        // only into the agent (CordonServer), docs/ARCHITECTURE.md "Who wrote a message".
+        .target(name: "CCordonSenders"),
         // ChaCha20-Poly1305 sealing into the caller's buffer, through the BoringSSL swift-crypto links
         // (CordonAge's payload chunks without SealedBox's extra copy).
         .target(name: "CCordonAEAD"),
@@ -124,7 +127,7 @@ let package = Package(
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
                 "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens", "CordonTPM",
-                "CordonIdentity", "CCordonLinux",
+                "CordonIdentity", "CCordonLinux", "CCordonSenders",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -243,7 +246,7 @@ let package = Package(
             name: "CordonServerTests",
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
-                "CordonStore", "CordonSecrets", "CordonIdentity",
+                "CordonStore", "CordonSecrets", "CordonIdentity", "CCordonSenders",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
             ],

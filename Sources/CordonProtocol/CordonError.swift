@@ -78,6 +78,10 @@ public enum CordonError: Error, Sendable, Equatable {
     case tooManyProcessConnections(pid: Int, limit: Int)
     /// The connection was idle for `seconds` without registering an app; the agent closed it.
     case connectionIdle(seconds: Double)
+    /// A message on the connection was written by process `sender`, not by process `pid` that
+    /// connected (a process holding a copy of another's socket: a parent, a child after `fork`,
+    /// a receiver of the descriptor): it is not served and the connection is closed.
+    case foreignSender(pid: Int, sender: Int)
 
     // MARK: Storage (#13)
 
@@ -192,6 +196,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case .internalError: return "io.cordon.Agent.InternalError"
         case .tooManyConnections: return "io.cordon.Agent.TooManyConnections"
         case .tooManyProcessConnections: return "io.cordon.Agent.TooManyProcessConnections"
+        case .foreignSender: return "io.cordon.Agent.ForeignSender"
         case .connectionIdle: return "io.cordon.Agent.ConnectionIdle"
         case .notRegistered: return "io.cordon.App.NotRegistered"
         case .alreadyRegistered: return "io.cordon.App.AlreadyRegistered"
@@ -277,6 +282,7 @@ public enum CordonError: Error, Sendable, Equatable {
         case .targetNotRunning(let appId): return ["appId": .string(appId)]
         case .contentTooLarge(let limit), .tooManyConnections(let limit): return ["limit": .int(limit)]
         case .tooManyProcessConnections(let pid, let limit): return ["pid": .int(pid), "limit": .int(limit)]
+        case .foreignSender(let pid, let sender): return ["pid": .int(pid), "sender": .int(sender)]
         case .connectionIdle(let seconds): return ["seconds": .double(seconds)]
         case .invalidProcess(let pid, let reason): return ["pid": .int(pid), "reason": .string(reason)]
         case .alreadyRegistered(let appId), .notManaged(let appId), .registeredOnBehalf(let appId),
@@ -374,6 +380,8 @@ public enum CordonError: Error, Sendable, Equatable {
         case "io.cordon.Agent.TooManyProcessConnections":
             self = .tooManyProcessConnections(pid: p["pid"]?.intValue ?? 0, limit: p["limit"]?.intValue ?? 0)
         case "io.cordon.Agent.ConnectionIdle": self = .connectionIdle(seconds: p["seconds"]?.doubleValue ?? 0)
+        case "io.cordon.Agent.ForeignSender":
+            self = .foreignSender(pid: p["pid"]?.intValue ?? 0, sender: p["sender"]?.intValue ?? 0)
         case "io.cordon.App.NotRegistered": self = .notRegistered
         case "io.cordon.App.AlreadyRegistered": self = .alreadyRegistered(appId: string("appId"))
         case "io.cordon.App.InvalidAppId": self = .invalidAppId(appId: string("appId"), reason: string("reason"))

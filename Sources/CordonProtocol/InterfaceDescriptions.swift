@@ -219,6 +219,10 @@ public enum InterfaceDescriptions {
         # The connection was idle too long without registering an app; it is closed.
         error ConnectionIdle (seconds: float)
 
+        # A message was written by process `sender`, not by the process `pid` that connected; it
+        # is not served and the connection is closed.
+        error ForeignSender (pid: int, sender: int)
+
         # The policy requires a TPM (passcode.hardware: required) and none is usable.
         error HardwareRequired (reason: string)
 

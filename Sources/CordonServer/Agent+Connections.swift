@@ -80,3 +80,22 @@ extension Agent {
         return EventLoopFuture.andAllComplete(closes, on: loop)
     }
 }
+
+extension Agent {
+    /// Logs and audits a message written on connection `id` by a process other than the one that
+    /// opened it; the handler refuses it and closes the connection.
+    func foreignSender(_ sender: Int32, on id: ConnectionID) {
+        loop.preconditionInEventLoop()
+        let appId = registry.registrations[id]?.appId
+        let pid = connections[id]?.identity.pid ?? 0
+        let reason = "process \(sender) wrote on the connection process \(pid) opened"
+        logger.warning(
+            "message refused: not written by the process that connected",
+            metadata: ["appId": "\(appId ?? "-")", "pid": "\(pid)", "sender": "\(sender)"])
+        writeAudit([
+            AuditEntry(
+                time: clock(), category: .decision, appId: appId, action: "app.message", outcome: "refused",
+                reason: reason, rules: [])
+        ])
+    }
+}

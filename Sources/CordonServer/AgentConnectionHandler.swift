@@ -11,6 +11,11 @@ import NIOCore
 /// less on every call, the largest part of the agent's fixed cost per call that was framing
 /// (docs/PERFORMANCE.md, "Round trips").
 ///
+/// Every read is checked against the process that connected: the kernel names the writer of each
+/// read (``MessageSenders``), and bytes another process wrote — through a copy of the socket it
+/// inherited, was handed or took — are never served: the connection gets
+/// `io.cordon.Agent.ForeignSender` and closes (docs/ARCHITECTURE.md, "Who wrote a message").
+///
 /// What to do next is `ConnectionStateMachine`'s to decide (back-pressure, pipelining,
 /// streaming, closing, idleness); this performs it on the channel, with the loop's clock (an
 /// `EmbeddedEventLoop`'s in tests). Like the agent it serves, it lives on the one event loop
@@ -22,6 +27,13 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
 
     private let agent: Host
     private let identify: PeerIdentification
+    private let attachSenders: SenderAttachment
+    /// Who wrote each read; nil before the channel is active or when it could not be attached.
+    private var senders: (any MessageSenders)?
+    /// The process that connected, once identified.
+    private var peer: Int32?
+    /// The writers of reads that came before the peer was identified.
+    private var earlyWriters: [Int32?] = []
     private var connection: AgentConnection?
     private var state: ConnectionStateMachine<ByteBuffer>
     /// Fires when the connection may have been idle for the timeout.
@@ -36,19 +48,39 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     /// A message was over the limit: everything read after it is discarded.
     private var discarding = false
 
-    init(agent: Host, identify: @escaping PeerIdentification = PeerCredentialReader.identify) {
+    init(
+        agent: Host, identify: @escaping PeerIdentification = PeerCredentialReader.identify,
+        senders: @escaping SenderAttachment = KernelSenders.attach
+    ) {
         self.agent = agent
         self.identify = identify
+        attachSenders = senders
         state = ConnectionStateMachine(
             maxPendingCalls: agent.limits.maxPendingCalls, maxPendingBytes: agent.limits.maxPendingBytes)
         splitter = VarlinkFrameSplitter(maxMessageBytes: agent.limits.maxMessageBytes)
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        // Before NIO's first read, so that no read holds two writers' bytes.
+        senders = attachSenders(context)
         context.fireChannelActive()
         identify(context).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let (identity, handle)):
+                guard senders != nil else {
+                    fail(
+                        context: context,
+                        with: CordonError.internalError(reason: "the agent cannot tell who writes on this connection")
+                            .varlinkError)
+                    return
+                }
+                peer = identity.pid
+                if let foreign = earlyWriters.first(where: { $0 != identity.pid }) {
+                    earlyWriters = []
+                    refuse(writer: foreign, context: context)
+                    return
+                }
+                earlyWriters = []
                 switch agent.connectionOpened(context: context, identity: identity, pidfd: handle) {
                 case .success(let connection):
                     self.connection = connection
@@ -66,6 +98,7 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        senders?.stop()
         idleTimer?.cancel()
         idleTimer = nil
         unread = nil  // A trailing message without its NUL is incomplete: dropped.
@@ -76,6 +109,13 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !discarding else { return }
+        // Read right away: the next read replaces it.
+        let writer = senders?.lastWriter()
+        if let peer {
+            guard writer == peer else { return refuse(writer: writer, context: context) }
+        } else {
+            earlyWriters.append(writer)
+        }
         var bytes = unwrapInboundIn(data)
         if var held = unread {
             unread = nil
@@ -149,6 +189,17 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+
+    /// Bytes on this connection were written by `writer` (nil: the kernel named no process the
+    /// agent can see), not by the process that connected: nothing it wrote is served, the calls
+    /// before it are answered, and the connection ends with `ForeignSender`.
+    private func refuse(writer: Int32?, context: ChannelHandlerContext) {
+        discarding = true
+        unread = nil
+        let pid = peer ?? 0
+        if let connection { agent.foreignSender(writer ?? 0, on: connection.id) }
+        fail(context: context, with: CordonError.foreignSender(pid: Int(pid), sender: Int(writer ?? 0)).varlinkError)
     }
 
     // MARK: - Calls

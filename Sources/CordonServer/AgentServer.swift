@@ -65,6 +65,12 @@ public final class AgentServer: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Inherited by every accepted socket before a client can write on it, so the kernel
+            // names the writer of everything read (KernelSenders; set on the accepted socket alone,
+            // what a client wrote between the accept and that call would carry no writer).
+            .serverChannelOption(
+                ChannelOptions.Types.SocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SO_PASSCRED), value: 1
+            )
             .serverChannelInitializer { [logger] in AcceptErrorLogger.install(on: $0, logger: logger) }
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in

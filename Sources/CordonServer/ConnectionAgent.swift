@@ -25,6 +25,9 @@ protocol ConnectionAgent: AnyObject {
     func connectionFailing(_ id: ConnectionID)
     /// Forgets everything a closed connection held.
     func connectionClosed(_ id: ConnectionID)
+    /// Process `sender` (0: one the agent cannot see) wrote on connection `id`, which another
+    /// process opened: the handler refuses it and closes the connection.
+    func foreignSender(_ sender: Int32, on id: ConnectionID)
 }
 
 /// How a handler learns who is on the other end of its channel.

@@ -186,6 +186,10 @@ extension CLIError {
             self.init(
                 "cordond refused the connection: process \(pid) already holds \(limit) connections",
                 hint: "a program should share a few connections; close some, then try again")
+        case .foreignSender(let pid, let sender):
+            self.init(
+                "cordond closed the connection: process \(sender) wrote on the connection process \(pid) opened",
+                hint: "each process must open its own connection to cordond; do not share or pass one on")
         case .connectionIdle(let seconds):
             self.init(
                 "cordond closed the connection: it was idle for \(Format.seconds(seconds)) without registering an app",

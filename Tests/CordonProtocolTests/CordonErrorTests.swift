@@ -115,11 +115,12 @@ struct CordonErrorTests {
         case .signInFailed: 69
         case .sessionExpired: 70
         case .processNotHardened: 71
+        case .foreignSender: 72
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...71))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...72))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -128,7 +129,7 @@ struct CordonErrorTests {
         let agent: Set<String> = [
             "NotInitialized", "AlreadyInitialized", "WrongPasscode", "RetryLater", "PasscodeRequired",
             "InvalidPasscode", "Locked", "Busy", "InternalError", "Revoked", "TooManyConnections",
-            "TooManyProcessConnections", "ConnectionIdle",
+            "TooManyProcessConnections", "ConnectionIdle", "ForeignSender",
             // MARK: TPM passcode sealing (#12)
             "HardwareRequired", "HardwareLockedOut", "HardwareKeyRejected", "HardwareUnavailable",
             "InvalidRecoveryKey",

@@ -52,6 +52,7 @@ let everyCordonError: [CordonError] = [
     .tooManyConnections(limit: 4096),
     .tooManyProcessConnections(pid: 4242, limit: 64),
     .connectionIdle(seconds: 900),
+    .foreignSender(pid: 4242, sender: 4243),
     // MARK: Storage (#13)
     .containerLocked(appId: "com.example.notes", state: "lockedKeyHeld"),
     .recordNotFound(namespace: "default", name: "draft"), .valueTooLarge(size: 40000, limit: 32768),

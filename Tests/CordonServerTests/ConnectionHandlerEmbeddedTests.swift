@@ -45,6 +45,17 @@ import Testing
         func isRegistered(_ id: ConnectionID) -> Bool { registered }
 
         func connectionClosed(_ id: ConnectionID) { closed.append(id) }
+
+        private(set) var foreignSenders: [Int32] = []
+        func foreignSender(_ sender: Int32, on id: ConnectionID) { foreignSenders.append(sender) }
+    }
+
+    /// The writer the kernel would name for each read; the peer (4242) unless a test says otherwise.
+    final class ScriptedSenders: MessageSenders {
+        var writer: Int32? = 4242
+        private(set) var stopped = false
+        func lastWriter() -> Int32? { writer }
+        func stop() { stopped = true }
     }
 
     /// Counts the reads that reach the socket.
@@ -61,10 +72,11 @@ import Testing
         let channel = EmbeddedChannel()
         let agent: ScriptedAgent
         let reads = ReadCounter()
+        let senders = ScriptedSenders()
 
         init(
             maxPendingCalls: Int = 8, maxMessageBytes: Int = 256, maxPendingBytes: Int = 1 << 20,
-            idleTimeout: Duration = .seconds(60)
+            idleTimeout: Duration = .seconds(60), attributable: Bool = true
         ) throws {
             agent = ScriptedAgent(
                 limits: ConnectionLimits(
@@ -72,9 +84,10 @@ import Testing
                     maxConnectionsPerUID: 4, maxPendingBytes: maxPendingBytes, maxConnectionsPerProcess: 4,
                     idleConnectionTimeout: idleTimeout))
             let identity = PeerIdentity(pid: 4242, uid: 1000, gid: 1000, executable: "/usr/bin/test-app")
-            let handler = AgentConnectionHandler(agent: agent) { context in
-                context.eventLoop.makeSucceededFuture((identity, nil))
-            }
+            let senders = senders
+            let handler = AgentConnectionHandler(
+                agent: agent, identify: { context in context.eventLoop.makeSucceededFuture((identity, nil)) },
+                senders: { _ in attributable ? senders : nil })
             try channel.pipeline.syncOperations.addHandler(reads)
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -230,6 +243,62 @@ import Testing
         #expect(fixture.agent.failing == [7], "the agent hears that the connection is ending")
         try fixture.send([Self.status])
         #expect(fixture.agent.dispatched.isEmpty, "a closing connection serves nothing more")
+    }
+
+    /// A read another process wrote (a copy of the socket: a parent, a forked child, a receiver of
+    /// the descriptor) is never served: the calls the peer wrote before it are answered, then the
+    /// connection gets `ForeignSender` (naming both processes) and serves nothing more, not even
+    /// the peer's own later calls.
+    @Test func aReadWrittenByAnotherProcessIsRefusedAndEndsTheConnection() throws {
+        let fixture = try Fixture()
+        try fixture.send([Self.status])
+        fixture.senders.writer = 5151
+        try fixture.send([Self.lock])
+        fixture.senders.writer = 4242
+        try fixture.send([Self.status])
+        #expect(fixture.agent.dispatched == [Self.status], "only the peer's first call is served")
+        let replies = try fixture.replies()
+        #expect(replies.count == 2, "\(replies)")
+        #expect(replies.last?.contains("io.cordon.Agent.ForeignSender") == true, "\(replies)")
+        #expect(replies.last?.contains(#""pid":4242"#) == true && replies.last?.contains(#""sender":5151"#) == true)
+        #expect(fixture.agent.foreignSenders == [5151])
+        #expect(fixture.agent.failing == [7], "the agent hears that the connection is ending")
+    }
+
+    /// Half a call from the peer completed by another process is not served either: the check is
+    /// per read, not per message.
+    @Test func aCallCompletedByAnotherProcessIsRefused() throws {
+        let fixture = try Fixture()
+        try fixture.channel.writeInbound(fixture.channel.allocator.buffer(string: #"{"method":"\#(Self.status)""#))
+        fixture.senders.writer = 5151
+        try fixture.channel.writeInbound(fixture.channel.allocator.buffer(bytes: [UInt8(ascii: "}"), 0]))
+        #expect(fixture.agent.dispatched.isEmpty)
+        #expect(try fixture.replies().first?.contains("io.cordon.Agent.ForeignSender") == true)
+    }
+
+    /// A read the kernel names no writer for (one outside the agent's PID namespace) counts as
+    /// another process's.
+    @Test func aReadWithoutAWriterIsRefused() throws {
+        let fixture = try Fixture()
+        fixture.senders.writer = nil
+        try fixture.send([Self.status])
+        #expect(fixture.agent.dispatched.isEmpty)
+        let replies = try fixture.replies()
+        #expect(replies.first?.contains("io.cordon.Agent.ForeignSender") == true, "\(replies)")
+        #expect(replies.first?.contains(#""sender":0"#) == true, "\(replies)")
+    }
+
+    /// A connection whose writers cannot be told is refused before it is admitted; closing a
+    /// connection stops the attribution of its descriptor.
+    @Test func aConnectionWhoseWritersCannotBeToldIsRefused() throws {
+        let fixture = try Fixture(attributable: false)
+        let replies = try fixture.replies()
+        #expect(replies.first?.contains("io.cordon.Agent.InternalError") == true, "\(replies)")
+        try fixture.send([Self.status])
+        #expect(fixture.agent.dispatched.isEmpty)
+        let attributed = try Fixture()
+        try attributed.channel.close().wait()
+        #expect(attributed.senders.stopped)
     }
 
     @Test func aMalformedCallGetsInvalidMessage() throws {

@@ -187,8 +187,9 @@ import Testing
         #expect((answer["reason"] as? String)?.contains("\(variable) is set") == true, "\(answer)")
     }
 
-    /// A registration's process is pinned by its pidfd and its `/proc` directory: a process
-    /// handed the connection of a registered app that has since exited gets nothing through it.
+    /// A process handed the connection of a registered app that has since exited gets nothing
+    /// through it: it did not open the connection (`ForeignSender`); the registration's process is
+    /// pinned by its pidfd and its `/proc` directory besides, so a reused pid would not pass either.
     @Test func aConnectionHandedOnByAnExitedAppYieldsNoKey() async throws {
         let agent = try await Self.agent(policy: Self.trusted)
         defer { agent.cleanUp() }
@@ -210,7 +211,7 @@ import Testing
             print(json.dumps({"before": message.decode(), "after": error(after)}))
             """)
         #expect(answer["before"] as? String == "key", "\(answer)")
-        #expect(answer["after"] as? String == "io.cordon.App.ProcessChanged", "\(answer)")
+        #expect(answer["after"] as? String == "io.cordon.Agent.ForeignSender", "\(answer)")
     }
 
     /// The injection is read once, at registration (the dynamic linker acts only when a program
