@@ -25,14 +25,21 @@ final class UserAgent: @unchecked Sendable {
     private var apps: [SpawnedCommand] = []
     /// The running cordond (a new one after ``restart()``).
     private(set) var process = Process()
+    /// cordond's flags beyond the directories and logging (``init(policy:install:initialize:arguments:testMode:)``).
+    private let extraArguments: [String]
     let logPath: String
     var socketPath: String { home.appending("run/agent.sock") }
 
     /// Installs `install` (a path under root's directory for each program copied there), writes
     /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy and starts
     /// cordond as the user; with `initialize`, initializes and unlocks it through the CLI run as
-    /// the user.
-    init(policy: String, install: [String: String] = [:], initialize: Bool = true) async throws {
+    /// the user. `arguments` are further cordond flags; `testMode` adds `--test-mode` and the fast
+    /// KDF, for the few cases that need test mode's switches (say why where it is used).
+    init(
+        policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
+        testMode: Bool = false
+    ) async throws {
+        extraArguments = arguments + (testMode ? ["--test-mode", "--insecure-fast-kdf"] : [])
         home = try TemporaryDirectory()
         system = try TemporaryDirectory()
         for directory in ["admin", "trust"] {
@@ -75,7 +82,7 @@ final class UserAgent: @unchecked Sendable {
                 Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
                 "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
                 "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
-            ]
+            ] + extraArguments
         process.environment = Self.environment(home: home.path)
         let output = FileHandle(forWritingAtPath: logPath)
         output?.seekToEndOfFile()
