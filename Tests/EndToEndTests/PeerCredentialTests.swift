@@ -1,10 +1,9 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// Another user is refused: by the 0700 runtime directory, and by `SO_PEERCRED` even when
-/// the permissions have been loosened by mistake.
+/// the permissions have been loosened by mistake. cordond runs as an ordinary user (``UserAgent``),
+/// the other user is uid 65534.
 @Suite struct PeerCredentialTests {
     /// A raw varlink call from Python, run as another uid with `setpriv`.
     static let client = """
@@ -31,8 +30,9 @@ import Testing
         print(json.dumps({"connect": "ok", "replies": replies, "eof": True}))
         """
 
-    func runAsNobody(socket: String, root: TemporaryDirectory) async throws -> [String: Any] {
-        let script = root.appending("peer.py")
+    func runAsNobody(socket: String) async throws -> [String: Any] {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("peer-\(UUID()).py").path
+        defer { try? FileManager.default.removeItem(atPath: script) }
         try Self.client.write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o644)
         let result = try await runCommand(
@@ -43,33 +43,35 @@ import Testing
         return try #require(object as? [String: Any])
     }
 
+    static func started() async throws -> UserAgent {
+        try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#, initialize: false)
+    }
+
     @Test func otherUserCannotReachTheSocket() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        chmod(daemon.root.path, 0o755)
-        let answer = try await runAsNobody(socket: daemon.socketPath, root: daemon.root)
+        let agent = try await Self.started()
+        defer { agent.cleanUp() }
+        chmod(agent.home.path, 0o755)
+        let answer = try await runAsNobody(socket: agent.socketPath)
         #expect(answer["connect"] as? String == "PermissionError")
-        try await daemon.stop()
     }
 
     @Test func otherUserIsRefusedByPeerCredentials() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
+        let agent = try await Self.started()
+        defer { agent.cleanUp() }
         // Simulate a misconfiguration: the directory and socket open to everyone.
-        chmod(daemon.root.path, 0o755)
-        chmod(daemon.runtimeDirectory, 0o755)
-        chmod(daemon.socketPath, 0o666)
-        let answer = try await runAsNobody(socket: daemon.socketPath, root: daemon.root)
+        chmod(agent.home.path, 0o755)
+        chmod(agent.home.appending("run"), 0o755)
+        chmod(agent.socketPath, 0o666)
+        let answer = try await runAsNobody(socket: agent.socketPath)
         #expect(answer["connect"] as? String == "ok")
         let replies = try #require(answer["replies"] as? [[String: Any]])
         #expect(replies.count == 1)
         #expect(replies.first?["error"] as? String == "org.varlink.service.PermissionDenied")
         #expect(replies.first?["parameters"] as? [String: Any] == nil || replies.first?["error"] != nil)
         #expect(answer["eof"] as? Bool == true, "the connection is closed after the refusal")
-        #expect(daemon.log.contains("connection refused: another user"))
+        #expect(agent.log.contains("connection refused: another user"))
         // The agent's own user is still served.
-        let client = try await daemon.client()
-        #expect(try await client.status().state == .uninitialized)
-        try await daemon.stop()
+        let status = try await agent.cli(["status"])
+        #expect(status.status == 0 && status.stdout.contains("uninitialized"), "\(status.stdout)")
     }
 }

@@ -41,7 +41,7 @@ import Testing
         // Open the directory and socket to everyone: only SO_PEERCRED stands in the way.
         chmod(root.path, 0o755)
         chmod(activated, 0o666)
-        let answer = try await PeerCredentialTests().runAsNobody(socket: activated, root: root)
+        let answer = try await PeerCredentialTests().runAsNobody(socket: activated)
         let replies = try #require(answer["replies"] as? [[String: Any]])
         #expect(replies.first?["error"] as? String == "org.varlink.service.PermissionDenied")
         #expect(daemon.log.contains("connection refused: another user"))

@@ -31,16 +31,18 @@ final class UserAgent: @unchecked Sendable {
     var socketPath: String { home.appending("run/agent.sock") }
 
     /// Installs `install` (a path under root's directory for each program copied there), writes
-    /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy and starts
+    /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy, lets
+    /// `prepareHome` lay out the user's directory as the user might have left it, and starts
     /// cordond as the user; with `initialize`, initializes and unlocks it through the CLI run as
     /// the user. `arguments` are further cordond flags; `testMode` adds `--test-mode` and the fast
     /// KDF, for the few cases that need test mode's switches (say why where it is used).
     init(
         policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
-        testMode: Bool = false
+        testMode: Bool = false, prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
     ) async throws {
         extraArguments = arguments + (testMode ? ["--test-mode", "--insecure-fast-kdf"] : [])
         home = try TemporaryDirectory()
+        try prepareHome(home)
         system = try TemporaryDirectory()
         for directory in ["admin", "trust"] {
             try FileManager.default.createDirectory(
@@ -99,9 +101,14 @@ final class UserAgent: @unchecked Sendable {
     /// Kills cordond if it still runs (`SIGKILL`, as a crash would) and starts it again on the same
     /// directories; the container is then locked.
     func restart() async throws {
+        stop()
+        try await start()
+    }
+
+    /// Kills cordond (`SIGKILL`) and waits for it; ``restart()`` starts it again.
+    func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        try await start()
     }
 
     /// What the user's programs see: no test-mode variable, the user's own runtime directory.
