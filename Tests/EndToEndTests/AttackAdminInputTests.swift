@@ -1,22 +1,23 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// docs/THREAT-MODEL.md, "Admin policy": the user controls cordond's flags and environment (its
 /// unit file is theirs), so outside test mode cordond refuses the flags that set what an
 /// administrator decides, and admin paths another user could write. Test mode says so everywhere.
+/// cordond and the CLI run as an ordinary user (``TestUser``, ``UserAgent``).
 @Suite struct AttackAdminInputTests {
-    /// Runs cordond with `arguments` on a fresh directory and returns how it exited and what it said.
+    /// Runs cordond as the user with `arguments` on a fresh directory of the user's and returns how
+    /// it exited and what it said.
     func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
         let root = try TemporaryDirectory()
         defer { root.remove() }
+        try await NobodyAgent.run(["/bin/chown", "\(TestUser.uid):\(TestUser.gid)", root.path])
         return try await runCommand(
-            Binaries.cordond,
-            [
-                "--runtime-dir", root.appending("run"), "--data-dir", root.appending("data"), "--config-dir",
-                root.appending("config"), "--log-target", "stderr",
-            ] + arguments, environment: environment)
+            URL(fileURLWithPath: TestUser.asUser[0]),
+            Array(TestUser.asUser.dropFirst()) + [
+                Binaries.cordond.path, "--runtime-dir", root.appending("run"), "--data-dir", root.appending("data"),
+                "--config-dir", root.appending("config"), "--log-target", "stderr",
+            ] + arguments, environment: UserAgent.environment(home: root.path).merging(environment) { $1 })
     }
 
     @Test(arguments: [
@@ -35,6 +36,7 @@ import Testing
     @Test func anAdminDirectoryAnotherUserCanWriteIsRefused() async throws {
         let planted = try TemporaryDirectory()
         defer { planted.remove() }
+        chmod(planted.path, 0o755)  // the user reaches what is planted in it
         let admin = planted.appending("admin")
         try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.ownerAccountID: 65534], ofItemAtPath: admin)
@@ -66,26 +68,28 @@ import Testing
                 "--prompt-program names \(program): component 'prompt' is writable by group or others"))
     }
 
+    /// Test mode (needed here: it is what is shown) is announced in the log, the status, doctor
+    /// and every audit record.
     @Test func testModeIsShownInStatusDoctorAndEveryAuditRecord() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        #expect(daemon.log.contains("TEST MODE"))
-        let client = try await daemon.client()
-        #expect(try await client.status().testMode == true)
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
+        let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#, testMode: true)
+        defer { agent.cleanUp() }
+        #expect(agent.log.contains("TEST MODE"))
         // A rejected file is audited.
-        try FileManager.default.createDirectory(atPath: daemon.userPolicyDirectory, withIntermediateDirectories: true)
-        try "{}".write(toFile: daemon.userPolicyDirectory + "/bad.json", atomically: true, encoding: .utf8)
-        _ = try await client.reloadPolicy()
-        let records = try await client.audit()
+        let policies = agent.home.appending("config/policy.d")
+        try await NobodyAgent.run(
+            TestUser.asUser + ["/bin/sh", "-c", "mkdir -p \"$0\" && echo '{}' > \"$0/bad.json\"", policies])
+        _ = try await agent.cli(["policy", "reload"])  // reports the rejected file; the audit is checked below
+        let audit = try await agent.cli(["audit", "--json"])
+        #expect(audit.status == 0, "\(audit.stderr)")
+        let records = audit.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(!records.isEmpty)
-        #expect(records.allSatisfy { $0.testMode == true })
-        let status = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "status"])
+        #expect(records.allSatisfy { $0["testMode"] as? Bool == true }, "\(audit.stdout)")
+        #expect(records.contains { ($0["reason"] as? String ?? "").contains("bad.json") }, "\(audit.stdout)")
+        let status = try await agent.cli(["status"])
         #expect(status.stdout.contains("TEST MODE"))
-        let doctor = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "doctor"])
+        let doctor = try await agent.cli(["doctor"])
         #expect(doctor.stdout.contains("warn") && doctor.stdout.contains("TEST MODE"), "\(doctor.stdout)")
-        await client.close()
-        try await daemon.stop()
     }
 }
