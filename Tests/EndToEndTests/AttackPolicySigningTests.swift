@@ -21,7 +21,8 @@ import Testing
         let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#, initialize: false)
         do {
             try FileManager.default.removeItem(atPath: agent.system.appending("admin/10-apps.json"))
-            try pair.publicKey.write(toFile: agent.system.appending("trust/admin.pub"), atomically: true, encoding: .utf8)
+            try pair.publicKey.write(
+                toFile: agent.system.appending("trust/admin.pub"), atomically: true, encoding: .utf8)
             try pair.privateKey.write(toFile: agent.system.appending("admin.key"), atomically: true, encoding: .utf8)
             // The trust store is read at start.
             try await agent.restart()
