@@ -69,6 +69,19 @@ if ! "$python" -c "import varlink" >/dev/null 2>&1; then
     "$python" -m pip install -q varlink 2>/dev/null || "$python" -m pip install -q --break-system-packages varlink
 fi
 
+# The suites run their Python peers as an ordinary user (docs/THREAT-MODEL.md), with Debian's
+# interpreter: a root-only interpreter (pyenv under /root) is out of that user's reach. The varlink
+# client (pure Python) goes where Debian's interpreter looks too.
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c "import varlink" >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    target=$(/usr/bin/python3 -c "import site; print(site.getsitepackages()[0])")
+    echo "installing the Python varlink client for /usr/bin/python3 in $target"
+    $sudo mkdir -p "$target"
+    $sudo "$python" -m pip install -q --no-deps --target "$target" varlink 2>/dev/null \
+        || $sudo "$python" -m pip install -q --break-system-packages --no-deps --target "$target" varlink
+fi
+
 # The Python JSON Schema validator checks that policies/cordon.policy.v1.schema.json and the
 # Swift policy parser agree on every shipped policy and invalid fixture.
 if ! "$python" -c "import jsonschema" >/dev/null 2>&1; then

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// A third-party varlink client (Python `varlink` from PyPI) parses every interface the
-/// agent describes and calls it.
+/// agent describes and calls it. cordond and the client run as an ordinary user outside test mode
+/// (``UserAgent``); the client hardens itself after `Register`, as an app must for its key.
 @Suite struct ThirdPartyVarlinkTests {
     static let script = """
         import json, sys, varlink
@@ -17,17 +18,19 @@ import Testing
                 status = agent.GetStatus().status
                 out["state"] = status.state
                 out["maxAttempts"] = status.maxAttempts
-                agent.Initialize("2468")
+                agent.Initialize(sys.argv[2])
                 try:
-                    agent.Unlock("0000")
+                    agent.Unlock("Wrong-Guess-4409")
                 except varlink.VarlinkError as e:
                     out["wrong"] = e.error()
                     out["wrongParameters"] = e.parameters()
-                agent.Unlock("2468")
+                agent.Unlock(sys.argv[2])
                 out["after"] = agent.GetStatus().status.state
             with client.open("io.cordon.App", namespaced=True) as app:
                 registration = app.Register("com.example.python")
                 out["register"] = registration.managed
+                import ctypes
+                ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, as CordonKit does
                 out["keyLength"] = len(app.GetKey().key)
                 # A signed posture report for the registration, asked on another connection.
                 with client.open("io.cordon.Posture", namespaced=True) as posture:
@@ -38,12 +41,16 @@ import Testing
         """
 
     @Test func pythonVarlinkOpensEveryInterfaceAndCalls() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let script = daemon.root.appending("client.py")
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#, initialize: false)
+        defer { agent.cleanUp() }
+        let script = agent.home.appending("client.py")
         try Self.script.write(toFile: script, atomically: true, encoding: .utf8)
-        let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"
-        let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), [python, script, daemon.socketPath])
+        chmod(script, 0o644)
+        let result = try await runCommand(
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + ["/usr/bin/python3", script, agent.socketPath, UserAgent.passcode],
+            environment: UserAgent.environment(home: agent.home.path))
         #expect(result.status == 0, "python varlink failed: \(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let answer = try #require(object)
@@ -62,6 +69,5 @@ import Testing
         #expect(answer["keyLength"] as? Int == 44)
         #expect(answer["reportFormat"] as? String == "cordon.posture.report.v1")
         #expect(answer["reportKey"] as? Bool == true)
-        try await daemon.stop()
     }
 }
