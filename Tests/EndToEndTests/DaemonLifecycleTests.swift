@@ -1,54 +1,83 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
-/// The daemon process: graceful shutdown, its socket, and the service manager protocol.
+/// The daemon process: graceful shutdown, its socket, and the service manager protocol. cordond,
+/// the CLI and the apps run as an ordinary user outside test mode (``UserAgent``).
 @Suite struct DaemonLifecycleTests {
-    @Test func sigtermRevokesAndTellsEveryApp() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let app = try await CordonApp.connect(appId: "com.example.shutdown", socketPath: daemon.socketPath)
-        var events = app.events.makeAsyncIterator()
-        let first = try #require(await events.next())
-        #expect(first.kind == .state && first.keyAvailable)
+    static let policy = #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
 
-        #expect(try await daemon.stop(signal: SIGTERM) == 0)
-        var kinds: [(EventKind, EventReason)] = []
-        while let event = await events.next() { kinds.append((event.kind, event.reason)) }
-        #expect(kinds.map(\.0) == [.didLock, .encryptionKeyUnavailable, .encryptionKeyUnavailable])
-        #expect(kinds.map(\.1) == [.shutdown, .shutdown, .agentUnavailable])
-        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket is removed")
-        #expect(daemon.log.contains("key discarded"))
+    /// An app that registers, hardens, subscribes and writes each event (kind, reason) as a JSON
+    /// line to the file `sys.argv[2]` until the agent's end closes.
+    static let subscriber = """
+        s = connect(sys.argv[1])
+        call(s, "io.cordon.App.Register", {"appId": "com.example.shutdown"})
+        harden()
+        events = connect(sys.argv[1])
+        events.sendall(json.dumps({"method": "io.cordon.App.Subscribe", "parameters": {}, "more": True}).encode() + b"\\0")
+        out = open(sys.argv[2], "w", buffering=1)
+        data = b""
+        while True:
+            chunk = events.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            while b"\\0" in data:
+                frame, data = data.split(b"\\0", 1)
+                reply = json.loads(frame)
+                event = reply.get("parameters", {}).get("event", {})
+                out.write(json.dumps({"error": reply.get("error"), "kind": event.get("kind"),
+                                      "reason": event.get("reason"), "state": event.get("state")}) + "\\n")
+        out.write(json.dumps({"eof": True}) + "\\n")
+        print(json.dumps({"done": True}))
+        """
+
+    @Test func sigtermRevokesAndTellsEveryApp() async throws {
+        let agent = try await UserAgent(policy: Self.policy)
+        defer { agent.cleanUp() }
+        let events = agent.home.appending("events.jsonl")
+        async let subscriber = agent.attack(Self.subscriber, [events])
+        let lines: @Sendable () -> [[String: Any]] = {
+            let text = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+        try await eventually("the app hears the first event") { !lines().isEmpty }
+        let first = try #require(lines().first)
+        #expect(first["kind"] as? String == "State" && first["state"] as? String == "unlocked", "\(first)")
+
+        #expect(agent.terminate(signal: SIGTERM) == 0)
+        _ = try await subscriber
+        let after = lines().dropFirst()
+        #expect(after.last?["eof"] as? Bool == true, "the connection ends: \(after)")
+        let kinds = after.compactMap { $0["kind"] as? String }
+        let reasons = after.compactMap { $0["reason"] as? String }
+        #expect(kinds == ["DidLock", "EncryptionKeyUnavailable"], "\(after)")
+        #expect(reasons == ["shutdown", "shutdown"], "\(after)")
+        #expect(!FileManager.default.fileExists(atPath: agent.socketPath), "the socket is removed")
+        #expect(agent.log.contains("key discarded"))
     }
 
     @Test func liveSocketIsNeverStolen() async throws {
-        let first = try await DaemonProcess.started()
-        defer { first.cleanUp() }
-        let second = try DaemonProcess(root: first.root)
-        #expect(try await second.stop(signal: 0) == 1, "the second daemon refuses to start")
-        #expect(second.log.contains("another agent is already listening"))
-        let client = try await first.client()
-        #expect(try await client.status().state == .uninitialized)
-        try await first.stop()
+        let agent = try await UserAgent(policy: Self.policy, initialize: false)
+        defer { agent.cleanUp() }
+        let second = try await agent.runAnother()
+        #expect(second.status == 1, "the second daemon refuses to start: \(second.stderr)")
+        #expect(second.stderr.contains("another agent is already listening"), "\(second.stderr)")
+        #expect(try await agent.cli(["status"]).stdout.contains("uninitialized"))
     }
 
     @Test func staleSocketIsReplaced() async throws {
-        let first = try await DaemonProcess.started()
-        defer { first.cleanUp() }
-        try await first.stop(signal: SIGKILL)
-        #expect(FileManager.default.fileExists(atPath: first.socketPath), "kill -9 leaves the socket behind")
-        let second = try await DaemonProcess.started(root: first.root)
-        let client = try await second.client()
-        #expect(try await client.status().state == .uninitialized)
-        let attributes = try FileManager.default.attributesOfItem(atPath: second.socketPath)
+        let agent = try await UserAgent(policy: Self.policy, initialize: false)
+        defer { agent.cleanUp() }
+        agent.stop()
+        #expect(FileManager.default.fileExists(atPath: agent.socketPath), "kill -9 leaves the socket behind")
+        try await agent.restart()
+        #expect(try await agent.cli(["status"]).stdout.contains("uninitialized"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: agent.socketPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        let directory = try FileManager.default.attributesOfItem(atPath: second.runtimeDirectory)
+        let directory = try FileManager.default.attributesOfItem(atPath: agent.home.appending("run"))
         #expect((directory[.posixPermissions] as? Int) == 0o700)
-        try await second.stop()
     }
 
     static let notifyListener = """
@@ -64,22 +93,28 @@ import Testing
         print(json.dumps(messages))
         """
 
+    /// The service manager's socket is the user's (systemd --user's); the listener runs as the user.
     @Test func notifiesTheServiceManager() async throws {
-        let root = try TemporaryDirectory()
-        defer { root.remove() }
-        let script = root.appending("notify.py")
+        let listenerHome = try TemporaryDirectory()
+        defer { listenerHome.remove() }
+        try await NobodyAgent.run(["/bin/chown", "\(TestUser.uid):\(TestUser.gid)", listenerHome.path])
+        let script = listenerHome.appending("notify.py")
         try Self.notifyListener.write(toFile: script, atomically: true, encoding: .utf8)
-        let notifySocket = root.appending("notify.sock")
-        let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"
-        async let listener = runCommand(URL(fileURLWithPath: "/usr/bin/env"), [python, script, notifySocket])
+        chmod(script, 0o644)
+        let notifySocket = listenerHome.appending("notify.sock")
+        async let listener = runCommand(
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + ["/usr/bin/python3", script, notifySocket])
         try await eventually("the listener is bound") {
             FileManager.default.fileExists(atPath: notifySocket + ".ready")
         }
-        let daemon = try await DaemonProcess.started(root: root, environment: ["NOTIFY_SOCKET": notifySocket])
-        try await daemon.stop()
+        let agent = try await UserAgent(
+            policy: Self.policy, initialize: false, environment: ["NOTIFY_SOCKET": notifySocket])
+        defer { agent.cleanUp() }
+        #expect(agent.terminate() == 0)
         let result = try await listener
         let messages = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String]
-        let all = try #require(messages).joined(separator: "\n")
+        let all = try #require(messages, "\(result.stderr)").joined(separator: "\n")
         #expect(all.contains("READY=1"))
         #expect(all.contains("STATUS=state: uninitialized"))
         #expect(all.contains("STOPPING=1"))

@@ -25,8 +25,10 @@ final class UserAgent: @unchecked Sendable {
     private var apps: [SpawnedCommand] = []
     /// The running cordond (a new one after ``restart()``).
     private(set) var process = Process()
-    /// cordond's flags beyond the directories and logging (``init(policy:install:initialize:arguments:testMode:)``).
+    /// cordond's flags beyond the directories and logging (``init(policy:install:initialize:arguments:testMode:environment:prepareHome:)``).
     private let extraArguments: [String]
+    /// cordond's environment beyond what the user's programs see (``environment(home:)``).
+    private let extraEnvironment: [String: String]
     let logPath: String
     var socketPath: String { home.appending("run/agent.sock") }
 
@@ -34,13 +36,16 @@ final class UserAgent: @unchecked Sendable {
     /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy, lets
     /// `prepareHome` lay out the user's directory as the user might have left it, and starts
     /// cordond as the user; with `initialize`, initializes and unlocks it through the CLI run as
-    /// the user. `arguments` are further cordond flags; `testMode` adds `--test-mode` and the fast
-    /// KDF, for the few cases that need test mode's switches (say why where it is used).
+    /// the user. `arguments` are further cordond flags and `environment` further variables of its;
+    /// `testMode` adds `--test-mode` and the fast KDF, for the few cases that need test mode's
+    /// switches (say why where it is used).
     init(
         policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
-        testMode: Bool = false, prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
+        testMode: Bool = false, environment: [String: String] = [:],
+        prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
     ) async throws {
         extraArguments = arguments + (testMode ? ["--test-mode", "--insecure-fast-kdf"] : [])
+        extraEnvironment = environment
         home = try TemporaryDirectory()
         try prepareHome(home)
         system = try TemporaryDirectory()
@@ -75,17 +80,21 @@ final class UserAgent: @unchecked Sendable {
         }
     }
 
+    /// cordond's command line after the `setpriv` prefix.
+    private var commandLine: [String] {
+        [
+            Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
+            "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
+            "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
+        ] + extraArguments
+    }
+
     /// Starts cordond as the user on the directories and waits until it answers.
     private func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.asUser[0])
-        process.arguments =
-            Array(Self.asUser.dropFirst()) + [
-                Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
-                "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
-                "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
-            ] + extraArguments
-        process.environment = Self.environment(home: home.path)
+        process.arguments = Array(Self.asUser.dropFirst()) + commandLine
+        process.environment = Self.environment(home: home.path).merging(extraEnvironment) { $1 }
         let output = FileHandle(forWritingAtPath: logPath)
         output?.seekToEndOfFile()
         process.standardError = output
@@ -103,6 +112,22 @@ final class UserAgent: @unchecked Sendable {
     func restart() async throws {
         stop()
         try await start()
+    }
+
+    /// Runs a second cordond as the user on the same directories, in the foreground (it is
+    /// expected to refuse to start), and returns how it ended.
+    func runAnother() async throws -> CommandResult {
+        try await runCommand(
+            URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + commandLine,
+            environment: Self.environment(home: home.path).merging(extraEnvironment) { $1 })
+    }
+
+    /// Sends cordond `signal` and waits for it to exit; returns its exit status.
+    @discardableResult
+    func terminate(signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     /// Kills cordond (`SIGKILL`) and waits for it; ``restart()`` starts it again.
