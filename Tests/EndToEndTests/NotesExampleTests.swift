@@ -1,75 +1,64 @@
-import CordonKit
 import CordonProtocol
 import Foundation
 import Testing
 
-/// The example app halts its I/O when the key goes and resumes when it returns.
+/// The example app halts its I/O when the key goes and resumes when it returns. cordond, the CLI
+/// and the apps run as an ordinary user outside test mode (``UserAgent``).
 @Suite struct NotesExampleTests {
+    static let policy = #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
+
+    func unlock(_ agent: UserAgent) async throws {
+        let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n")
+        try #require(unlocked.status == 0, "unlock: \(unlocked.stderr)")
+    }
+
     @Test func notesHaltOnLogoutAndResumeOnUnlock() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
+        let agent = try await UserAgent(policy: Self.policy, initialize: false)
+        defer { agent.cleanUp() }
+        #expect(try await agent.cli(["init", "--passcode-stdin"], input: UserAgent.passcode + "\n").status == 0)
+        let (notes, read) = try agent.startNotes(
+            ["--dir", agent.home.appending("notes"), "--data-dir", agent.home.appending("data"), "--interval-ms", "20"],
+            output: "notes")
 
-        let output = daemon.root.appending("notes.out")
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let notes = Process()
-        notes.executableURL = Binaries.notes
-        notes.arguments = [
-            "--dir", daemon.root.path, "--data-dir", daemon.root.appending("data"), "--interval-ms", "20", "--socket",
-            daemon.socketPath,
-        ]
-        notes.standardOutput = FileHandle(forWritingAtPath: output)
-        try notes.run()
-        defer { if notes.isRunning { notes.terminate() } }
-        let read = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-
-        try await eventually("the app registered") { try await client.apps().count == 1 }
-        try await client.unlock(passcode: "2468")
+        try await eventually("the app registered") { try await agent.apps().count == 1 }
+        try await unlock(agent)
         try await eventually("notes are written") { read().contains("wrote note #2") }
-        try await client.logout()
+        #expect(try await agent.cli(["logout"]).status == 0)
         try await eventually("the app halted and acknowledged") { read().contains("acknowledged seq") }
-        try await eventually("the agent sees compliance") { try await client.apps().first?.compliance == .compliant }
+        try await eventually("the agent sees compliance") { try await agent.apps().first?.compliance == .compliant }
         let halted = read()
         #expect(halted.contains("file closed, key dropped, I/O halted"))
-        try await client.unlock(passcode: "2468")
+        try await unlock(agent)
         try await eventually("notes resume with the key received a second time") {
             read().components(separatedBy: "key received").count == 3
         }
         try await eventually("writing resumes") { read().dropFirst(halted.count).contains("wrote note #") }
-        try await daemon.stop()
-        try await eventually("the app exits when the agent goes") { !notes.isRunning }
+        #expect(agent.terminate() == 0)
+        try await eventually("the app exits when the agent goes") { !agent.isRunning(notes) }
         #expect(read().contains("agent connection ended"))
     }
 
     @Test func notesCopySaveAndShareAsThePolicyAllows() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let exports = daemon.root.appending("exports")
-        try FileManager.default.createDirectory(atPath: exports, withIntermediateDirectories: true)
-        func start(_ name: String, _ extra: [String]) throws -> (Process, () -> String) {
-            let output = daemon.root.appending("\(name).out")
-            _ = FileManager.default.createFile(atPath: output, contents: nil)
-            let process = Process()
-            process.executableURL = Binaries.notes
-            process.arguments =
-                ["--app-id", "com.example.\(name)", "--dir", daemon.root.appending(name), "--interval-ms", "20"]
-                + ["--socket", daemon.socketPath, "--data-dir", daemon.root.appending("data")] + extra
-            try FileManager.default.createDirectory(
-                atPath: daemon.root.appending(name), withIntermediateDirectories: true)
-            process.standardOutput = FileHandle(forWritingAtPath: output)
-            try process.run()
-            return (process, { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" })
+        let agent = try await UserAgent(policy: Self.policy)
+        defer { agent.cleanUp() }
+        let exports = agent.home.appending("exports")
+        func start(_ name: String, _ extra: [String]) throws -> @Sendable () -> String {
+            let arguments =
+                ["--app-id", "com.example.\(name)", "--dir", agent.home.appending(name), "--interval-ms", "20"]
+                + ["--data-dir", agent.home.appending("data")] + extra
+            return try agent.startNotes(arguments, output: name).read
         }
-        let (reader, readerOutput) = try start("reader", [])
-        defer { if reader.isRunning { reader.terminate() } }
-        try await eventually("the reader is subscribed") { try await client.apps().first?.subscribed == true }
-        let (writer, writerOutput) = try start(
-            "notes", ["--export-dir", exports, "--share-with", "com.example.reader"])
-        defer { if writer.isRunning { writer.terminate() } }
+        // The directories are the user's, made by the user.
+        let made = try await agent.attack(
+            """
+            for d in sys.argv[2:]:
+                os.makedirs(d, exist_ok=True)
+            print(json.dumps({"made": True}))
+            """, [exports, agent.home.appending("reader"), agent.home.appending("notes")])
+        #expect(made["made"] as? Bool == true)
+        let readerOutput = try start("reader", [])
+        try await eventually("the reader is subscribed") { try await agent.apps().first?.subscribed == true }
+        let writerOutput = try start("notes", ["--export-dir", exports, "--share-with", "com.example.reader"])
         try await eventually("a note is shared") { writerOutput().contains("shared note #5 with com.example.reader") }
         #expect(writerOutput().contains("copied note #5 to the managed pasteboard"))
         // The fifth note written (ticks before the key arrived wrote nothing): plain text, as saved.
@@ -77,9 +66,14 @@ import Testing
         try await eventually("the reader received it") {
             readerOutput().contains("received document \(exports)/note-5.txt from com.example.notes")
         }
-        let peer = try await CordonApp.connect(appId: "com.example.peer", socketPath: daemon.socketPath)
-        #expect(try await peer.pasteboard.paste().source == "com.example.notes")
-        await peer.close()
-        try await daemon.stop()
+        let peer = try await agent.attack(
+            """
+            s = connect(sys.argv[1])
+            call(s, "io.cordon.App.Register", {"appId": "com.example.peer"})
+            harden()
+            pasted = call(s, "io.cordon.Pasteboard.Paste")
+            print(json.dumps({"error": error(pasted), "source": pasted.get("parameters", {}).get("source")}))
+            """)
+        #expect(peer["source"] as? String == "com.example.notes", "\(peer)")
     }
 }

@@ -1,9 +1,9 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// `Type=notify` against a test `NOTIFY_SOCKET` listener: readiness, status, watchdog, stopping.
+/// cordond, the CLI and the listener (systemd --user's part) run as an ordinary user
+/// (``UserAgent``).
 @Suite struct ServiceManagerTests {
     /// Appends every datagram to `<socket>.log` as it arrives (one JSON string per line).
     static let listener = """
@@ -31,38 +31,40 @@ import Testing
     @Test func watchdogPingsAndStatusFollowsTheLockState() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
+        try await NobodyAgent.run(["/bin/chown", "\(TestUser.uid):\(TestUser.gid)", root.path])
         let script = root.appending("notify.py")
         try Self.listener.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o644)
         let notifySocket = root.appending("notify.sock")
-        let python = ProcessInfo.processInfo.environment["PYTHON"] ?? "python3"
-        async let listener = runCommand(URL(fileURLWithPath: "/usr/bin/env"), [python, script, notifySocket])
+        async let listener = runCommand(
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + ["/usr/bin/python3", script, notifySocket])
         try await eventually("the listener is bound") {
             FileManager.default.fileExists(atPath: notifySocket + ".ready")
         }
-        let daemon = try await DaemonProcess.started(
-            root: root, environment: ["NOTIFY_SOCKET": notifySocket, "WATCHDOG_USEC": "200000"])
-        defer { daemon.cleanUp() }
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1"}"#, initialize: false,
+            environment: ["NOTIFY_SOCKET": notifySocket, "WATCHDOG_USEC": "200000"])
+        defer { agent.cleanUp() }
         try await eventually("READY=1 with the status") {
             Self.messages(notifySocket).contains {
                 $0.contains("READY=1") && $0.contains("STATUS=state: uninitialized")
             }
         }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
+        #expect(try await agent.cli(["init", "--passcode-stdin"], input: UserAgent.passcode + "\n").status == 0)
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n").status == 0)
         try await eventually("STATUS follows the unlock") {
             Self.messages(notifySocket).contains { $0.contains("STATUS=state: unlocked") }
         }
-        try await client.lock()
+        #expect(try await agent.cli(["lock"]).status == 0)
         try await eventually("STATUS follows the lock") {
             Self.messages(notifySocket).contains { $0.contains("STATUS=state: locked") }
         }
-        await client.close()
         try await eventually("repeated WATCHDOG=1 pings") {
             Self.messages(notifySocket).filter { $0 == "WATCHDOG=1" }.count >= 3
         }
-        #expect(daemon.log.contains("watchdog pings enabled"))
-        try await daemon.stop()
+        #expect(agent.log.contains("watchdog pings enabled"))
+        #expect(agent.terminate() == 0)
         let result = try await listener
         #expect(result.status == 0, "\(result.stderr)")
         let all = Self.messages(notifySocket)

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 import Testing
 
@@ -165,19 +166,42 @@ final class UserAgent: @unchecked Sendable {
     /// user's directory, and waits until it has registered; it is killed by ``cleanUp()``. Returns
     /// its pid and a reader of what it has said so far.
     func startNotes() async throws -> (pid: Int32, read: @Sendable () -> String) {
-        let output = home.appending("notes.out")
+        let (pid, read) = try startNotes(
+            ["--dir", home.appending("notes"), "--data-dir", home.appending("data"), "--interval-ms", "20"],
+            output: "notes")
+        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
+        return (pid, read)
+    }
+
+    /// Starts the notes example as the user with `arguments` (and `--socket`), writing to
+    /// `OUTPUT.out` in the user's directory, without waiting; it is killed by ``cleanUp()`` or
+    /// ``stopApps()``. Returns its pid and a reader of what it has said so far.
+    func startNotes(_ arguments: [String], output name: String) throws -> (pid: Int32, read: @Sendable () -> String) {
+        let output = home.appending("\(name).out")
         let command =
-            Self.asUser + [
-                "/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path, "--dir",
-                home.appending("notes"), "--data-dir", home.appending("data"), "--interval-ms", "20", "--socket",
-                socketPath,
-            ]
+            Self.asUser + ["/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path]
+            + arguments + ["--socket", socketPath]
         let notes = try SpawnedCommand(
             path: command[0], arguments: Array(command.dropFirst()), environment: Self.environment(home: home.path))
         apps.append(notes)
         let read: @Sendable () -> String = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
         return (notes.pid, read)
+    }
+
+    /// Whether the app started with pid `pid` still runs (exited, it is a zombie until ``cleanUp()``
+    /// reaps it).
+    func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return !stat[close...].dropFirst(2).hasPrefix("Z")
+    }
+
+    /// The registered apps, as `cordon apps --json` lists them.
+    func apps() async throws -> [AppInfo] {
+        let listed = try await cli(["apps", "--json"])
+        try #require(listed.status == 0, "cordon apps: \(listed.stderr)")
+        return try JSONDecoder().decode([AppInfo].self, from: Data(listed.stdout.utf8))
     }
 
     /// The agent's log so far.
