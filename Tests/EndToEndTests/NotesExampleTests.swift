@@ -17,7 +17,10 @@ import Testing
         defer { agent.cleanUp() }
         #expect(try await agent.cli(["init", "--passcode-stdin"], input: UserAgent.passcode + "\n").status == 0)
         let (notes, read) = try agent.startNotes(
-            ["--dir", agent.home.appending("notes"), "--data-dir", agent.home.appending("data"), "--interval-ms", "20"],
+            [
+                "--dir", agent.home.appending("notes"), "--data-dir", agent.home.appending("data"), "--interval-ms",
+                "20",
+            ],
             output: "notes")
 
         try await eventually("the app registered") { try await agent.apps().count == 1 }
