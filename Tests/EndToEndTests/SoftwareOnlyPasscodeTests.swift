@@ -1,85 +1,73 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// docs/THREAT-MODEL.md, "Passcode and TPM": where only the passcode protects the key, the default
 /// rules are stronger (6 characters, no simple sequence, no repeating pattern); with a TPM the
-/// defaults stand, and what a policy file sets stands either way. Against the real daemon, without
-/// the test harness's short-passcode file (`shortPasscodes: false`).
+/// defaults stand, and what a policy file sets stands either way. cordond and the CLI run as an
+/// ordinary user (``UserAgent``): outside test mode on a machine without a TPM, in test mode where
+/// the TPM is a simulator (only test mode takes a TCTI other than the system's device).
 @Suite(.serialized) struct SoftwareOnlyPasscodeTests {
-    /// A daemon with no TPM (nothing listens on port 1) or `simulator`'s, and `admin` as a policy file.
-    func daemon(_ simulator: SoftwareTPM? = nil, admin: String? = nil) async throws -> DaemonProcess {
-        let root = try TemporaryDirectory()
-        if let admin {
-            try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-            try admin.write(toFile: root.appending("admin/50-passcode.json"), atomically: true, encoding: .utf8)
-        }
-        return try await DaemonProcess.started(
-            root: root, arguments: ["--tpm-tcti", simulator?.tcti ?? "swtpm:host=127.0.0.1,port=1"],
-            shortPasscodes: false)
+    static let noPolicy = #"{"schema": "cordon.policy.v1"}"#
+
+    /// The status `cordon status --json` prints.
+    static func status(_ agent: UserAgent) async throws -> [String: Any] {
+        let status = try await agent.cli(["status", "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
     }
 
-    func refusal(_ body: () async throws -> Void) async -> String? {
-        do {
-            try await body()
-            return nil
-        } catch CordonError.invalidPasscode(let reason) {
-            return reason
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
+    /// `cordon init` with `passcode`: the reason of a refusal, or nil when it was taken.
+    static func refusal(_ agent: UserAgent, initializing passcode: String) async throws -> String? {
+        let result = try await agent.cli(["init", "--passcode-stdin"], input: passcode + "\n")
+        if result.status == 0 { return nil }
+        #expect(result.stderr.contains("hint:"), "\(result.stderr)")
+        return result.stderr
     }
 
     @Test func withoutATPMShortSimpleAndRepeatingPasscodesAreRefused() async throws {
-        let daemon = try await daemon()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
+        let agent = try await UserAgent(policy: Self.noPolicy, initialize: false)
+        defer { agent.cleanUp() }
         #expect(
-            await refusal { try await client.initialize(passcode: "2468") }
-                == "the passcode must have at least 6 characters (no TPM protects the key)")
-        #expect(
-            await refusal { try await client.initialize(passcode: "123456") }?.contains("too simple") == true)
-        #expect(
-            await refusal { try await client.initialize(passcode: "121212") }?.contains("repeating pattern") == true)
+            try await Self.refusal(agent, initializing: "2468")?.contains(
+                "the passcode must have at least 6 characters (no TPM protects the key)") == true)
+        #expect(try await Self.refusal(agent, initializing: "123456")?.contains("too simple") == true)
+        #expect(try await Self.refusal(agent, initializing: "121212")?.contains("repeating pattern") == true)
         // Nothing was stored by the refusals.
-        #expect(try await client.status().state == .uninitialized)
-        try await client.initialize(passcode: "worm-hole")
-        try await client.unlock(passcode: "worm-hole")
+        #expect(try await Self.status(agent)["state"] as? String == "uninitialized")
+        #expect(try await Self.refusal(agent, initializing: "worm-hole") == nil)
+        let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: "worm-hole\n")
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
         // A passcode change is held to the same rules, and the right old passcode is not counted as wrong.
-        #expect(
-            await refusal { try await client.changePasscode(old: "worm-hole", new: "abcabc") }?.contains(
-                "repeating pattern") == true)
-        #expect(try await client.status().failedAttempts == 0)
-        try await client.changePasscode(old: "worm-hole", new: "tulip-7")
-        await client.close()
+        let pattern = try await agent.cli(["passwd", "--passcode-stdin"], input: "worm-hole\nabcabc\n")
+        #expect(pattern.status != 0 && pattern.stderr.contains("repeating pattern"), "\(pattern.stderr)")
+        #expect(try await Self.status(agent)["failedAttempts"] as? Int == 0)
+        let changed = try await agent.cli(["passwd", "--passcode-stdin"], input: "worm-hole\ntulip-7\n")
+        #expect(changed.status == 0, "\(changed.stderr)")
         // The CLI shows the rule, with a hint.
-        let cli = try await runCommand(
-            Binaries.cordon, ["passwd", "--socket", daemon.socketPath, "--passcode-stdin"], input: "tulip-7\n1111\n")
-        #expect(cli.status != 0)
-        #expect(cli.stderr.contains("at least 6 characters (no TPM protects the key)"), "\(cli.stderr)")
+        let short = try await agent.cli(["passwd", "--passcode-stdin"], input: "tulip-7\n1111\n")
+        #expect(short.status != 0)
+        #expect(short.stderr.contains("at least 6 characters (no TPM protects the key)"), "\(short.stderr)")
+        #expect(short.stderr.contains("hint:"), "\(short.stderr)")
     }
 
     @Test func withATPMTheDefaultsStand() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
-        let daemon = try await daemon(simulator)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        #expect(try await client.status().keyProtection?.kind == "tpm")
-        try await client.unlock(passcode: "2468")
-        await client.close()
+        let agent = try await UserAgent(
+            policy: Self.noPolicy, initialize: false, arguments: ["--tpm-tcti", simulator.tcti], testMode: true)
+        defer { agent.cleanUp() }
+        #expect(try await Self.refusal(agent, initializing: "2468") == nil)
+        let protection = try await Self.status(agent)["keyProtection"] as? [String: Any]
+        #expect(protection?["kind"] as? String == "tpm", "\(String(describing: protection))")
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: "2468\n").status == 0)
     }
 
     @Test func whatThePolicySetsStandsWithoutATPM() async throws {
-        let daemon = try await daemon(
-            admin: #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 4, "allowSimple": true}}"#)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "1212")
-        #expect(try await client.status().keyProtection?.kind == "software")
-        await client.close()
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 4, "allowSimple": true}}"#,
+            initialize: false)
+        defer { agent.cleanUp() }
+        #expect(try await Self.refusal(agent, initializing: "1212") == nil)
+        let protection = try await Self.status(agent)["keyProtection"] as? [String: Any]
+        #expect(protection?["kind"] as? String == "software", "\(String(describing: protection))")
     }
 }

@@ -1,12 +1,13 @@
 import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// `cordon token rename|rm|reset` against the real daemon (docs/CLI.md): each change is made with the
-/// passcode, each refusal prints its error and hint and changes nothing stored.
+/// passcode, each refusal prints its error and hint and changes nothing stored. cordond and the CLI
+/// run as an ordinary user outside test mode (``UserAgent``).
 @Suite struct TokenCLITests {
-    static let passcode = "2468"
+    static let passcode = UserAgent.passcode
+    static let wrong = "Wrong-Guess-4409"
     /// Two HOTP seeds (hex and base32) whose codes oathtool checks.
     static let seeds = [
         ("3132333435363738393031323334353637383930", "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"),
@@ -17,16 +18,33 @@ import Testing
         "otpauth://hotp/Example:user\(index)?secret=\(seeds[index].1)&issuer=Example&counter=\(counter)"
     }
 
-    /// `cordon --socket … ARGUMENTS` with the passcode on standard input.
+    /// `cordon token ARGUMENTS` as the user, with the passcode on standard input.
+    static func cordon(_ agent: UserAgent, _ arguments: [String], passcode: String? = passcode) async throws
+        -> CommandResult
+    {
+        try await agent.cli(["token"] + arguments, input: passcode.map { "\($0)\n" })
+    }
+
+    /// The serials and nicknames `cordon token list --json` prints.
+    static func listed(_ agent: UserAgent) async throws -> [String: String] {
+        let list = try await cordon(agent, ["list", "--json", "--passcode-stdin"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let tokens = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]] ?? []
+        var result: [String: String] = [:]
+        for token in tokens { result[token["serial"] as? String ?? "?"] = token["nickname"] as? String ?? "" }
+        return result
+    }
+
+    /// `cordon --socket … token ARGUMENTS` against a daemon of the suites that still run it as root
+    /// in test mode (TokenCTKIPTests, TokenPolicyTests), with the passcode on standard input.
     static func cordon(_ daemon: DaemonProcess, _ arguments: [String], passcode: String? = passcode) async throws
         -> CommandResult
     {
         try await runCommand(
-            Binaries.cordon, ["--socket", daemon.socketPath, "token"] + arguments,
-            input: passcode.map { "\($0)\n" })
+            Binaries.cordon, ["--socket", daemon.socketPath, "token"] + arguments, input: passcode.map { "\($0)\n" })
     }
 
-    /// The serials and nicknames `cordon token list --json` prints.
+    /// The serials and nicknames `cordon token list --json` prints, for such a daemon.
     static func listed(_ daemon: DaemonProcess) async throws -> [String: String] {
         let list = try await cordon(daemon, ["list", "--json", "--passcode-stdin"])
         #expect(list.status == 0, "\(list.stderr)")
@@ -44,78 +62,89 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
-    static func started() async throws -> DaemonProcess {
+    /// A root daemon in test mode, initialized and unlocked, for the suites that still need one.
+    static func startedDaemon() async throws -> DaemonProcess {
         let daemon = try await DaemonProcess.started()
-        let client = try await daemon.client()
-        try await client.initialize(passcode: passcode)
-        try await client.unlock(passcode: passcode)
-        await client.close()
+        do {
+            let client = try await daemon.client()
+            try await client.initialize(passcode: passcode)
+            try await client.unlock(passcode: passcode)
+            await client.close()
+        } catch {
+            daemon.cleanUp()
+            throw error
+        }
         return daemon
     }
 
+    static func started() async throws -> UserAgent {
+        try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#)
+    }
+
     @Test func renameRemoveAndResetChangeOnlyWhatTheyNameAndRefusalsChangeNothing() async throws {
-        let daemon = try await Self.started()
-        defer { daemon.cleanUp() }
+        let agent = try await Self.started()
+        defer { agent.cleanUp() }
         for index in 0..<2 {
-            let imported = try await Self.cordon(daemon, ["import", "--passcode-stdin", Self.hotp(index)])
+            let imported = try await Self.cordon(agent, ["import", "--passcode-stdin", Self.hotp(index)])
             #expect(imported.status == 0 && imported.stdout.hasSuffix("(hotp, 6 digits)\n"), "\(imported.stderr)")
         }
-        let original = try await Self.listed(daemon)
+        let original = try await Self.listed(agent)
         let serials = original.keys.sorted()
         try #require(serials.count == 2)
         let (first, second) = (serials[0], serials[1])
 
-        let renamed = try await Self.cordon(daemon, ["rename", "--passcode-stdin", first, "Work VPN"])
+        let renamed = try await Self.cordon(agent, ["rename", "--passcode-stdin", first, "Work VPN"])
         #expect(renamed.stdout == "renamed \(first) to Work VPN\n", "\(renamed.stderr)")
         Self.expectRefused(
-            try await Self.cordon(daemon, ["rename", "--passcode-stdin", first, String(repeating: "n", count: 33)]),
+            try await Self.cordon(agent, ["rename", "--passcode-stdin", first, String(repeating: "n", count: 33)]),
             "the token's nickname is not acceptable: a nickname has 1 to 32 characters, not 33",
             hint: "check the input")
         Self.expectRefused(
-            try await Self.cordon(daemon, ["rename", "--passcode-stdin", "oath-0000000000000000", "x"]),
+            try await Self.cordon(agent, ["rename", "--passcode-stdin", "oath-0000000000000000", "x"]),
             "no token has the serial oath-0000000000000000", hint: "list the tokens with `cordon token list`")
         Self.expectRefused(
-            try await Self.cordon(daemon, ["rename", "--passcode-stdin", first, "Stolen"], passcode: "0000"),
+            try await Self.cordon(agent, ["rename", "--passcode-stdin", first, "Stolen"], passcode: Self.wrong),
             "wrong passcode; ", hint: "")
-        #expect(try await Self.listed(daemon) == [first: "Work VPN", second: original[second] ?? "?"])
+        #expect(try await Self.listed(agent) == [first: "Work VPN", second: original[second] ?? "?"])
 
         Self.expectRefused(
-            try await Self.cordon(daemon, ["rm", "--passcode-stdin", second], passcode: "0000"),
+            try await Self.cordon(agent, ["rm", "--passcode-stdin", second], passcode: Self.wrong),
             "wrong passcode; ", hint: "")
         Self.expectRefused(
-            try await Self.cordon(daemon, ["rm", "--passcode-stdin", "oath-0000000000000000"]),
+            try await Self.cordon(agent, ["rm", "--passcode-stdin", "oath-0000000000000000"]),
             "no token has the serial oath-0000000000000000", hint: "list the tokens with `cordon token list`")
-        #expect(try await Self.listed(daemon).count == 2)
-        let removed = try await Self.cordon(daemon, ["rm", "--passcode-stdin", second])
+        #expect(try await Self.listed(agent).count == 2)
+        let removed = try await Self.cordon(agent, ["rm", "--passcode-stdin", second])
         #expect(removed.stdout == "removed \(second)\n", "\(removed.stderr)")
-        #expect(try await Self.listed(daemon) == [first: "Work VPN"])
+        #expect(try await Self.listed(agent) == [first: "Work VPN"])
 
-        let unconfirmed = try await Self.cordon(daemon, ["reset", "--passcode-stdin"])
+        let unconfirmed = try await Self.cordon(agent, ["reset", "--passcode-stdin"])
         #expect(unconfirmed.status != 0 && unconfirmed.stderr.contains("reset deletes every token; confirm with --yes"))
         Self.expectRefused(
-            try await Self.cordon(daemon, ["reset", "--yes", "--passcode-stdin"], passcode: "0000"),
+            try await Self.cordon(agent, ["reset", "--yes", "--passcode-stdin"], passcode: Self.wrong),
             "wrong passcode; ", hint: "")
-        #expect(try await Self.listed(daemon) == [first: "Work VPN"])
-        let reset = try await Self.cordon(daemon, ["reset", "--yes", "--passcode-stdin"])
+        #expect(try await Self.listed(agent) == [first: "Work VPN"])
+        let reset = try await Self.cordon(agent, ["reset", "--yes", "--passcode-stdin"])
         #expect(reset.stdout == "every token was deleted\n", "\(reset.stderr)")
-        #expect(try await Self.listed(daemon).isEmpty)
-        let none = try await Self.cordon(daemon, ["list", "--passcode-stdin"])
+        #expect(try await Self.listed(agent).isEmpty)
+        let none = try await Self.cordon(agent, ["list", "--passcode-stdin"])
         #expect(none.stdout == "no tokens\n")
 
         // The new key generation seals and opens: the same token imports again and gives oathtool's code.
-        let again = try await Self.cordon(daemon, ["import", "--passcode-stdin", Self.hotp(0, counter: 3)])
+        let again = try await Self.cordon(agent, ["import", "--passcode-stdin", Self.hotp(0, counter: 3)])
         #expect(again.status == 0, "\(again.stderr)")
-        let serial = try #require(try await Self.listed(daemon).keys.first)
-        let code = try await Self.cordon(daemon, ["code", "--passcode-stdin", serial])
+        let serial = try #require(try await Self.listed(agent).keys.first)
+        let code = try await Self.cordon(agent, ["code", "--passcode-stdin", serial])
         #expect(code.stdout == (try await TokenAttackTests.oathtool(Self.seeds[0].0, counter: 3)) + "\n")
 
-        let client = try await daemon.client()
-        let actions = try await client.audit(appId: "io.cordon.cli").filter { $0.category == "tokens" }
+        let audit = try await agent.cli(["audit", "--app", "io.cordon.cli", "--json"])
+        let actions = audit.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["category"] as? String == "tokens" }
+        let pairs = actions.map { ($0["action"] as? String ?? "", $0["outcome"] as? String ?? "") }
         for action in ["tokens.rename", "tokens.remove", "tokens.reset", "tokens.import", "tokens.code"] {
-            #expect(actions.contains { $0.action == action && $0.outcome == "allow" }, "\(action)")
+            #expect(pairs.contains { $0 == (action, "allow") }, "\(action)")
         }
-        #expect(actions.contains { $0.action == "tokens.rename" && $0.outcome == "refused" })
-        await client.close()
-        try await daemon.stop()
+        #expect(pairs.contains { $0 == ("tokens.rename", "refused") })
     }
 }

@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func importLimitsAndKindsRefuseWithTheirErrorAndKeepWhatIsStored() async throws {
-        let daemon = try await TokenCLITests.started()
+        let daemon = try await TokenCLITests.startedDaemon()
         defer { daemon.cleanUp() }
         try await Self.writePolicy(daemon, #"{"maxTokens": 2, "importKinds": ["otpauth", "ctf"]}"#)
         for index in 0..<2 {
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func pinRequiredAndCliReadsCodesDecideWhatTheCLIGets() async throws {
-        let daemon = try await TokenCLITests.started()
+        let daemon = try await TokenCLITests.startedDaemon()
         defer { daemon.cleanUp() }
         let imported = try await TokenCLITests.cordon(
             daemon, ["import", "--passcode-stdin", Self.securID, "--pin", "1234"])
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func codeReadersAndDataAccessDecideWhatAnAppGets() async throws {
-        let daemon = try await TokenCLITests.started()
+        let daemon = try await TokenCLITests.startedDaemon()
         defer { daemon.cleanUp() }
         try await Self.writePolicy(daemon, #"{"codeReaders": ["com.example.reader"], "dataAccess": "whenUnlocked"}"#)
         let client = try await daemon.client()
