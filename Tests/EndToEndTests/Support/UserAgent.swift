@@ -31,7 +31,14 @@ final class UserAgent: @unchecked Sendable {
     /// cordond's environment beyond what the user's programs see (``environment(home:)``).
     private let extraEnvironment: [String: String]
     let logPath: String
-    var socketPath: String { home.appending("run/agent.sock") }
+    var socketPath: String { activatedSocket ?? home.appending("run/agent.sock") }
+    /// Where `systemd-socket-activate` listens and starts cordond, if it does
+    /// (``init(policy:install:initialize:arguments:testMode:environment:activatedSocket:prepareHome:)``).
+    let activatedSocket: String?
+    /// What the user's programs see (``environment(home:)``), with the socket this agent serves.
+    var userEnvironment: [String: String] {
+        Self.environment(home: home.path).merging(["CORDON_SOCKET": socketPath]) { $1 }
+    }
 
     /// Installs `install` (a path under root's directory for each program copied there), writes
     /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy, lets
@@ -39,12 +46,15 @@ final class UserAgent: @unchecked Sendable {
     /// cordond as the user; with `initialize`, initializes and unlocks it through the CLI run as
     /// the user. `arguments` are further cordond flags and `environment` further variables of its;
     /// `testMode` adds `--test-mode` and the fast KDF, for the few cases that need test mode's
-    /// switches (say why where it is used).
+    /// switches (say why where it is used). With `activatedSocket`, the real
+    /// `systemd-socket-activate` (run as the user) listens there and starts cordond on the first
+    /// connection, as systemd --user would.
     init(
         policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
-        testMode: Bool = false, environment: [String: String] = [:],
+        testMode: Bool = false, environment: [String: String] = [:], activatedSocket: String? = nil,
         prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
     ) async throws {
+        self.activatedSocket = activatedSocket
         extraArguments = arguments + (testMode ? ["--test-mode", "--insecure-fast-kdf"] : [])
         extraEnvironment = environment
         home = try TemporaryDirectory()
@@ -94,8 +104,13 @@ final class UserAgent: @unchecked Sendable {
     private func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.asUser[0])
-        process.arguments = Array(Self.asUser.dropFirst()) + commandLine
-        process.environment = Self.environment(home: home.path).merging(extraEnvironment) { $1 }
+        // systemd-socket-activate closes the descriptor Foundation watches for the child's exit:
+        // the launcher's wrapper (see ``Launcher``) keeps it open until cordond has exited.
+        let launcher = activatedSocket.map {
+            [Launcher.shell.path, "-c", Launcher.script, "/usr/bin/systemd-socket-activate", "-l", $0]
+        }
+        process.arguments = Array(Self.asUser.dropFirst()) + (launcher ?? []) + commandLine
+        process.environment = userEnvironment.merging(extraEnvironment) { $1 }
         let output = FileHandle(forWritingAtPath: logPath)
         output?.seekToEndOfFile()
         process.standardError = output
@@ -120,19 +135,29 @@ final class UserAgent: @unchecked Sendable {
     func runAnother() async throws -> CommandResult {
         try await runCommand(
             URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + commandLine,
-            environment: Self.environment(home: home.path).merging(extraEnvironment) { $1 })
+            environment: userEnvironment.merging(extraEnvironment) { $1 })
     }
 
     /// Sends cordond `signal` and waits for it to exit; returns its exit status.
     @discardableResult
     func terminate(signal: Int32 = SIGTERM) -> Int32 {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        if process.isRunning { kill(daemonPID, signal) }
         process.waitUntilExit()
         return process.terminationStatus
     }
 
+    /// cordond's pid: the launcher wrapper's child when `systemd-socket-activate` started it
+    /// (the wrapper's own pid before the first connection).
+    var daemonPID: Int32 {
+        let pid = process.processIdentifier
+        guard activatedSocket != nil else { return pid }
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return children.split(separator: " ").compactMap { Int32($0) }.first ?? pid
+    }
+
     /// Kills cordond (`SIGKILL`) and waits for it; ``restart()`` starts it again.
     func stop() {
+        if process.isRunning, daemonPID != process.processIdentifier { kill(daemonPID, SIGKILL) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
@@ -149,7 +174,7 @@ final class UserAgent: @unchecked Sendable {
     func cli(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
         try await runCommand(
             URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + [Binaries.cordon.path] + arguments,
-            input: input, environment: Self.environment(home: home.path))
+            input: input, environment: userEnvironment)
     }
 
     /// Runs an attack script as the user (`command` overrides the interpreter, e.g. a bound binary).
@@ -182,7 +207,7 @@ final class UserAgent: @unchecked Sendable {
             Self.asUser + ["/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path]
             + arguments + ["--socket", socketPath]
         let notes = try SpawnedCommand(
-            path: command[0], arguments: Array(command.dropFirst()), environment: Self.environment(home: home.path))
+            path: command[0], arguments: Array(command.dropFirst()), environment: userEnvironment)
         apps.append(notes)
         let read: @Sendable () -> String = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
         return (notes.pid, read)
@@ -213,10 +238,7 @@ final class UserAgent: @unchecked Sendable {
             _ = app.finish(input: nil)
         }
         apps = []
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        stop()
         home.remove()
         system.remove()
     }
