@@ -25,8 +25,10 @@ final class UserAgent: @unchecked Sendable {
     private var apps: [SpawnedCommand] = []
     /// The running cordond (a new one after ``restart()``).
     private(set) var process = Process()
-    /// cordond's flags beyond the directories and logging (``init(policy:install:initialize:arguments:testMode:)``).
+    /// cordond's flags beyond the directories and logging (``init(policy:install:initialize:arguments:testMode:environment:)``).
     private let extraArguments: [String]
+    /// cordond's environment beyond ``environment(home:)``.
+    private let extraEnvironment: [String: String]
     let logPath: String
     var socketPath: String { home.appending("run/agent.sock") }
 
@@ -34,12 +36,14 @@ final class UserAgent: @unchecked Sendable {
     /// `policy` (`$SYSTEM` standing for root's directory) as root's admin policy and starts
     /// cordond as the user; with `initialize`, initializes and unlocks it through the CLI run as
     /// the user. `arguments` are further cordond flags; `testMode` adds `--test-mode` and the fast
-    /// KDF, for the few cases that need test mode's switches (say why where it is used).
+    /// KDF, for the few cases that need test mode's switches (say why where it is used);
+    /// `environment` is added to cordond's (a display, the variables a prompt is placed by).
     init(
         policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
-        testMode: Bool = false
+        testMode: Bool = false, environment: [String: String] = [:]
     ) async throws {
         extraArguments = arguments + (testMode ? ["--test-mode", "--insecure-fast-kdf"] : [])
+        extraEnvironment = environment
         home = try TemporaryDirectory()
         system = try TemporaryDirectory()
         for directory in ["admin", "trust"] {
@@ -77,13 +81,8 @@ final class UserAgent: @unchecked Sendable {
     private func start() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.asUser[0])
-        process.arguments =
-            Array(Self.asUser.dropFirst()) + [
-                Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
-                "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
-                "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
-            ] + extraArguments
-        process.environment = Self.environment(home: home.path)
+        process.arguments = Array(Self.asUser.dropFirst()) + daemonArguments
+        process.environment = Self.environment(home: home.path).merging(extraEnvironment) { $1 }
         let output = FileHandle(forWritingAtPath: logPath)
         output?.seekToEndOfFile()
         process.standardError = output
@@ -94,6 +93,24 @@ final class UserAgent: @unchecked Sendable {
             try #require(process.isRunning, "cordond exited: \(log)")
             return try await cli(["status"]).status == 0
         }
+    }
+
+    /// cordond and its flags: the directories, logging and ``extraArguments``.
+    private var daemonArguments: [String] {
+        [
+            Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
+            "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
+            "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
+        ] + extraArguments
+    }
+
+    /// Starts a second cordond as the user, with the same directories, flags and environment, and
+    /// waits (30 s at most) for it to exit: for a case where cordond must refuse to start on what
+    /// root's inputs have become (the running one, if any, is left as it is).
+    func startAgain() async throws -> CommandResult {
+        try await runCommand(
+            URL(fileURLWithPath: "/usr/bin/timeout"), ["30"] + Self.asUser + daemonArguments,
+            environment: Self.environment(home: home.path).merging(extraEnvironment) { $1 })
     }
 
     /// Kills cordond if it still runs (`SIGKILL`, as a crash would) and starts it again on the same
@@ -112,11 +129,13 @@ final class UserAgent: @unchecked Sendable {
         ]
     }
 
-    /// Runs `cordon ARGUMENTS` as the user.
-    func cli(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
+    /// Runs `cordon ARGUMENTS` as the user; `environment` is added to ``environment(home:)``.
+    func cli(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws
+        -> CommandResult
+    {
         try await runCommand(
             URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + [Binaries.cordon.path] + arguments,
-            input: input, environment: Self.environment(home: home.path))
+            input: input, environment: Self.environment(home: home.path).merging(environment) { $1 })
     }
 
     /// Runs an attack script as the user (`command` overrides the interpreter, e.g. a bound binary).
@@ -131,21 +150,30 @@ final class UserAgent: @unchecked Sendable {
 
     /// Starts the notes example (a CordonKit app) as the user, writing to `notes.out` in the
     /// user's directory, and waits until it has registered; it is killed by ``cleanUp()``. Returns
-    /// its pid and a reader of what it has said so far.
-    func startNotes() async throws -> (pid: Int32, read: @Sendable () -> String) {
-        let output = home.appending("notes.out")
+    /// its pid and a reader of what it has said so far. `appId` is the id it registers (its
+    /// output then goes to `<appId>.out` unless it is the notes app's own), `arguments` further
+    /// flags of the example (`--export-dir`, `--share-with`).
+    func startNotes(appId: String = "com.example.notes", arguments: [String] = []) async throws -> (
+        pid: Int32, read: @Sendable () -> String
+    ) {
+        let output = home.appending(appId == "com.example.notes" ? "notes.out" : appId + ".out")
         let command =
             Self.asUser + [
-                "/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path, "--dir",
-                home.appending("notes"), "--data-dir", home.appending("data"), "--interval-ms", "20", "--socket",
-                socketPath,
-            ]
+                "/bin/sh", "-c", "exec \"$0\" \"$@\" > \"\(output)\" 2>&1", Binaries.notes.path, "--app-id", appId,
+                "--dir", home.appending("notes"), "--data-dir", home.appending("data"), "--interval-ms", "20",
+                "--socket", socketPath,
+            ] + arguments
         let notes = try SpawnedCommand(
             path: command[0], arguments: Array(command.dropFirst()), environment: Self.environment(home: home.path))
         apps.append(notes)
         let read: @Sendable () -> String = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
-        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
+        try await eventually("the notes app registered") { read().contains("registered as \(appId)") }
         return (notes.pid, read)
+    }
+
+    /// Makes `path` (and all below it) the user's, as if the user had written it.
+    func give(_ path: String) async throws {
+        try await NobodyAgent.run(["/bin/chown", "-R", "\(Self.uid):\(TestUser.gid)", path])
     }
 
     /// The agent's log so far.
