@@ -1,53 +1,68 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
-/// The `cordon` command line against a real `cordond`.
+/// The `cordon` command line against a real `cordond`: both, and the app, are one ordinary user
+/// (``UserAgent``: outside test mode, so the passcodes meet the software-only rules).
 @Suite struct CLITests {
-    func cordon(_ daemon: DaemonProcess, _ arguments: [String], input: String? = nil) async throws -> CommandResult {
-        try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath] + arguments, input: input)
+    /// A cordond run as the user, not initialized; unbound apps are trusted.
+    static func agent() async throws -> UserAgent {
+        try await UserAgent(policy: AttackIdentityTests.trusted, initialize: false)
     }
 
-    func statusJSON(_ daemon: DaemonProcess) async throws -> [String: Any] {
-        let result = try await cordon(daemon, ["status", "--json"])
+    func cordon(_ agent: UserAgent, _ arguments: [String], input: String? = nil) async throws -> CommandResult {
+        try await agent.cli(arguments, input: input)
+    }
+
+    /// `cordon ARGUMENTS` as the user, with no agent behind `socket`.
+    static func userCordon(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand(
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [Binaries.cordon.path] + arguments)
+    }
+
+    func statusJSON(_ agent: UserAgent) async throws -> [String: Any] {
+        let result = try await cordon(agent, ["status", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
 
     @Test func userJourney() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        #expect(try await statusJSON(daemon)["state"] as? String == "uninitialized")
+        let agent = try await Self.agent()
+        defer { agent.cleanUp() }
+        #expect(try await statusJSON(agent)["state"] as? String == "uninitialized")
 
-        let initialized = try await cordon(daemon, ["init", "--passcode-stdin"], input: "2468-demo\n")
+        let initialized = try await cordon(agent, ["init", "--passcode-stdin"], input: "2468-demo\n")
         #expect(initialized.status == 0, "\(initialized.stderr)")
-        #expect(try await statusJSON(daemon)["state"] as? String == "lockedNoKey")
+        #expect(try await statusJSON(agent)["state"] as? String == "lockedNoKey")
 
-        let again = try await cordon(daemon, ["init", "--passcode-stdin"], input: "2468-demo\n")
+        let again = try await cordon(agent, ["init", "--passcode-stdin"], input: "2468-demo\n")
         #expect(again.status == 5)
         #expect(again.stderr.contains("cordon: error:") && again.stderr.contains("hint:"))
 
-        let wrong = try await cordon(daemon, ["unlock", "--passcode-stdin"], input: "nope-nope\n")
+        let wrong = try await cordon(agent, ["unlock", "--passcode-stdin"], input: "nope-nope\n")
         #expect(wrong.status == 4)
         #expect(wrong.stderr.contains("9"), "attempts left are shown: \(wrong.stderr)")
         #expect(wrong.stderr.contains("hint:"))
 
-        let follower = try LineReader(Binaries.cordon, ["--socket", daemon.socketPath, "events", "--follow", "--json"])
+        let follower = try LineReader(
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [
+                Binaries.cordon.path, "--socket", agent.socketPath, "events", "--follow", "--json",
+            ])
         defer { follower.stop() }
         try await eventually("the follower printed the snapshot") { follower.snapshot.count >= 1 }
 
-        let unlocked = try await cordon(daemon, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
+        let unlocked = try await cordon(agent, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
-        let human = try await cordon(daemon, ["status"])
+        let human = try await cordon(agent, ["status"])
         #expect(human.stdout.contains("unlocked"))
-        #expect(try await cordon(daemon, ["lock"]).status == 0)
-        #expect(try await statusJSON(daemon)["state"] as? String == "lockedKeyHeld")
+        #expect(try await cordon(agent, ["lock"]).status == 0)
+        #expect(try await statusJSON(agent)["state"] as? String == "lockedKeyHeld")
         // Within the grace only a verified managed app unlocks without the passcode; the CLI asks.
-        let graceUnlock = try await cordon(daemon, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
+        let graceUnlock = try await cordon(agent, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
         #expect(graceUnlock.status == 0, "\(graceUnlock.stderr)")
-        #expect(try await cordon(daemon, ["logout"]).status == 0)
-        #expect(try await statusJSON(daemon)["state"] as? String == "lockedNoKey")
+        #expect(try await cordon(agent, ["logout"]).status == 0)
+        #expect(try await statusJSON(agent)["state"] as? String == "lockedNoKey")
 
         try await eventually("the follower saw every event") { follower.snapshot.count >= 6 }
         let kinds = try follower.snapshot.map { line -> String in
@@ -62,46 +77,44 @@ import Testing
             follower.snapshot.contains { $0.contains("EncryptionKeyUnavailable") && $0.contains("logout") }
         }
 
-        let passwd = try await cordon(daemon, ["passwd", "--passcode-stdin"], input: "2468-demo\nnew-passcode-1357\n")
+        let passwd = try await cordon(agent, ["passwd", "--passcode-stdin"], input: "2468-demo\nnew-passcode-1357\n")
         #expect(passwd.status == 0, "\(passwd.stderr)")
-        let old = try await cordon(daemon, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
+        let old = try await cordon(agent, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
         #expect(old.status == 4)
-        let new = try await cordon(daemon, ["unlock", "--passcode-stdin"], input: "new-passcode-1357\n")
+        let new = try await cordon(agent, ["unlock", "--passcode-stdin"], input: "new-passcode-1357\n")
         #expect(new.status == 0, "\(new.stderr)")
 
-        let app = try await CordonApp.connect(appId: "com.example.cli", socketPath: daemon.socketPath)
-        let apps = try await cordon(daemon, ["apps", "--json"])
+        // An app (the notes example, run as the user) registered as com.example.cli.
+        _ = try await agent.startNotes(appId: "com.example.cli")
+        let apps = try await cordon(agent, ["apps", "--json"])
         #expect(apps.status == 0)
         #expect(apps.stdout.contains("com.example.cli"))
-        await app.close()
 
-        let doctor = try await cordon(daemon, ["doctor"])
+        let doctor = try await cordon(agent, ["doctor"])
         #expect(doctor.status == 0, "\(doctor.stdout)\(doctor.stderr)")
 
-        let refused = try await cordon(daemon, ["wipe"])
+        let refused = try await cordon(agent, ["wipe"])
         #expect(refused.status == 2)
-        let wiped = try await cordon(daemon, ["wipe", "--yes", "--passcode-stdin"], input: "new-passcode-1357\n")
+        let wiped = try await cordon(agent, ["wipe", "--yes", "--passcode-stdin"], input: "new-passcode-1357\n")
         #expect(wiped.status == 0, "\(wiped.stderr)")
-        #expect(try await statusJSON(daemon)["state"] as? String == "uninitialized")
-        try await daemon.stop()
+        #expect(try await statusJSON(agent)["state"] as? String == "uninitialized")
     }
 
     @Test func agentNotRunningExitsThreeWithAHint() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
-        let result = try await runCommand(Binaries.cordon, ["--socket", root.appending("none.sock"), "status"])
+        let result = try await Self.userCordon(["--socket", root.appending("none.sock"), "status"])
         #expect(result.status == 3)
         #expect(result.stderr.contains("cordon doctor"))
-        let doctor = try await runCommand(Binaries.cordon, ["--socket", root.appending("none.sock"), "doctor"])
+        let doctor = try await Self.userCordon(["--socket", root.appending("none.sock"), "doctor"])
         #expect(doctor.status == 1)
     }
 
     @Test func passcodeWithoutTerminalNeedsTheFlag() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let result = try await cordon(daemon, ["init"], input: "2468-demo\n")
+        let agent = try await Self.agent()
+        defer { agent.cleanUp() }
+        let result = try await cordon(agent, ["init"], input: "2468-demo\n")
         #expect(result.status == 2)
         #expect(result.stderr.contains("--passcode-stdin"))
-        try await daemon.stop()
     }
 }

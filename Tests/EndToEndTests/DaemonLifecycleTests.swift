@@ -61,7 +61,7 @@ import Testing
     @Test func liveSocketIsNeverStolen() async throws {
         let agent = try await UserAgent(policy: Self.policy, initialize: false)
         defer { agent.cleanUp() }
-        let second = try await agent.runAnother()
+        let second = try await agent.startAgain()
         #expect(second.status == 1, "the second daemon refuses to start: \(second.stderr)")
         #expect(second.stderr.contains("another agent is already listening"), "\(second.stderr)")
         #expect(try await agent.cli(["status"]).stdout.contains("uninitialized"))

@@ -7,6 +7,18 @@ import Testing
 /// A same-user program racing an app's save: between the agent's decision and the write it swaps
 /// a symlink in for the decided directory or the file name (docs/THREAT-MODEL.md, "Documents").
 @Suite struct DocumentSaveRaceTests {
+    /// A daemon under `policy` (admin), with the test binary registered and subscribed as the
+    /// viewer. Root in test mode: the race is driven from inside the SDK's save (`afterDecision`),
+    /// which only an app in the test process can do.
+    static func start(policy: String) async throws -> (DaemonProcess, CordonApp) {
+        let root = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
+        try policy.write(toFile: root.appending("admin/documents.json"), atomically: true, encoding: .utf8)
+        let daemon = try await DaemonProcess.started(root: root)
+        let viewer = try await CordonApp.connect(appId: "com.example.viewer", socketPath: daemon.socketPath)
+        return (daemon, viewer)
+    }
+
     @Test func aDirectorySwappedForALinkAfterTheDecisionIsNotFollowed() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
@@ -15,7 +27,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: work + "/reports", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         let policy = #"{"schema": "cordon.policy.v1", "documents": {"saveLocations": ["\#(work)/**"]}}"#
-        let (daemon, viewer) = try await DocumentSmugglingTests.start(policy: policy)
+        let (daemon, viewer) = try await Self.start(policy: policy)
         defer { daemon.cleanUp() }
         let reports = work + "/reports"
         do {
@@ -44,7 +56,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try "original".write(toFile: outside + "/target.txt", atomically: true, encoding: .utf8)
         let policy = #"{"schema": "cordon.policy.v1", "documents": {"saveLocations": ["\#(work)/**"]}}"#
-        let (daemon, viewer) = try await DocumentSmugglingTests.start(policy: policy)
+        let (daemon, viewer) = try await Self.start(policy: policy)
         defer { daemon.cleanUp() }
         try await viewer.save(Data("q3".utf8), to: work + "/q3.txt", contentType: nil) {
             try FileManager.default.createSymbolicLink(

@@ -20,8 +20,8 @@ import Testing
     /// Registers the viewer (subscribed) and the attacker: `viewer`, `token`, `events` (the
     /// viewer's stream) and `attacker` (its connection); `share(path)` answers the share's error
     /// and reason; `receive(shared)`, once the share `shared` went through (None otherwise), reads
-    /// the next `OpenDocument` event and fetches its descriptor: the bytes, `F_GET_SEALS`, whether
-    /// a write went through, the size and blocks.
+    /// the next `OpenDocument` event and fetches its descriptor: the document's id, the bytes,
+    /// `F_GET_SEALS`, whether a write went through, the size and blocks.
     static let apps = """
         import array, fcntl
         def send_more(s, method, parameters):
@@ -89,7 +89,7 @@ import Testing
             except OSError:
                 seals = None  # not a memfd
             os.close(fd)
-            return {"path": document["path"], "contentType": document["contentType"],
+            return {"id": document["id"], "path": document["path"], "contentType": document["contentType"],
                     "head": head.decode("latin-1"), "seals": seals, "written": written,
                     "size": status.st_size, "blocks": status.st_blocks}
         """

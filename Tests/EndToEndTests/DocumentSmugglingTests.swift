@@ -1,37 +1,32 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// An ordinary same-user program trying to smuggle a document past `documents.*`: a path
 /// spelled with `..` and `.`, a PDF under another name or claimed as text, a save through a
-/// symlinked directory or with `..` (docs/THREAT-MODEL.md, "Documents").
+/// symlinked directory or with `..` (docs/THREAT-MODEL.md, "Documents"). The agent, the apps
+/// and the attacker are one ordinary user (``UserAgent``: outside test mode, the admin policy
+/// root's); the viewer is a Python program registered (and subscribed) beside the attacker
+/// (``DocumentSenderViewTests/apps``), the SDK's save the notes example's.
 @Suite struct DocumentSmugglingTests {
-    /// A daemon under `policy` (admin), with the test binary registered and subscribed as the viewer.
-    static func start(policy: String) async throws -> (DaemonProcess, CordonApp) {
-        let root = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-        try policy.write(toFile: root.appending("admin/documents.json"), atomically: true, encoding: .utf8)
-        let daemon = try await DaemonProcess.started(root: root)
-        let viewer = try await CordonApp.connect(appId: "com.example.viewer", socketPath: daemon.socketPath)
-        return (daemon, viewer)
-    }
-
+    /// Unbound apps are trusted (as the suite always had them), so the Python viewer and attacker
+    /// register managed.
     static let blockPDF = #"""
-        {"schema": "cordon.policy.v1", "documents": {"sendTo": "any", "receiveFrom": "any", "blockedTypes": [".pdf"]}}
+        {"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"},
+         "documents": {"sendTo": "any", "receiveFrom": "any", "blockedTypes": [".pdf"]}}
         """#
 
-    /// The attacker: registers as an app, shares `argv[2]` (with `argv[3]` as contentType unless
-    /// `-`) with the viewer, prints the error and its reason.
-    static let share = """
-        s = connect(sys.argv[1])
-        call(s, "io.cordon.App.Register", {"appId": "com.example.attacker"})
-        parameters = {"path": sys.argv[2], "target": "com.example.viewer"}
-        if sys.argv[3] != "-":
-            parameters["contentType"] = sys.argv[3]
-        reply = call(s, "io.cordon.App.ShareDocument", parameters)
-        print(json.dumps({"error": error(reply), "reason": reply.get("parameters", {}).get("reason", "")}))
-        """
+    /// The attacker: with the viewer registered and subscribed (``DocumentSenderViewTests/apps``),
+    /// shares each `argv[2]` (with `argv[3]` as contentType unless `-`) with the viewer, prints
+    /// the error and its reason.
+    static func share(_ agent: UserAgent, _ path: String, claiming contentType: String = "-") async throws
+        -> [String: Any]
+    {
+        try await agent.attack(
+            DocumentSenderViewTests.apps + "\n"
+                + """
+                print(json.dumps(share(sys.argv[2], None if sys.argv[3] == "-" else sys.argv[3])))
+                """, [path, contentType])
+    }
 
     static func writePDF(_ path: String) throws {
         try FileManager.default.createDirectory(
@@ -40,45 +35,42 @@ import Testing
     }
 
     @Test func aDotDotPathIsDecidedOnWhatItNames() async throws {
-        let (daemon, viewer) = try await Self.start(policy: Self.blockPDF)
-        defer { daemon.cleanUp() }
-        try Self.writePDF(daemon.root.appending("x/report.pdf"))
-        try FileManager.default.createDirectory(atPath: daemon.root.appending("y"), withIntermediateDirectories: true)
-        let smuggled = daemon.root.appending("y/../x/./report.pdf")
-        let answer = try await AttackScript.run(Self.share, [daemon.socketPath, smuggled, "-"], in: daemon.root)
+        let agent = try await UserAgent(policy: Self.blockPDF)
+        defer { agent.cleanUp() }
+        try Self.writePDF(agent.home.appending("x/report.pdf"))
+        try FileManager.default.createDirectory(atPath: agent.home.appending("y"), withIntermediateDirectories: true)
+        try await agent.give(agent.home.path)
+        let smuggled = agent.home.appending("y/../x/./report.pdf")
+        let answer = try await Self.share(agent, smuggled)
         #expect(answer["error"] as? String == "io.cordon.App.Denied")
         #expect((answer["reason"] as? String)?.contains("blockedTypes") == true, "\(answer)")
-        let missing = try await AttackScript.run(
-            Self.share, [daemon.socketPath, daemon.root.appending("y/../nothing.pdf"), "-"], in: daemon.root)
+        let missing = try await Self.share(agent, agent.home.appending("y/../nothing.pdf"))
         #expect(missing["error"] as? String == "io.cordon.App.Denied")
         #expect((missing["reason"] as? String)?.contains("does not resolve") == true, "\(missing)")
-        await viewer.close()
-        try await daemon.stop()
     }
 
     @Test func aPDFUnderAnotherNameOrClaimIsStillAPDF() async throws {
-        let (daemon, viewer) = try await Self.start(policy: Self.blockPDF)
-        defer { daemon.cleanUp() }
-        let renamed = daemon.root.appending("report.txt")
+        let agent = try await UserAgent(policy: Self.blockPDF)
+        defer { agent.cleanUp() }
+        let renamed = agent.home.appending("report.txt")
         try Self.writePDF(renamed)
-        let unclaimed = try await AttackScript.run(Self.share, [daemon.socketPath, renamed, "-"], in: daemon.root)
+        try await agent.give(renamed)
+        let unclaimed = try await Self.share(agent, renamed)
         #expect(unclaimed["error"] as? String == "io.cordon.App.Denied")
         #expect((unclaimed["reason"] as? String)?.contains("blockedTypes") == true, "\(unclaimed)")
-        let claimed = try await AttackScript.run(
-            Self.share, [daemon.socketPath, renamed, "text/plain"], in: daemon.root)
+        let claimed = try await Self.share(agent, renamed, claiming: "text/plain")
         #expect(claimed["error"] as? String == "io.cordon.App.Denied")
         #expect(
             claimed["reason"] as? String
                 == "the content of \(renamed) is application/pdf, not the claimed text/plain", "\(claimed)")
         // Real text under the same name goes through.
         try Data("quarterly numbers\n".utf8).write(to: URL(fileURLWithPath: renamed))
-        let text = try await AttackScript.run(Self.share, [daemon.socketPath, renamed, "text/plain"], in: daemon.root)
+        let text = try await Self.share(agent, renamed, claiming: "text/plain")
         #expect(text["error"] is NSNull, "\(text)")
-        await viewer.close()
-        try await daemon.stop()
     }
 
     @Test func aSaveCannotLeaveSaveLocations() async throws {
+        // The user's tree, in a directory of root's (the policy names it before the agent starts).
         let root = try TemporaryDirectory()
         defer { root.remove() }
         let work = root.appending("Documents/Work")
@@ -86,10 +78,15 @@ import Testing
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: work + "/link", withDestinationPath: outside)
-        let policy = #"{"schema": "cordon.policy.v1", "documents": {"saveLocations": ["\#(work)/**"]}}"#
-        let (daemon, viewer) = try await Self.start(policy: policy)
-        defer { daemon.cleanUp() }
-        let answer = try await AttackScript.run(
+        try await NobodyAgent.run(
+            ["/bin/chown", "-R", "\(UserAgent.uid):\(TestUser.gid)", root.appending("Documents"), outside])
+        let policy = #"""
+            {"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"},
+             "documents": {"saveLocations": ["\#(work)/**"]}}
+            """#
+        let agent = try await UserAgent(policy: policy)
+        defer { agent.cleanUp() }
+        let answer = try await agent.attack(
             """
             s = connect(sys.argv[1])
             out = {}
@@ -98,8 +95,7 @@ import Testing
                 out[name] = decision["parameters"]["decision"]
             print(json.dumps(out))
             """,
-            [daemon.socketPath, work + "/link/leak.txt", work + "/../../outside/leak.txt", work + "/a/../ok.txt"],
-            in: daemon.root)
+            [work + "/link/leak.txt", work + "/../../outside/leak.txt", work + "/a/../ok.txt"])
         for name in ["link", "dotdot"] {
             let decision = try #require(answer[name] as? [String: Any])
             #expect(decision["allowed"] as? Bool == false, "\(name): \(decision)")
@@ -109,52 +105,54 @@ import Testing
         let inside = try #require(answer["inside"] as? [String: Any])
         #expect(inside["allowed"] as? Bool == false)
         #expect((inside["reason"] as? String)?.contains("\(work)/a/.. does not resolve") == true, "\(inside)")
-        // Through the SDK: nothing is written behind the link.
-        do {
-            try await viewer.save(Data("leak".utf8), to: work + "/link/leak.txt")
-            Issue.record("a save through a symlinked directory was allowed")
-        } catch CordonError.denied(let action, _, _) {
-            #expect(action == "document.save")
+        // Through the SDK (the notes example saving every fifth note, run as the user): nothing is
+        // written behind the link; the refusal is the save's (`CordonError.denied` of
+        // `document.save`, which the example reports as a refusal by the policy).
+        let leaking = try await agent.startNotes(
+            appId: "com.example.leaker", arguments: ["--export-dir", work + "/link"])
+        try await eventually("the save through the link was refused") {
+            leaking.read().contains("saving refused by the policy")
         }
-        #expect(!FileManager.default.fileExists(atPath: outside + "/leak.txt"))
-        try await viewer.save(Data("fine".utf8), to: work + "/./ok.txt")
-        #expect(FileManager.default.fileExists(atPath: work + "/ok.txt"))
-        await viewer.close()
-        try await daemon.stop()
+        #expect(!leaking.read().contains("saved note"), "a save through a symlinked directory was allowed")
+        let behind = try FileManager.default.contentsOfDirectory(atPath: outside)
+        #expect(behind.isEmpty, "\(behind)")
+        let saving = try await agent.startNotes(appId: "com.example.saver", arguments: ["--export-dir", work + "/."])
+        try await eventually("the save inside went through") { saving.read().contains("saved note #5 to") }
+        #expect(saving.read().contains("saved note #5 to \(work)/./note-5.txt"), "\(saving.read())")
+        #expect(FileManager.default.fileExists(atPath: work + "/note-5.txt"))
     }
 
     @Test func theReceiverReadsWhatWasDecidedOnNotWhatTheSenderSwappedIn() async throws {
-        let (daemon, viewer) = try await Self.start(policy: Self.blockPDF)
-        defer { daemon.cleanUp() }
-        var events = viewer.events.makeAsyncIterator()
-        #expect(await events.next()?.kind == .state)
-        let path = daemon.root.appending("notes.txt")
+        let agent = try await UserAgent(policy: Self.blockPDF)
+        defer { agent.cleanUp() }
+        let path = agent.home.appending("notes.txt")
         try Data("the original notes\n".utf8).write(to: URL(fileURLWithPath: path))
+        try await agent.give(path)
         // The attacker shares a harmless text file, then swaps a PDF in under the same path.
-        let answer = try await AttackScript.run(
-            """
-            s = connect(sys.argv[1])
-            call(s, "io.cordon.App.Register", {"appId": "com.example.attacker"})
-            reply = call(s, "io.cordon.App.ShareDocument", {"path": sys.argv[2], "target": "com.example.viewer"})
-            with open(sys.argv[2] + ".new", "wb") as f:
-                f.write(b"%PDF-1.7 swapped in")
-            os.rename(sys.argv[2] + ".new", sys.argv[2])
-            other = connect(sys.argv[1])
-            stolen = call(other, "io.cordon.App.OpenDocument", {"id": sys.argv[3] if len(sys.argv) > 3 else "x"})
-            print(json.dumps({"error": error(reply), "stolen": error(stolen)}))
-            """, [daemon.socketPath, path], in: daemon.root)
+        let answer = try await agent.attack(
+            DocumentSenderViewTests.apps + "\n"
+                + """
+                path = sys.argv[2]
+                shared = share(path)
+                with open(path + ".new", "wb") as f:
+                    f.write(b"%PDF-1.7 swapped in")
+                os.rename(path + ".new", path)
+                other = connect(sys.argv[1])
+                stolen = call(other, "io.cordon.App.OpenDocument", {"id": "x"})
+                # The viewer reads it (its event, then OpenDocument), then asks for it once more.
+                received = receive(shared)
+                again = call(connect(sys.argv[1]), "io.cordon.App.OpenDocument",
+                             {"id": received["id"], "token": token})
+                print(json.dumps({"error": shared["error"], "stolen": error(stolen), "received": received,
+                                  "again": error(again)}))
+                """, [path])
         #expect(answer["error"] is NSNull, "\(answer)")
         // Another process cannot fetch it (it is not the target).
         #expect(answer["stolen"] as? String == "io.cordon.App.NotRegistered")
-        let event = try #require(await events.next())
-        let document = try #require(event.document)
-        #expect(document.contentType == "text/plain")
-        let handle = try await viewer.openDocument(document)
-        #expect(try handle.readToEnd() == Data("the original notes\n".utf8))
-        try handle.close()
+        let received = try #require(answer["received"] as? [String: Any])
+        #expect(received["contentType"] as? String == "text/plain")
+        #expect(received["head"] as? String == "the original notes\n", "\(received)")
         // Each document is handed over once.
-        await #expect(throws: CordonError.self) { _ = try await viewer.openDocument(document) }
-        await viewer.close()
-        try await daemon.stop()
+        #expect(answer["again"] is String, "\(answer)")
     }
 }

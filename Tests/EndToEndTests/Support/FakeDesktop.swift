@@ -13,10 +13,12 @@ final class FakeDesktop: Sendable {
     let address: String
     var controlPath: String { root.appending("control") }
 
-    init(session: [String: String] = [:]) async throws {
+    /// With `anyUser`, processes of any uid may join the bus (an agent run as the test user).
+    init(session: [String: String] = [:], anyUser: Bool = false) async throws {
         root = try TemporaryDirectory()
         let config = root.appending("bus.conf")
-        try Self.busConfig(socket: root.appending("bus.sock")).write(toFile: config, atomically: true, encoding: .utf8)
+        try Self.busConfig(socket: root.appending("bus.sock"), anyUser: anyUser)
+            .write(toFile: config, atomically: true, encoding: .utf8)
         bus = try LineReader(
             URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config)", "--print-address", "--nofork"])
         let reader = bus

@@ -4,11 +4,17 @@ import Foundation
 /// answers each GETPIN with the next line of its pins file (percent-encoded, as pinentry does).
 /// The pin `CANCEL` answers as the Cancel button does; `HANG` never answers. It also records the
 /// environment it was started with and its descriptors (`descriptors`).
+///
+/// The script, its pins and the admin settings naming it are root's (the agent runs a pinentry
+/// only from root's files); what it records goes to `records/`, the test user's when it is run as
+/// that user (``init(pins:user:)``).
 final class FakePinentry: Sendable {
     let directory: TemporaryDirectory
     var script: String { directory.appending("pinentry") }
-    var logPath: String { directory.appending("commands.log") }
-    var environmentPath: String { directory.appending("environment") }
+    /// Where it records what it was sent, started with and as.
+    var records: String { directory.appending("records") }
+    var logPath: String { records + "/commands.log" }
+    var environmentPath: String { records + "/environment" }
     /// Admin settings naming this pinentry (`cordond --admin-settings`, `CORDON_ADMIN_SETTINGS`).
     var adminSettingsPath: String { directory.appending("admin-settings.json") }
     var pinsPath: String { directory.appending("pins") }
@@ -17,13 +23,13 @@ final class FakePinentry: Sendable {
     static let source = #"""
         #!/bin/sh
         dir=$(dirname "$0")
-        env -0 > "$dir/environment"
-        printf '%s' "$0" > "$dir/started-as"
-        ls -l /proc/$$/fd > "$dir/descriptors" 2>&1
+        env -0 > "$dir/records/environment"
+        printf '%s' "$0" > "$dir/records/started-as"
+        ls -l /proc/$$/fd > "$dir/records/descriptors" 2>&1
         echo "OK Pleased to meet you"
         count=0
         while IFS= read -r line; do
-          printf '%s\n' "$line" >> "$dir/commands.log"
+          printf '%s\n' "$line" >> "$dir/records/commands.log"
           case "$line" in
             GETPIN)
               count=$((count + 1))
@@ -39,10 +45,17 @@ final class FakePinentry: Sendable {
         done
         """#
 
-    init(pins: [String] = []) throws {
+    /// With `user`, what it records goes to a directory of the test user's (``TestUser``), so that
+    /// it can record when that user runs it.
+    init(pins: [String] = [], user: Bool = false) throws {
         directory = try TemporaryDirectory()
         // The agent runs a pinentry only from a directory no one but root may write to.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        try FileManager.default.createDirectory(atPath: records, withIntermediateDirectories: true)
+        if user, let uid = Int(TestUser.uid), let gid = Int(TestUser.gid) {
+            try FileManager.default.setAttributes(
+                [.ownerAccountID: uid, .groupOwnerAccountID: gid], ofItemAtPath: records)
+        }
         // Its own directory written in: cordond runs it through its descriptor, so "$0" is
         // /proc/self/fd/3, not its path.
         try Self.source.replacingOccurrences(of: #"dir=$(dirname "$0")"#, with: "dir='\(directory.path)'")
@@ -62,13 +75,13 @@ final class FakePinentry: Sendable {
 
     /// What `ls -l /proc/PID/fd` showed in the pinentry's own process, one line a descriptor.
     var descriptors: [String] {
-        let text = (try? String(contentsOfFile: directory.appending("descriptors"), encoding: .utf8)) ?? ""
+        let text = (try? String(contentsOfFile: records + "/descriptors", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").filter { $0.contains(" -> ") }.map(String.init)
     }
 
     /// The path it was last started through (`$0`): `/proc/self/fd/3` when run through the
     /// descriptor cordond opened and checked.
-    var startedAs: String? { try? String(contentsOfFile: directory.appending("started-as"), encoding: .utf8) }
+    var startedAs: String? { try? String(contentsOfFile: records + "/started-as", encoding: .utf8) }
 
     /// The commands received so far.
     var commands: [String] {

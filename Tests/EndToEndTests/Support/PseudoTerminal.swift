@@ -9,8 +9,11 @@ final class PseudoTerminal: Sendable {
 
     static let script = "import os, signal; m, s = os.openpty(); print(os.ttyname(s), flush=True); signal.pause()"
 
-    init() async throws {
-        holder = try LineReader(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", Self.script])
+    /// With `user`, the terminal is the test user's (``TestUser``): opened by a helper run as it,
+    /// as the terminal of that user's session is.
+    init(user: Bool = false) async throws {
+        let command = (user ? TestUser.asUser : []) + ["/usr/bin/python3", "-c", Self.script]
+        holder = try LineReader(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
         let holder = self.holder
         try await eventually("the terminal is open") { !holder.snapshot.isEmpty }
         name = holder.snapshot[0]

@@ -48,7 +48,8 @@ final class UserAgent: @unchecked Sendable {
     /// `testMode` adds `--test-mode` and the fast KDF, for the few cases that need test mode's
     /// switches (say why where it is used). With `activatedSocket`, the real
     /// `systemd-socket-activate` (run as the user) listens there and starts cordond on the first
-    /// connection, as systemd --user would.
+    /// connection, as systemd --user would. `environment` is added to cordond's (a display, the
+    /// variables a prompt is placed by).
     init(
         policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
         testMode: Bool = false, environment: [String: String] = [:], activatedSocket: String? = nil,
@@ -91,15 +92,6 @@ final class UserAgent: @unchecked Sendable {
         }
     }
 
-    /// cordond's command line after the `setpriv` prefix.
-    private var commandLine: [String] {
-        [
-            Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
-            "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
-            "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
-        ] + extraArguments
-    }
-
     /// Starts cordond as the user on the directories and waits until it answers.
     private func start() async throws {
         let process = Process()
@@ -109,7 +101,7 @@ final class UserAgent: @unchecked Sendable {
         let launcher = activatedSocket.map {
             [Launcher.shell.path, "-c", Launcher.script, "/usr/bin/systemd-socket-activate", "-l", $0]
         }
-        process.arguments = Array(Self.asUser.dropFirst()) + (launcher ?? []) + commandLine
+        process.arguments = Array(Self.asUser.dropFirst()) + (launcher ?? []) + daemonArguments
         process.environment = userEnvironment.merging(extraEnvironment) { $1 }
         let output = FileHandle(forWritingAtPath: logPath)
         output?.seekToEndOfFile()
@@ -123,19 +115,29 @@ final class UserAgent: @unchecked Sendable {
         }
     }
 
+    /// cordond and its flags: the directories, logging and ``extraArguments``.
+    private var daemonArguments: [String] {
+        [
+            Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
+            "--config-dir", home.appending("config"), "--admin-policy-dir", system.appending("admin"),
+            "--trust-dir", system.appending("trust"), "--log-level", "debug", "--log-target", "stderr",
+        ] + extraArguments
+    }
+
+    /// Starts a second cordond as the user, with the same directories, flags and environment, and
+    /// waits (30 s at most) for it to exit: for a case where cordond must refuse to start on what
+    /// root's inputs have become (the running one, if any, is left as it is).
+    func startAgain() async throws -> CommandResult {
+        try await runCommand(
+            URL(fileURLWithPath: "/usr/bin/timeout"), ["30"] + Self.asUser + daemonArguments,
+            environment: userEnvironment.merging(extraEnvironment) { $1 })
+    }
+
     /// Kills cordond if it still runs (`SIGKILL`, as a crash would) and starts it again on the same
     /// directories; the container is then locked.
     func restart() async throws {
         stop()
         try await start()
-    }
-
-    /// Runs a second cordond as the user on the same directories, in the foreground (it is
-    /// expected to refuse to start), and returns how it ended.
-    func runAnother() async throws -> CommandResult {
-        try await runCommand(
-            URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + commandLine,
-            environment: userEnvironment.merging(extraEnvironment) { $1 })
     }
 
     /// Sends cordond `signal` and waits for it to exit; returns its exit status.
@@ -170,11 +172,13 @@ final class UserAgent: @unchecked Sendable {
         ]
     }
 
-    /// Runs `cordon ARGUMENTS` as the user.
-    func cli(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
+    /// Runs `cordon ARGUMENTS` as the user; `environment` is added to ``environment(home:)``.
+    func cli(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws
+        -> CommandResult
+    {
         try await runCommand(
             URL(fileURLWithPath: Self.asUser[0]), Array(Self.asUser.dropFirst()) + [Binaries.cordon.path] + arguments,
-            input: input, environment: userEnvironment)
+            input: input, environment: userEnvironment.merging(environment) { $1 })
     }
 
     /// Runs an attack script as the user (`command` overrides the interpreter, e.g. a bound binary).
@@ -189,18 +193,24 @@ final class UserAgent: @unchecked Sendable {
 
     /// Starts the notes example (a CordonKit app) as the user, writing to `notes.out` in the
     /// user's directory, and waits until it has registered; it is killed by ``cleanUp()``. Returns
-    /// its pid and a reader of what it has said so far.
-    func startNotes() async throws -> (pid: Int32, read: @Sendable () -> String) {
+    /// its pid and a reader of what it has said so far. `appId` is the id it registers (its
+    /// output then goes to `<appId>.out` unless it is the notes app's own), `arguments` further
+    /// flags of the example (`--export-dir`, `--share-with`).
+    func startNotes(appId: String = "com.example.notes", arguments: [String] = []) async throws -> (
+        pid: Int32, read: @Sendable () -> String
+    ) {
         let (pid, read) = try startNotes(
-            ["--dir", home.appending("notes"), "--data-dir", home.appending("data"), "--interval-ms", "20"],
-            output: "notes")
-        try await eventually("the notes app registered") { read().contains("registered as com.example.notes") }
+            [
+                "--app-id", appId, "--dir", home.appending("notes"), "--data-dir", home.appending("data"),
+                "--interval-ms", "20",
+            ] + arguments, output: appId == "com.example.notes" ? "notes" : appId)
+        try await eventually("the notes app registered") { read().contains("registered as \(appId)") }
         return (pid, read)
     }
 
     /// Starts the notes example as the user with `arguments` (and `--socket`), writing to
-    /// `OUTPUT.out` in the user's directory, without waiting; it is killed by ``cleanUp()`` or
-    /// ``stopApps()``. Returns its pid and a reader of what it has said so far.
+    /// `OUTPUT.out` in the user's directory, without waiting; it is killed by ``cleanUp()``.
+    /// Returns its pid and a reader of what it has said so far.
     func startNotes(_ arguments: [String], output name: String) throws -> (pid: Int32, read: @Sendable () -> String) {
         let output = home.appending("\(name).out")
         let command =
@@ -227,6 +237,11 @@ final class UserAgent: @unchecked Sendable {
         let listed = try await cli(["apps", "--json"])
         try #require(listed.status == 0, "cordon apps: \(listed.stderr)")
         return try JSONDecoder().decode([AppInfo].self, from: Data(listed.stdout.utf8))
+    }
+
+    /// Makes `path` (and all below it) the user's, as if the user had written it.
+    func give(_ path: String) async throws {
+        try await NobodyAgent.run(["/bin/chown", "-R", "\(Self.uid):\(TestUser.gid)", path])
     }
 
     /// The agent's log so far.
