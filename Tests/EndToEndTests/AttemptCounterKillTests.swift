@@ -1,54 +1,56 @@
-import CordonKit
-import CordonProtocol
 import CordonStore
 import Foundation
 import Testing
 
 /// The failed-attempt counter is stored before the passcode is checked, so killing the agent
-/// in the middle of a check cannot give the attempt back.
+/// in the middle of a check cannot give the attempt back. cordond, the CLI and the guesser run as
+/// an ordinary user (``UserAgent``).
 @Suite struct AttemptCounterKillTests {
     @Test func counterSurvivesKillDuringUnlock() async throws {
-        // A real (slow) KDF so the check is still running when the agent is killed.
-        let daemon = try await DaemonProcess.started(arguments: ["--kdf-target-ms", "1500"], fastKDF: false)
-        defer { daemon.cleanUp() }
-        let setup = try await daemon.client()
-        try await setup.initialize(passcode: "correct-horse")
+        // A real KDF made slow (1.5 s) so the check is still running when the agent is killed:
+        // only test mode takes --kdf-target-ms (the real KDF stays: no --insecure-fast-kdf).
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1"}"#, initialize: false,
+            arguments: ["--test-mode", "--kdf-target-ms", "1500"])
+        defer { agent.cleanUp() }
+        #expect(try await agent.cli(["init", "--passcode-stdin"], input: "correct-horse-7\n").status == 0)
 
-        let attacker = try await daemon.client()
-        let attempt = Task { try await attacker.unlock(passcode: "wrong-guess") }
-        let database = try CordonDatabase(path: daemon.databasePath, readOnly: true)
+        async let attempt = agent.attack(
+            """
+            reply = call(connect(sys.argv[1]), "io.cordon.Agent.Unlock", {"passcode": "wrong-guess-9"})
+            print(json.dumps({"reply": error(reply) or "unlocked"}))
+            """)
+        let database = try CordonDatabase(path: agent.home.appending("data/cordon.sqlite"), readOnly: true)
         try await eventually("the counter is on disk") { try database.loadAttempts().count == 1 }
-        try await daemon.stop(signal: SIGKILL)
+        agent.stop()
 
         // The check never answered: the agent died mid-derivation.
-        let outcome = await attempt.result
-        #expect(throws: CordonClientError.connectionClosed) { try outcome.get() }
+        #expect(try await attempt["reply"] as? String == "closed")
 
-        let restarted = try await DaemonProcess.started(root: daemon.root, fastKDF: false)
-        let client = try await restarted.client()
-        let status = try await client.status()
-        #expect(status.failedAttempts == 1)
-        #expect(status.state == .lockedNoKey)
-        try await client.unlock(passcode: "correct-horse")
-        #expect(try await client.status().failedAttempts == 0)
-        try await restarted.stop()
+        try await agent.restart()
+        let status = try await agent.cli(["status", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(object?["failedAttempts"] as? Int == 1, "\(status.stdout)")
+        #expect(object?["state"] as? String == "lockedNoKey", "\(status.stdout)")
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: "correct-horse-7\n").status == 0)
+        let after = try await agent.cli(["status", "--json"])
+        #expect(
+            (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["failedAttempts"]
+                as? Int == 0)
     }
 
     @Test func restartedAgentStartsLockedWithoutKey() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        #expect(try await client.status().state == .unlocked)
-        try await daemon.stop(signal: SIGKILL)
-
-        let restarted = try await DaemonProcess.started(root: daemon.root)
-        let again = try await restarted.client()
-        #expect(try await again.status().state == .lockedNoKey)
-        await #expect(throws: CordonError.passcodeRequired) { try await again.unlock(passcode: nil) }
-        let database = try CordonDatabase(path: restarted.databasePath, readOnly: true)
+        let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#)
+        defer { agent.cleanUp() }
+        #expect(try await agent.cli(["status"]).stdout.contains("unlocked"))
+        try await agent.restart()
+        #expect(try await agent.cli(["status"]).stdout.contains("lockedNoKey"))
+        let withoutPasscode = try await agent.attack(
+            """
+            print(json.dumps({"unlock": error(call(connect(sys.argv[1]), "io.cordon.Agent.Unlock", {}))}))
+            """)
+        #expect(withoutPasscode["unlock"] as? String == "io.cordon.Agent.PasscodeRequired", "\(withoutPasscode)")
+        let database = try CordonDatabase(path: agent.home.appending("data/cordon.sqlite"), readOnly: true)
         #expect(try database.integrityCheck() == "ok")
-        try await restarted.stop()
     }
 }

@@ -1,55 +1,92 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// A full disk under an app's storage (a small tmpfs, as `FullDiskTests`): the write that does not
-/// fit fails with `storageFailed` naming the full disk, and every record stored before still
-/// opens. Needs root (to mount the tmpfs).
+/// fit fails with `StorageFailed` naming the full disk, and every record stored before still
+/// opens. Needs root (to mount the tmpfs, then given to the user); cordond and the app run as an
+/// ordinary user outside test mode (``UserAgent``).
 @Suite(.enabled(if: getuid() == 0, "mounting a tmpfs needs root")) struct StorageFullDiskTests {
+    /// The app: registers, hardens, stores eight records, then (after the test filled the disk,
+    /// signalled by `filled` appearing) writes 32 KiB records until one fails, reads the eight
+    /// back, waits for `freed`, writes once more and reads them again.
+    static let app = """
+        import base64, time
+        s = connect(sys.argv[1])
+        call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+        harden()
+        marks = sys.argv[2]
+        def wait_for(name):
+            while not os.path.exists(os.path.join(marks, name)):
+                time.sleep(0.02)
+        def put(name, value):
+            return call(s, "io.cordon.Storage.Put", {"name": name, "value": base64.b64encode(value).decode()})
+        def get_all():
+            return {n: base64.b64decode(call(s, "io.cordon.Storage.Get", {"name": n})["parameters"]["value"])
+                    for n in stored}
+        stored = {}
+        for i in range(8):
+            value = ("record %d " % i).encode() + bytes([i]) * 1000
+            reply = put("kept-%d" % i, value)
+            assert error(reply) is None, reply
+            stored["kept-%d" % i] = value
+        open(os.path.join(marks, "stored"), "w").close()
+        wait_for("filled")
+        failure = None
+        for i in range(64):
+            reply = put("new-%d" % i, b"\\xab" * 32768)
+            if error(reply):
+                failure = reply
+                break
+        intact = get_all() == stored
+        open(os.path.join(marks, "failed"), "w").close()
+        wait_for("freed")
+        after = error(put("after", b"room again"))
+        print(json.dumps({"error": failure and error(failure), "parameters": failure and failure.get("parameters"),
+                          "intactWhenFull": intact, "after": after, "intactAfter": get_all() == stored}))
+        """
+
     @Test func aWriteOnAFullDiskFailsTypedAndLosesNothing() async throws {
-        let root = try TemporaryDirectory()
-        let data = root.appending("data")
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-        let mount = try await runCommand(
-            URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", data])
-        try #require(mount.status == 0, "mount -t tmpfs: \(mount.stderr)")
-        let daemon = try await DaemonProcess.started(root: root)
-        defer {
-            daemon.cleanUp()
-            _ = umount2(data, Int32(MNT_DETACH))
-            root.remove()
+        let marks = try TemporaryDirectory()
+        defer { marks.remove() }
+        try await NobodyAgent.run(["/bin/chown", "\(TestUser.uid):\(TestUser.gid)", marks.path])
+        var mounted: String?
+        let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#) {
+            home in
+            let data = home.appending("data")
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = [
+                "-t", "tmpfs", "-o", "size=2m,mode=0700,uid=\(TestUser.uid),gid=\(TestUser.gid)", "tmpfs", data,
+            ]
+            try mount.run()
+            mount.waitUntilExit()
+            try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
+            mounted = data
         }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let app = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
-        let store = try SecureStore(app: app, dataDirectory: data)
-        var stored: [String: Data] = [:]
-        for index in 0..<8 {
-            let value = Data("record \(index) ".utf8) + Data(repeating: UInt8(index), count: 1000)
-            try await store.put("kept-\(index)", value)
-            stored["kept-\(index)"] = value
+        defer {
+            agent.cleanUp()
+            if let mounted { _ = umount2(mounted, Int32(MNT_DETACH)) }
+        }
+        let data = try #require(mounted)
+        async let app = agent.attack(Self.app, [marks.path])
+        try await eventually("the app stored its records") {
+            FileManager.default.fileExists(atPath: marks.appending("stored"))
         }
         let filled = FullDiskTests.fill(data + "/filler")
         print("storage full disk: wrote \(filled) bytes of filler on a 2 MiB tmpfs")
-        var failure: CordonError?
-        for index in 0..<64 where failure == nil {
-            do {
-                try await store.put("new-\(index)", Data(repeating: 0xAB, count: SecureStore.maxValueBytes))
-            } catch let error as CordonError {
-                failure = error
-            }
-        }
-        let error = try #require(failure, "64 writes of 32 KiB all fit on a full 2 MiB tmpfs")
-        #expect(error == .storageFailed(appId: "com.example.notes", reason: "the disk is full"), "\(error)")
-        // Nothing stored before is lost or damaged, through the SDK and after freeing space.
-        for (name, value) in stored { #expect(try await store.get(name) == value) }
+        FileManager.default.createFile(atPath: marks.appending("filled"), contents: nil)
+        try await eventually("a write failed") { FileManager.default.fileExists(atPath: marks.appending("failed")) }
         try FileManager.default.removeItem(atPath: data + "/filler")
-        try await store.put("after", Data("room again".utf8))
-        for (name, value) in stored { #expect(try await store.get(name) == value) }
-        await app.close()
-        await client.close()
-        try await daemon.stop()
+        FileManager.default.createFile(atPath: marks.appending("freed"), contents: nil)
+        let answer = try await app
+        #expect(answer["error"] as? String == "io.cordon.Storage.StorageFailed", "64 writes all fit: \(answer)")
+        let parameters = answer["parameters"] as? [String: Any]
+        #expect(parameters?["appId"] as? String == "com.example.notes", "\(answer)")
+        #expect(parameters?["reason"] as? String == "the disk is full", "\(answer)")
+        // Nothing stored before is lost or damaged, on the full disk and after freeing space.
+        #expect(answer["intactWhenFull"] as? Bool == true)
+        #expect(answer["after"] is NSNull, "\(answer)")
+        #expect(answer["intactAfter"] as? Bool == true)
     }
 }
