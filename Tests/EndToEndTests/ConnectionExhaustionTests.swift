@@ -1,12 +1,11 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// An ordinary program of the user (Python, raw sockets) tries to exhaust cordond: its memory
 /// with pipelined 64 KiB calls on streaming connections, its connection slots with one process,
 /// and with connections that sit idle and never register. Each attempt is bounded, and the
-/// attacker gets the agent's errors.
+/// attacker gets the agent's errors. cordond, the apps and the attacker run as an ordinary user
+/// outside test mode (``UserAgent``).
 @Suite struct ConnectionExhaustionTests {
     /// Helpers every attack script starts with.
     static let prelude = """
@@ -30,14 +29,20 @@ import Testing
         def call(s, method, more=False):
             s.sendall(json.dumps({"method": method, "more": more}).encode() + b"\\0")
             return read_message(s)
+        def call_with(s, method, parameters):
+            s.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\\0")
+            return read_message(s)
 
         """
 
-    func attack(_ script: String, _ daemon: DaemonProcess, _ arguments: [String] = []) async throws -> [String: Any] {
-        let path = daemon.root.appending("attack-\(UUID().uuidString.prefix(4)).py")
+    func attack(_ script: String, _ agent: UserAgent, _ arguments: [String] = []) async throws -> [String: Any] {
+        let path = agent.home.appending("attack-\(UUID().uuidString.prefix(4)).py")
         try (Self.prelude + script).write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o644)
         let result = try await runCommand(
-            URL(fileURLWithPath: "/usr/bin/python3"), [path, daemon.socketPath] + arguments)
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [UserAgent.python, path, agent.socketPath] + arguments,
+            environment: agent.userEnvironment)
         #expect(result.status == 0, "the attack script failed: \(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
         return try #require(object as? [String: Any], "\(result.stdout)")
@@ -46,10 +51,20 @@ import Testing
     /// 60 connections each subscribe, then pipeline seventy 64 KiB calls that a streaming
     /// connection never serves. Before, each held 64 of them (4 MiB) before failing; now they
     /// are dropped as they arrive, and the attacker's sends all go through.
+    static let policy = #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
+
+    /// Registers `appId` as an app of the user and says whether it is managed.
+    static let register = """
+        s = connect()
+        reply = call_with(s, "io.cordon.App.Register", {"appId": sys.argv[2]})
+        print(json.dumps({"error": reply.get("error"), "managed": reply.get("parameters", {}).get("managed")}))
+        """
+
     @Test func pipelinedCallsOnStreamingConnectionsCostNoMemory() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let before = try #require(Self.status(daemon.pid, "VmRSS:"))
+        let agent = try await UserAgent(policy: Self.policy, initialize: false)
+        defer { agent.cleanUp() }
+        let pid = agent.process.processIdentifier  // setpriv execs cordond: its pid
+        let before = try #require(Self.status(pid, "VmRSS:"))
         let result = try await attack(
             """
             padding = "x" * (65000 - 60)
@@ -71,23 +86,20 @@ import Testing
             for t in threads: t.start()
             for t in threads: t.join()
             print(json.dumps({"sent": sent[0], "errors": errors}))
-            """, daemon)
+            """, agent)
         #expect(result["sent"] as? Int == 60 * 70, "every call was read (and dropped): \(result)")
         #expect((result["errors"] as? [String])?.isEmpty == true, "\(result)")
-        let peak = try #require(Self.status(daemon.pid, "VmHWM:"))
+        let peak = try #require(Self.status(pid, "VmHWM:"))
         // 60 × 4 MiB = 240 MiB before; what remains is read buffers and the decoder's partial frames.
         #expect(peak - before < 64 * 1024, "cordond grew by \(peak - before) KiB under the flood")
-        let client = try await daemon.client()
-        #expect(try await client.status().state == .uninitialized, "the agent serves on")
-        await client.close()
-        try await daemon.stop()
+        #expect(try await agent.cli(["status"]).stdout.contains("uninitialized"), "the agent serves on")
     }
 
     /// One process opens connections until refused: the 65th gets `TooManyProcessConnections`
     /// with its pid and the cap, while another program of the same user still connects.
     @Test func oneProcessIsCappedAndOthersStillGetIn() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
+        let agent = try await UserAgent(policy: Self.policy)
+        defer { agent.cleanUp() }
         let result = try await attack(
             """
             held, refusal = [], None
@@ -99,35 +111,45 @@ import Testing
                 else:
                     refusal = reply
             print(json.dumps({"held": len(held), "refusal": refusal, "pid": os.getpid()}))
-            """, daemon)
+            """, agent)
         #expect(result["held"] as? Int == 64)
         let refusal = try #require(result["refusal"] as? [String: Any], "\(result)")
         #expect(refusal["error"] as? String == "io.cordon.Agent.TooManyProcessConnections")
         let parameters = refusal["parameters"] as? [String: Any]
         #expect(parameters?["limit"] as? Int == 64)
         #expect(parameters?["pid"] as? Int == result["pid"] as? Int)
-        let app = try await CordonApp.connect(appId: "com.example.after", socketPath: daemon.socketPath)
-        #expect(app.managed)
-        await app.close()
-        try await daemon.stop()
+        let app = try await attack(Self.register, agent, ["com.example.after"])
+        #expect(app["error"] is NSNull && app["managed"] as? Bool == true, "\(app)")
     }
 
     /// Connections that never register and then sit idle are closed with `ConnectionIdle`
     /// once the idle timeout passes (3 s here: a loaded machine must still answer the readiness
     /// check and register the app in time); an app registered as long stays.
     @Test func idleConnectionsThatNeverRegisterAreClosed() async throws {
-        let daemon = try await DaemonProcess.started(arguments: ["--connection-idle-timeout", "3"])
-        defer { daemon.cleanUp() }
-        // On a loaded machine the app's connections may sit out the short timeout before they
-        // register and subscribe: then it tries again (a test artefact of a 1-second timeout).
-        var registered: CordonApp?
-        try await eventually("the app registers") {
-            do {
-                registered = try await CordonApp.connect(appId: "com.example.stays", socketPath: daemon.socketPath)
-            } catch CordonError.connectionIdle {}
-            return registered != nil
+        let agent = try await UserAgent(policy: Self.policy, arguments: ["--connection-idle-timeout", "3"])
+        defer { agent.cleanUp() }
+        let marks = agent.home.appending("marks")
+        // The registered app: it registers (on a loaded machine it may sit out the short timeout
+        // first: then it tries again, a test artefact), waits until the attack is over, then
+        // reports activity on the same connection.
+        async let stays = attack(
+            """
+            import time
+            while True:
+                s = connect()
+                reply = call_with(s, "io.cordon.App.Register", {"appId": "com.example.stays"})
+                if reply is not None and "error" not in reply:
+                    break
+            os.makedirs(sys.argv[2], exist_ok=True)
+            open(os.path.join(sys.argv[2], "registered"), "w").close()
+            while not os.path.exists(os.path.join(sys.argv[2], "attacked")):
+                time.sleep(0.05)
+            activity = call(s, "io.cordon.App.ReportActivity")
+            print(json.dumps({"activity": activity}))
+            """, agent, [marks])
+        try await eventually("the app registered") {
+            FileManager.default.fileExists(atPath: marks + "/registered")
         }
-        let app = try #require(registered)
         let result = try await attack(
             """
             sockets = [connect() for _ in range(20)]
@@ -136,7 +158,8 @@ import Testing
             closed = [read_message(s) for s in sockets]
             eof = [read_message(s) is None for s in sockets]
             print(json.dumps({"closed": closed, "eof": eof}))
-            """, daemon)
+            """, agent)
+        FileManager.default.createFile(atPath: marks + "/attacked", contents: nil)
         let closed = try #require(result["closed"] as? [[String: Any]], "\(result)")
         #expect(closed.count == 20)
         for reply in closed {
@@ -144,9 +167,9 @@ import Testing
             #expect((reply["parameters"] as? [String: Any])?["seconds"] as? Double == 3)
         }
         #expect((result["eof"] as? [Bool])?.allSatisfy { $0 } == true)
-        try await app.reportActivity()  // the registered app's connection is still there
-        await app.close()
-        try await daemon.stop()
+        // The registered app's connection is still there.
+        let activity = try await stays["activity"] as? [String: Any]
+        #expect(activity != nil && activity?["error"] == nil, "\(String(describing: activity))")
     }
 
     /// A `/proc/PID/status` field in KiB.
