@@ -1,5 +1,3 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
@@ -7,7 +5,9 @@ import Testing
 /// tokens"): the token the agent provisions gives stoken's codes for the seed the server derived;
 /// certificate validation is on (a self-signed server is refused, naming the problem) unless the
 /// policy allows the audited `--insecure` retry; a server that answers garbage, 500, too much or
-/// nothing gets a typed error naming the step, and nothing is stored.
+/// nothing gets a typed error naming the step, and nothing is stored. cordond and the CLI run as an
+/// ordinary user (``UserAgent``): in test mode where the agent trusts the fake server's CA (only
+/// test mode takes `--ctkip-ca`), outside it where the server must be refused.
 @Suite(.serialized) struct TokenCTKIPTests {
     static let activationCode = "123456789012"
 
@@ -16,13 +16,19 @@ import Testing
         return "com.rsa.securid://ctkip?url=\(url)&activationCode=\(activationCode)"
     }
 
-    static func started(_ server: CTKIPFakeServer, trusted: Bool = true) async throws -> DaemonProcess {
-        let daemon = try await DaemonProcess.started(arguments: trusted ? ["--ctkip-ca", server.certificate] : [])
-        let client = try await daemon.client()
-        try await client.initialize(passcode: TokenCLITests.passcode)
-        try await client.unlock(passcode: TokenCLITests.passcode)
-        await client.close()
-        return daemon
+    static func started(_ server: CTKIPFakeServer, trusted: Bool = true) async throws -> UserAgent {
+        chmod(server.certificate, 0o644)
+        return try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1"}"#, arguments: trusted ? ["--ctkip-ca", server.certificate] : [],
+            testMode: trusted)
+    }
+
+    /// The audit records of category `tokens`, as `cordon audit --json` prints them.
+    static func tokenAudit(_ agent: UserAgent) async throws -> [[String: Any]] {
+        let audit = try await agent.cli(["audit", "--json"])
+        return audit.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["category"] as? String == "tokens" }
     }
 
     /// The SDTID the rsa-ct-kip client writes for `seed` (its template, through `stoken export`).
@@ -54,18 +60,18 @@ import Testing
     @Test func provisionsFromTheFakeServerAndGivesStokensCodes() async throws {
         let server = try CTKIPFakeServer()
         defer { server.stop() }
-        let daemon = try await Self.started(server)
-        defer { daemon.cleanUp() }
-        let imported = try await TokenCLITests.cordon(daemon, ["import", "--passcode-stdin", Self.uri(server)])
+        let agent = try await Self.started(server)
+        defer { agent.cleanUp() }
+        let imported = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.uri(server)])
         #expect(imported.status == 0, "\(imported.stderr)")
         let provisioned = try #require(server.provisioned.first)
         #expect(imported.stdout == "imported \(provisioned.serial) (securid, 8 digits)\n")
         let file = try await Self.stokenFile(
-            seedHex: provisioned.seed, serial: provisioned.serial, in: daemon.root.path)
+            seedHex: provisioned.seed, serial: provisioned.serial, in: agent.system.path)
         for _ in 0..<2 {
             let before = Int(Date().timeIntervalSince1970)
             let code = try await TokenCLITests.cordon(
-                daemon, ["code", "--passcode-stdin", provisioned.serial, "--pin", "1234"])
+                agent, ["code", "--passcode-stdin", provisioned.serial, "--pin", "1234"])
             let after = Int(Date().timeIntervalSince1970)
             #expect(code.status == 0, "\(code.stderr)")
             var expected: Set<String> = []
@@ -78,51 +84,52 @@ import Testing
             #expect(expected.contains(code.stdout.trimmingCharacters(in: .newlines)), "\(code.stdout) \(expected)")
         }
         // Neither the activation code nor the seed is in the audit log.
-        let client = try await daemon.client()
-        let audit = try await client.audit(limit: 1000).filter { $0.category.rawValue == "tokens" }
-        let text = audit.map { "\($0.action ?? "") \($0.outcome) \($0.reason)" }.joined(separator: "\n")
+        let audit = try await Self.tokenAudit(agent)
+        let text = audit.map {
+            "\($0["action"] as? String ?? "") \($0["outcome"] as? String ?? "") \($0["reason"] as? String ?? "")"
+        }
+        .joined(separator: "\n")
         #expect(text.contains("tokens.import allow CT-KIP from 127.0.0.1:\(server.port): \(provisioned.serial)"))
         #expect(!text.contains(Self.activationCode) && !text.lowercased().contains(provisioned.seed))
-        await client.close()
-        try await daemon.stop()
     }
 
     @Test func aSelfSignedServerIsRefusedUnlessThePolicyAllowsTheAuditedInsecureRetry() async throws {
         let server = try CTKIPFakeServer()
         defer { server.stop() }
-        let daemon = try await Self.started(server, trusted: false)
-        defer { daemon.cleanUp() }
+        let agent = try await Self.started(server, trusted: false)
+        defer { agent.cleanUp() }
         let host = "127.0.0.1:\(server.port)"
-        let refused = try await TokenCLITests.cordon(daemon, ["import", "--passcode-stdin", Self.uri(server)])
+        let refused = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.uri(server)])
         TokenCLITests.expectRefused(
             refused,
             "CT-KIP provisioning from \(host) failed at ClientHello: the server's certificate is not trusted "
                 + "(CERTIFICATE_VERIFY_FAILED: self-signed, unknown issuer or expired); nothing was imported",
             hint: "check the URL and the activation code, or ask your administrator for a new one")
         TokenCLITests.expectRefused(
-            try await TokenCLITests.cordon(daemon, ["import", "--passcode-stdin", "--insecure", Self.uri(server)]),
+            try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", "--insecure", Self.uri(server)]),
             "the policy does not allow importing from \(host) without certificate validation",
             hint: "tokens.ctkipAllowInsecure decides; ask your administrator, or fix the server's certificate")
         #expect(server.provisioned.isEmpty)
-        #expect(try await TokenCLITests.listed(daemon).isEmpty)
-        try await TokenPolicyTests.writePolicy(daemon, #"{"ctkipAllowInsecure": true}"#)
-        // Allowed now, through the SDK as well as the CLI; still refused without the flag.
-        let client = try await daemon.client()
-        await #expect(throws: CordonError.self) {
-            try await client.importTokens(Self.uri(server), passcode: TokenCLITests.passcode)
-        }
-        let tokens = try await client.importTokens(Self.uri(server), passcode: TokenCLITests.passcode, insecure: true)
-        #expect(tokens.map(\.serial) == server.provisioned.map(\.serial))
-        let audit = try await client.audit(limit: 1000).filter { $0.category.rawValue == "tokens" }
-        let actions = audit.map { "\($0.action ?? "") \($0.outcome)" }
+        #expect(try await TokenCLITests.listed(agent).isEmpty)
+        try #"{"schema": "cordon.policy.v1", "tokens": {"ctkipAllowInsecure": true}}"#.write(
+            toFile: agent.system.appending("admin/20-tokens.json"), atomically: true, encoding: .utf8)
+        #expect(try await agent.cli(["policy", "reload"]).status == 0)
+        // Allowed now; still refused without the flag.
+        let still = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.uri(server)])
+        #expect(still.status != 0, "\(still.stdout)")
+        let allowed = try await TokenCLITests.cordon(
+            agent, ["import", "--passcode-stdin", "--insecure", Self.uri(server)])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(try await TokenCLITests.listed(agent).keys.sorted() == server.provisioned.map(\.serial).sorted())
+        let audit = try await Self.tokenAudit(agent)
+        let actions = audit.map { "\($0["action"] as? String ?? "") \($0["outcome"] as? String ?? "")" }
         #expect(actions.contains("tokens.import.insecure allow"))
         #expect(
             audit.contains {
-                $0.outcome == "refused" && $0.reason.contains("without certificate validation")
-                    && $0.reason.contains("tokens.ctkipAllowInsecure is false")
+                let reason = $0["reason"] as? String ?? ""
+                return $0["outcome"] as? String == "refused" && reason.contains("without certificate validation")
+                    && reason.contains("tokens.ctkipAllowInsecure is false")
             })
-        await client.close()
-        try await daemon.stop()
     }
 
     @Test(arguments: [
@@ -134,26 +141,17 @@ import Testing
     func aMisbehavingServerGetsATypedErrorAndNothingIsStored(mode: String, expected: String) async throws {
         let server = try CTKIPFakeServer(mode: mode)
         defer { server.stop() }
-        let daemon = try await Self.started(server)
-        defer { daemon.cleanUp() }
+        let agent = try await Self.started(server)
+        defer { agent.cleanUp() }
         let stored = try await TokenCLITests.cordon(
-            daemon, ["import", "--passcode-stdin", TokenPolicyTests.securID, "--pin", "1234"])
+            agent, ["import", "--passcode-stdin", TokenPolicyTests.securID, "--pin", "1234"])
         #expect(stored.status == 0, "\(stored.stderr)")
-        let client = try await daemon.client()
-        do {
-            _ = try await client.importTokens(Self.uri(server), passcode: TokenCLITests.passcode)
-            Issue.record("the import succeeded against a \(mode) server")
-        } catch let error as CordonError {
-            guard case .ctkipFailed(let host, let step, let reason) = error else {
-                Issue.record("unexpected \(error)")
-                return
-            }
-            #expect(host == "127.0.0.1:\(server.port)")
-            #expect("\(step): \(reason)".hasPrefix(expected), "\(step): \(reason)")
-            #expect(!reason.contains(Self.activationCode))
-        }
-        #expect(try await TokenCLITests.listed(daemon).keys.sorted() == [TokenPolicyTests.securIDSerial])
-        await client.close()
-        try await daemon.stop()
+        let failed = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.uri(server)])
+        #expect(failed.status != 0, "the import succeeded against a \(mode) server")
+        #expect(
+            failed.stderr.contains("CT-KIP provisioning from 127.0.0.1:\(server.port) failed at \(expected)"),
+            "\(failed.stderr)")
+        #expect(!failed.stderr.contains(Self.activationCode))
+        #expect(try await TokenCLITests.listed(agent).keys.sorted() == [TokenPolicyTests.securIDSerial])
     }
 }
