@@ -1,4 +1,3 @@
-import CordonKit
 import Foundation
 import Testing
 
@@ -35,25 +34,6 @@ import Testing
         return result
     }
 
-    /// `cordon --socket … token ARGUMENTS` against a daemon of the suites that still run it as root
-    /// in test mode (TokenCTKIPTests, TokenPolicyTests), with the passcode on standard input.
-    static func cordon(_ daemon: DaemonProcess, _ arguments: [String], passcode: String? = passcode) async throws
-        -> CommandResult
-    {
-        try await runCommand(
-            Binaries.cordon, ["--socket", daemon.socketPath, "token"] + arguments, input: passcode.map { "\($0)\n" })
-    }
-
-    /// The serials and nicknames `cordon token list --json` prints, for such a daemon.
-    static func listed(_ daemon: DaemonProcess) async throws -> [String: String] {
-        let list = try await cordon(daemon, ["list", "--json", "--passcode-stdin"])
-        #expect(list.status == 0, "\(list.stderr)")
-        let tokens = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]] ?? []
-        var result: [String: String] = [:]
-        for token in tokens { result[token["serial"] as? String ?? "?"] = token["nickname"] as? String ?? "" }
-        return result
-    }
-
     /// Checks a refused command: its exit status, its error line and its hint.
     static func expectRefused(_ result: CommandResult, _ message: String, hint: String) {
         #expect(result.status != 0)
@@ -62,23 +42,9 @@ import Testing
         #expect(result.stdout.isEmpty)
     }
 
-    /// A root daemon in test mode, initialized and unlocked, for the suites that still need one.
-    static func startedDaemon() async throws -> DaemonProcess {
-        let daemon = try await DaemonProcess.started()
-        do {
-            let client = try await daemon.client()
-            try await client.initialize(passcode: passcode)
-            try await client.unlock(passcode: passcode)
-            await client.close()
-        } catch {
-            daemon.cleanUp()
-            throw error
-        }
-        return daemon
-    }
-
+    /// The user's agent, initialized and unlocked; unbound apps trusted (the token suites' apps).
     static func started() async throws -> UserAgent {
-        try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#)
+        try await UserAgent(policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#)
     }
 
     @Test func renameRemoveAndResetChangeOnlyWhatTheyNameAndRefusalsChangeNothing() async throws {
