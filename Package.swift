@@ -267,10 +267,13 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
-                "CordonAge", "CCordonLinux", "ChannelTestPeers",
+                "CordonAge", "CCordonLinux", "ChannelTestPeers", "CTestCredentials",
             ],
             swiftSettings: strict
         ),
+        // The end-to-end tests' raw clients connect to an agent run as an ordinary user with that
+        // user's credentials (a thread's effective uid switched for the connect: variadic syscall).
+        .target(name: "CTestCredentials", path: "Tests/CTestCredentials"),
         // The channel tests' peers (openssl CA and leaves, the Python TLS server), shared by the
         // channel tests and the end-to-end tests.
         .target(name: "ChannelTestPeers", path: "Tests/ChannelTestPeers", swiftSettings: strict),

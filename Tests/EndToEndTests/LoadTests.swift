@@ -1,10 +1,10 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// A thousand concurrent clients, most of them abusive (garbage, truncated and oversized
-/// frames), the rest doing real round trips: the well-behaved ones never see an error.
+/// frames), the rest doing real round trips: the well-behaved ones never see an error. cordond
+/// runs as an ordinary user outside test mode (``UserAgent``); the clients connect with that
+/// user's credentials.
 ///
 /// Runs alone (`make test` runs it in a second pass with `CORDON_LOAD_TESTS=1`): with over 1,024
 /// descriptors open in the test process, Foundation's `Process.run()` in concurrent tests corrupts
@@ -17,14 +17,16 @@ struct LoadTests {
     @Test func validClientsAreServedAmidGarbage() async throws {
         #expect(raiseOpenFileLimit(to: 8192) >= 2048, "1,000 clients need more descriptors")
         // This one test process plays all thousand clients: lift the per-process cap for it.
-        let daemon = try await DaemonProcess.started(arguments: ["--max-connections-per-process", "2048"])
-        defer { daemon.cleanUp() }
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1"}"#, initialize: false,
+            arguments: ["--max-connections-per-process", "2048"])
+        defer { agent.cleanUp() }
         let kinds = (0..<Self.garbageClients).map { GarbageKind.allCases[$0 % GarbageKind.allCases.count] }
         // Every connection is open before any traffic: 1,000 at once.
         let sprays = try stride(from: 0, to: kinds.count, by: 100).map {
-            try GarbageSpray(path: daemon.socketPath, kinds: Array(kinds[$0..<min($0 + 100, kinds.count)]))
+            try GarbageSpray(path: agent.socketPath, kinds: Array(kinds[$0..<min($0 + 100, kinds.count)]))
         }
-        let valid = try ValidClients(count: Self.validClients, socket: daemon.socketPath)
+        let valid = try ValidClients(count: Self.validClients, socket: agent.socketPath)
         let sprayed = DispatchGroup()
         for spray in sprays {
             sprayed.enter()
@@ -49,10 +51,7 @@ struct LoadTests {
         #expect(sprays.flatMap(\.failures).isEmpty, "garbage clients could not connect: \(sprays[0].failures)")
         #expect(answers["io.cordon.Agent.MessageTooLarge", default: 0] > 0)
         #expect(answers["io.cordon.Agent.InvalidMessage", default: 0] > 0)
-        #expect(daemon.process.isRunning)
-        let after = try await daemon.client()
-        #expect(try await after.status().state == .uninitialized)
-        await after.close()
-        try await daemon.stop()
+        #expect(agent.process.isRunning)
+        #expect(try await agent.status()["state"] as? String == "uninitialized")
     }
 }

@@ -11,14 +11,14 @@ final class CallHammer: Sendable {
     private let done = DispatchGroup()
     let unexpected = Mutex<[String]>([])
 
-    /// Connects `clients` sockets to `socket` and starts them, each repeating `request` (raw
+    /// Connects `clients` sockets to `socket` as the test user and starts them, each repeating `request` (raw
     /// JSON); `acknowledges(reply)` says whether a reply counts.
     init(
         clients: Int, socket: String, request: String,
         acknowledges: @escaping @Sendable (String) -> Bool
     ) throws {
         counts = Mutex(Array(repeating: 0, count: clients))
-        let sockets = try (0..<clients).map { _ in try RawVarlinkSocket(path: socket) }
+        let sockets = try (0..<clients).map { _ in try RawVarlinkSocket(userPath: socket) }
         for (index, connection) in sockets.enumerated() {
             done.enter()
             // A thread of its own: a blocked socket read must never starve Dispatch's pool.

@@ -52,11 +52,11 @@ final class GarbageSpray: @unchecked Sendable {
     private(set) var answers: [String: Int] = [:]
     private(set) var failures: [String] = []
 
-    /// Connects one socket per kind in `kinds` (held open until `run` ends).
+    /// Connects one socket per kind in `kinds` as the test user (held open until `run` ends).
     init(path: String, kinds: [GarbageKind]) throws {
         self.path = path
         self.kinds = kinds
-        sockets = try kinds.map { _ in try RawVarlinkSocket(path: path) }
+        sockets = try kinds.map { _ in try RawVarlinkSocket(userPath: path) }
     }
 
     /// Abuses every connection `rounds` times, reconnecting those the agent closed. A send the
@@ -67,7 +67,7 @@ final class GarbageSpray: @unchecked Sendable {
             for (index, kind) in kinds.enumerated() where !silent.contains(index) {
                 let socket: RawVarlinkSocket
                 do {
-                    socket = try sockets[index] ?? RawVarlinkSocket(path: path)
+                    socket = try sockets[index] ?? RawVarlinkSocket(userPath: path)
                 } catch {
                     failures.append("\(kind): \(error)")
                     continue

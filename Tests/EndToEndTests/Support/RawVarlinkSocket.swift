@@ -1,3 +1,4 @@
+import CTestCredentials
 import Foundation
 import Glibc
 
@@ -7,6 +8,17 @@ import Glibc
 final class RawVarlinkSocket: @unchecked Sendable {
     let fd: Int32
     private var pending: [UInt8] = []
+
+    /// Connects to `path` as the test user (``TestUser``): the agent's peer credentials name that
+    /// user, as for any program of theirs (an agent run as the user serves no other uid); throws
+    /// the connect error.
+    init(userPath path: String) throws {
+        let result = path.withCString {
+            cordon_test_connect_as($0, uid_t(TestUser.uid) ?? 0, gid_t(TestUser.gid) ?? 0)
+        }
+        guard result >= 0 else { throw RawSocketError.system("connect as \(TestUser.name)", -result) }
+        fd = result
+    }
 
     /// Connects to `path`; throws the connect error (e.g. `EAGAIN` when the listen backlog is full).
     init(path: String) throws {

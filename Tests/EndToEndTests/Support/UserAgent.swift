@@ -35,6 +35,8 @@ final class UserAgent: @unchecked Sendable {
     /// Where `systemd-socket-activate` listens and starts cordond, if it does
     /// (``init(policy:install:initialize:arguments:testMode:environment:activatedSocket:prepareHome:)``).
     let activatedSocket: String?
+    /// A program that runs cordond as its own image (`prlimit --nofile=…`), or nothing.
+    let wrapper: [String]
     /// What the user's programs see (``environment(home:)``), with the socket this agent serves.
     var userEnvironment: [String: String] {
         Self.environment(home: home.path).merging(["CORDON_SOCKET": socketPath]) { $1 }
@@ -48,14 +50,16 @@ final class UserAgent: @unchecked Sendable {
     /// `testMode` adds `--test-mode` and the fast KDF, for the few cases that need test mode's
     /// switches (say why where it is used). With `activatedSocket`, the real
     /// `systemd-socket-activate` (run as the user) listens there and starts cordond on the first
-    /// connection, as systemd --user would. `environment` is added to cordond's (a display, the
+    /// connection, as systemd --user would. `wrapper` runs cordond through a program that execs it
+    /// (`prlimit --nofile=64:64`). `environment` is added to cordond's (a display, the
     /// variables a prompt is placed by).
     init(
         policy: String, install: [String: String] = [:], initialize: Bool = true, arguments: [String] = [],
         testMode: Bool = false, environment: [String: String] = [:], activatedSocket: String? = nil,
-        prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
+        wrapper: [String] = [], prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
     ) async throws {
         self.activatedSocket = activatedSocket
+        self.wrapper = wrapper
         extraArguments = arguments + (testMode ? ["--test-mode", "--insecure-fast-kdf"] : [])
         extraEnvironment = environment
         home = try TemporaryDirectory()
@@ -101,7 +105,7 @@ final class UserAgent: @unchecked Sendable {
         let launcher = activatedSocket.map {
             [Launcher.shell.path, "-c", Launcher.script, "/usr/bin/systemd-socket-activate", "-l", $0]
         }
-        process.arguments = Array(Self.asUser.dropFirst()) + (launcher ?? []) + daemonArguments
+        process.arguments = Array(Self.asUser.dropFirst()) + (launcher ?? []) + wrapper + daemonArguments
         process.environment = userEnvironment.merging(extraEnvironment) { $1 }
         let output = FileHandle(forWritingAtPath: logPath)
         output?.seekToEndOfFile()

@@ -11,7 +11,7 @@ final class ValidClients: Sendable {
     private let done = DispatchGroup()
 
     init(count: Int, socket: String) throws {
-        sockets = try (0..<count).map { _ in try RawVarlinkSocket(path: socket) }
+        sockets = try (0..<count).map { _ in try RawVarlinkSocket(userPath: socket) }
         completed.withLock { $0 = Array(repeating: 0, count: count) }
     }
 
