@@ -1,85 +1,96 @@
-import CordonKit
-import CordonProtocol
 import CordonStore
 import Foundation
 import Testing
 
 /// The data directory on a small tmpfs, filled up under the audit log: the agent keeps deciding
 /// and enforcing, logs that audit records could not be stored, and stores them again once
-/// there is room. Needs root (to mount the tmpfs).
+/// there is room. Needs root (to mount the tmpfs, then given to the user); cordond, the CLI and the
+/// clients run as an ordinary user outside test mode (``UserAgent``).
 @Suite(.enabled(if: getuid() == 0, "mounting a tmpfs needs root")) struct FullDiskTests {
     static let failureLine = "audit log write failed"
 
     @Test func auditLogOnAFullDisk() async throws {
-        let root = try TemporaryDirectory()
-        let data = root.appending("data")
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-        let mount = try await runCommand(
-            URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", data])
-        try #require(mount.status == 0, "mount -t tmpfs: \(mount.stderr)")
-        let daemon = try await DaemonProcess.started(root: root)
-        defer {
-            daemon.cleanUp()
-            _ = umount2(data, Int32(MNT_DETACH))
-            root.remove()
+        var mounted: String?
+        let agent = try await UserAgent(
+            policy:
+                #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "pasteboard": {"copyOut": "managed"}}"#,
+            initialize: false
+        ) { home in
+            let data = home.appending("data")
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = [
+                "-t", "tmpfs", "-o", "size=2m,mode=0700,uid=\(TestUser.uid),gid=\(TestUser.gid)", "tmpfs", data,
+            ]
+            try mount.run()
+            mount.waitUntilExit()
+            try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
+            mounted = data
         }
-        try FaultFixtures.write(FaultFixtures.denyPastes, to: daemon.adminPolicyDirectory + "/10-deny.json")
-        try await FaultFixtures.unlockedWithTwoFailures(daemon)
-        let client = try await daemon.client()
-        defer { Task { await client.close() } }
-        _ = try await client.reloadPolicy()
+        defer {
+            agent.cleanUp()
+            if let mounted { _ = umount2(mounted, Int32(MNT_DETACH)) }
+        }
+        let data = try #require(mounted)
+        try await FaultFixtures.unlockedWithTwoFailures(agent)
+        // A program of the user asking for decisions (its peer credentials the user's).
+        let client = try RawVarlinkSocket(userPath: agent.socketPath)
+        let denied = { FaultFixtures.isDecision(try client.call(FaultFixtures.deniedPaste), allowed: false) }
 
         let filled = Self.fill(data + "/filler")
         print("full disk: wrote \(filled) bytes of filler on a 2 MiB tmpfs")
         var calls = 0
-        while !daemon.log.contains(Self.failureLine), calls < 20_000 {
-            let decision = try await client.check(action: .pasteboardPaste, target: "com.example.other")
-            #expect(!decision.allowed)
+        while !agent.log.contains(Self.failureLine), calls < 20_000 {
+            #expect(try denied())
             calls += 1
         }
-        try #require(daemon.log.contains(Self.failureLine), "\(calls) denials were all stored on a full disk")
+        try #require(agent.log.contains(Self.failureLine), "\(calls) denials were all stored on a full disk")
         print("full disk: the first audit write failed after \(calls) denials")
         // Reported: in GetStatus (and so `cordon status` / `cordon doctor`), and each record in the log.
-        let problem = try #require(try await client.status().auditProblem, "GetStatus does not report the failure")
-        #expect(problem.unstored > 0)
-        #expect(daemon.log.contains("unstored audit record"))
-        let doctor = try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath, "doctor"])
+        let problem = try #require(
+            try await agent.status()["auditProblem"] as? [String: Any], "GetStatus does not report the failure")
+        #expect((problem["unstored"] as? Int ?? 0) > 0, "\(problem)")
+        #expect(agent.log.contains("unstored audit record"))
+        let doctor = try await agent.cli(["doctor"])
         #expect(doctor.stdout.contains("audit log: FAILING since"), "\(doctor.stdout)")
 
         // Full: decisions and enforcement go on.
         for _ in 0..<200 {
-            #expect(!(try await client.check(action: .pasteboardPaste, target: "com.example.other").allowed))
-            #expect(try await client.check(action: .pasteboardCopy).allowed)
+            #expect(try denied())
+            #expect(FaultFixtures.isDecision(try client.call(FaultFixtures.allowedCopy), allowed: true))
         }
         // A passcode check on a full disk: it fails closed (no check without the counter stored)
         // or, while the log still has room, counts.
-        do {
-            try await client.changePasscode(old: "wrong", new: "other-horse")
-            Issue.record("a wrong passcode was accepted")
-        } catch {
-            print("full disk: a wrong passcode answered \(error)")
-        }
-        #expect(try await client.status().failedAttempts >= 2)
-        try await client.lock()
-        #expect(try await client.status().state == .lockedKeyHeld)
-        let unlocker = try await CordonApp.connect(appId: "com.example.unlocker", socketPath: daemon.socketPath)
-        try await unlocker.unlockWithinGrace()
-        await unlocker.close()
-        #expect(try await client.status().state == .unlocked)
-        #expect(daemon.process.isRunning)
+        let wrong = try await agent.cli(["passwd", "--passcode-stdin"], input: "wrong-horse\nother-horse\n")
+        #expect(wrong.status != 0, "a wrong passcode was accepted")
+        print("full disk: a wrong passcode answered \(wrong.stderr)")
+        #expect((try await agent.status()["failedAttempts"] as? Int ?? 0) >= 2)
+        #expect(try await agent.cli(["lock"]).status == 0)
+        #expect(try await agent.status()["state"] as? String == "lockedKeyHeld")
+        // A verified managed app unlocks within the grace (CordonKit's unlockWithinGrace).
+        let unlocker = try await agent.attack(
+            """
+            s = connect(sys.argv[1])
+            call(s, "io.cordon.App.Register", {"appId": "com.example.unlocker"})
+            harden()
+            print(json.dumps({"unlock": error(call(s, "io.cordon.Agent.Unlock", {}))}))
+            """)
+        #expect(unlocker["unlock"] is NSNull, "\(unlocker)")
+        #expect(try await agent.status()["state"] as? String == "unlocked")
+        #expect(agent.process.isRunning)
 
         // Room again: new records are stored.
         try FileManager.default.removeItem(atPath: data + "/filler")
-        let database = try CordonDatabase(path: daemon.databasePath, readOnly: true)
+        let database = try CordonDatabase(path: data + "/cordon.sqlite", readOnly: true)
         let before = try database.auditCount()
         try await eventually(timeout: 120, "audit records are stored again") {
-            _ = try await client.check(action: .pasteboardPaste, target: "com.example.other")
+            _ = try denied()
             return try database.auditCount() > before
         }
         #expect(try database.integrityCheck() == "ok")
-        #expect(try await client.status().auditProblem == nil, "the report outlives the failure")
-        #expect(daemon.log.contains("audit log writes again"))
-        try await daemon.stop()
+        #expect(try await agent.status()["auditProblem"] == nil, "the report outlives the failure")
+        #expect(agent.log.contains("audit log writes again"))
     }
 
     /// Writes `path` until the file system is full; returns the bytes written.

@@ -1,5 +1,3 @@
-import CordonKit
-import CordonProtocol
 import CordonStore
 import Foundation
 import Synchronization
@@ -37,37 +35,41 @@ enum FaultFixtures {
         else { return false }
         return decision["allowed"] as? Bool == allowed
     }
+}
 
-    /// Initializes, unlocks, then makes two wrong `ChangePasscode` attempts: the container is
-    /// unlocked (its key in memory) with two failed attempts on record.
-    static func unlockedWithTwoFailures(_ daemon: DaemonProcess) async throws {
-        let client = try await daemon.client()
-        defer { Task { await client.close() } }
-        try await client.initialize(passcode: "correct-horse")
-        try await client.unlock(passcode: "correct-horse")
+extension FaultFixtures {
+    /// The passcode of the fault suites' containers.
+    static let passcode = "correct-horse"
+
+    /// Initializes and unlocks through the CLI run as the user, then makes two wrong passcode
+    /// changes: the container is unlocked (its key in memory) with two failed attempts on record.
+    static func unlockedWithTwoFailures(_ agent: UserAgent) async throws {
+        #expect(try await agent.cli(["init", "--passcode-stdin"], input: passcode + "\n").status == 0)
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: passcode + "\n").status == 0)
         for _ in 0..<2 {
-            await #expect(throws: (any Error).self) {
-                try await client.changePasscode(old: "wrong", new: "other-horse")
-            }
+            #expect(
+                try await agent.cli(["passwd", "--passcode-stdin"], input: "wrong-horse\nother-horse\n").status != 0)
         }
-        let status = try await client.status()
-        #expect(status.state == .unlocked)
-        #expect(status.failedAttempts == 2)
+        let status = try await agent.status()
+        #expect(status["state"] as? String == "unlocked")
+        #expect(status["failedAttempts"] as? Int == 2)
     }
 
     /// After a `kill -9` and a restart: the database is sound, the agent starts locked without
     /// its key, and the failed-attempt counter holds `failedAttempts`.
-    static func expectSoundRestart(_ restarted: DaemonProcess, failedAttempts: Int) async throws {
-        let database = try CordonDatabase(path: restarted.databasePath, readOnly: true)
+    static func expectSoundRestart(_ agent: UserAgent, failedAttempts: Int) async throws {
+        let database = try CordonDatabase(path: agent.home.appending("data/cordon.sqlite"), readOnly: true)
         #expect(try database.integrityCheck() == "ok")
-        let client = try await restarted.client()
-        defer { Task { await client.close() } }
-        let status = try await client.status()
-        #expect(status.state == .lockedNoKey)
-        #expect(status.failedAttempts == failedAttempts)
-        await #expect(throws: CordonError.passcodeRequired) { try await client.unlock(passcode: nil) }
-        try await client.unlock(passcode: "correct-horse")
-        #expect(try await client.status().state == .unlocked)
+        let status = try await agent.status()
+        #expect(status["state"] as? String == "lockedNoKey")
+        #expect(status["failedAttempts"] as? Int == failedAttempts)
+        let withoutPasscode = try await agent.attack(
+            """
+            print(json.dumps({"unlock": error(call(connect(sys.argv[1]), "io.cordon.Agent.Unlock", {}))}))
+            """)
+        #expect(withoutPasscode["unlock"] as? String == "io.cordon.Agent.PasscodeRequired", "\(withoutPasscode)")
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: passcode + "\n").status == 0)
+        #expect(try await agent.status()["state"] as? String == "unlocked")
     }
 }
 
