@@ -182,7 +182,7 @@ let package = Package(
             name: "cordon-bench",
             dependencies: [
                 "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonSecrets",
-                "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem",
+                "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonSenders",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
