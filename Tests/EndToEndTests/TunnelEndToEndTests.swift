@@ -8,19 +8,89 @@ import Testing
 /// the Unix socket and the TCP port; revocation cuts an open connection and refuses new ones (a
 /// same-user process trying the socket gets no byte); a bad upstream closes only its connection.
 /// The pins are an admin policy file of the agent, which `cordon run` reads with
-/// `io.cordon.App.GetNetworkPolicy`.
+/// `io.cordon.App.GetNetworkPolicy`. The agent, `cordon run`, its program and the clients run as an
+/// ordinary user outside test mode, but for the SDK channel's case (CordonKit in the test process).
 @Suite struct TunnelEndToEndTests {
     struct Setup {
-        let daemon: DaemonProcess
+        let agent: UserAgent
         let pki: TestPKI
         let leaf: (certificate: String, key: String)
-        let policyFile: String
         let runtime: String
     }
 
+    /// The agent run as an ordinary user outside test mode (``UserAgent``), initialized and
+    /// unlocked, with the pins as root's admin policy; `cordon run`, its program and the same-user
+    /// clients run as that user.
     static func setUp() async throws -> Setup {
         let pki = try TestPKI()
         let leaf = try pki.leaf("upstream", names: ["127.0.0.1"])
+        let policy: [String: Any] = [
+            "schema": "cordon.policy.v1",
+            "apps": ["unknown": "trusted"],
+            "network": [
+                "pins": [
+                    [
+                        "hosts": ["127.0.0.1"], "pinSha256": [try pki.pin(leaf.certificate)],
+                        "caCertificates": [pki.caPEM],
+                    ]
+                ],
+                "unpinnedHosts": "deny",
+            ],
+        ]
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: policy), as: UTF8.self)
+        let agent = try await UserAgent(policy: text)
+        return Setup(agent: agent, pki: pki, leaf: leaf, runtime: agent.home.appending("rt"))
+    }
+
+    static func environment(_ setup: Setup) -> [String: String] {
+        setup.agent.userEnvironment.merging(RunCommandTests.signalsOnly) { $1 }
+            .merging(["CORDON_RUNTIME_DIR": setup.runtime]) { $1 }
+    }
+
+    /// `cordon run` as the user in the background with its stderr in a file; the program sleeps.
+    static func startRun(_ setup: Setup, port: Int, appId: String, program: [String] = ["sleep", "1000"]) throws
+        -> (Process, stderr: String)
+    {
+        let process = Process()
+        let stderr = setup.agent.system.appending("run-\(appId).err")
+        FileManager.default.createFile(atPath: stderr, contents: nil)
+        process.environment = environment(setup)
+        process.executableURL = URL(fileURLWithPath: UserAgent.asUser[0])
+        process.arguments =
+            Array(UserAgent.asUser.dropFirst()) + [
+                Binaries.cordon.path, "run", "--app", appId, "--tunnel", "API=https://127.0.0.1:\(port)", "--",
+            ] + program
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        return (process, stderr)
+    }
+
+    /// A same-user Python client of the tunnel's socket (`get` or `hold`).
+    static func client(_ mode: String, _ socket: String) throws -> LineReader {
+        try LineReader(
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [
+                "/usr/bin/python3", TLSPeer.peers.appendingPathComponent("tunnel_client.py").path, mode, socket,
+            ])
+    }
+
+    /// The pid of the program `cordon run` registered as `appId`, once it has.
+    static func programPID(_ agent: UserAgent, appId: String) async throws -> Int32 {
+        var pid: Int32 = 0
+        try await eventually("\(appId) is registered") {
+            guard let app = try await agent.apps().first(where: { $0.appId == appId }) else { return false }
+            pid = Int32(app.pid)
+            return true
+        }
+        return pid
+    }
+
+    /// A root test daemon with the pins as an admin file, for the case that drives CordonKit's
+    /// channel inside the test process (only the SDK in-process can; an agent run as the user
+    /// serves no root client).
+    static func rootDaemon(_ pki: TestPKI, _ leaf: (certificate: String, key: String)) async throws -> DaemonProcess {
         let root = try TemporaryDirectory()
         let admin = root.appending("admin")
         try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
@@ -36,46 +106,13 @@ import Testing
                 "unpinnedHosts": "deny",
             ],
         ]
-        let policyFile = admin + "/50-network.json"
-        try JSONSerialization.data(withJSONObject: policy).write(to: URL(fileURLWithPath: policyFile))
+        try JSONSerialization.data(withJSONObject: policy).write(to: URL(fileURLWithPath: admin + "/50-network.json"))
         let daemon = try await DaemonProcess.started(root: root)
         let client = try await daemon.client()
         try await client.initialize(passcode: "2468")
         try await client.unlock(passcode: "2468")
         await client.close()
-        let runtime = daemon.root.appending("rt")
-        return Setup(daemon: daemon, pki: pki, leaf: leaf, policyFile: policyFile, runtime: runtime)
-    }
-
-    static func environment(_ setup: Setup) -> [String: String] {
-        RunCommandTests.signalsOnly.merging(["CORDON_RUNTIME_DIR": setup.runtime]) { $1 }
-    }
-
-    /// `cordon run` in the background with its stderr in a file; the program sleeps.
-    static func startRun(_ setup: Setup, port: Int, appId: String, program: [String] = ["sleep", "1000"]) throws
-        -> (Process, stderr: String)
-    {
-        let process = Process()
-        let stderr = setup.daemon.root.appending("run-\(appId).err")
-        FileManager.default.createFile(atPath: stderr, contents: nil)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment(setup)) { $1 }
-        process.executableURL = Binaries.cordon
-        process.arguments =
-            [
-                "--socket", setup.daemon.socketPath, "run", "--app", appId, "--tunnel", "API=https://127.0.0.1:\(port)",
-                "--",
-            ] + program
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: stderr)
-        try process.run()
-        return (process, stderr)
-    }
-
-    static func client(_ mode: String, _ socket: String) throws -> LineReader {
-        try LineReader(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", TLSPeer.peers.appendingPathComponent("tunnel_client.py").path, mode, socket])
+        return daemon
     }
 
     /// One `get` through the socket: its printed line.
@@ -87,16 +124,16 @@ import Testing
 
     @Test func theProgramFetchesThroughTheUnixSocketAndTheTCPPort() async throws {
         let setup = try await Self.setUp()
-        defer { setup.daemon.cleanUp() }
+        defer { setup.agent.cleanUp() }
         let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
         defer { peer.stop() }
         let script =
             "curl -sS --unix-socket \"${CORDON_TUNNEL_API#unix:}\" http://127.0.0.1/unix"
             + " && curl -sS \"http://$CORDON_TUNNEL_API_TCP/tcp\" && echo \"$CORDON_TUNNEL_API\""
         let result = try await runCommand(
-            Binaries.cordon,
-            [
-                "--socket", setup.daemon.socketPath, "run", "--app", "com.example.tunnel",
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [
+                Binaries.cordon.path, "run", "--app", "com.example.tunnel",
                 "--tunnel", "api=https://127.0.0.1:\(peer.port)",
                 "--", "sh", "-c", script,
             ], environment: Self.environment(setup))
@@ -107,43 +144,41 @@ import Testing
         let socket = String(lines.last?.dropFirst("unix:".count) ?? "")
         #expect(socket.hasPrefix(setup.runtime + "/tunnels/run-") && socket.hasSuffix("/api.sock"))
         #expect(!FileManager.default.fileExists(atPath: socket))
-        try await setup.daemon.stop()
     }
 
     /// docs/THREAT-MODEL.md: the tunnel carries no bytes while the key is revoked.
     @Test func revocationCutsAnOpenConnectionAndRefusesNewOnes() async throws {
         let setup = try await Self.setUp()
-        defer { setup.daemon.cleanUp() }
+        defer { setup.agent.cleanUp() }
         let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
         defer { peer.stop() }
         let (run, stderr) = try Self.startRun(setup, port: peer.port, appId: "com.example.cut")
         defer { kill(run.processIdentifier, SIGKILL) }
         let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
-        let client = try await setup.daemon.client()
-        _ = try await RunCommandTests.programPID(client, appId: "com.example.cut")
+        _ = try await Self.programPID(setup.agent, appId: "com.example.cut")
         try await eventually("the tunnel serves") { try await Self.get(socket).hasPrefix("HTTP/1.1 200 OK") }
         let held = try Self.client("hold", socket)
         defer { held.stop() }
         try await eventually("a connection is open through the tunnel") {
             held.snapshot.first == "open HTTP/1.1 200 OK"
         }
-        try await client.logout()
+        #expect(try await setup.agent.cli(["logout"]).status == 0)
         try await eventually("the open connection is cut") { held.snapshot.last == "cut" }
         // A same-user process trying the socket while the key is revoked gets no byte.
         #expect(try await Self.get(socket) == "closed 0 bytes")
         let log = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
         #expect(log.contains("cordon: tunnel API: connection refused"), "\(log)")
         #expect(log.contains("logout"), "\(log)")
-        try await client.unlock(passcode: "2468")
+        let unlocked = try await setup.agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n")
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
         try await eventually("the tunnel serves again") { try await Self.get(socket).hasPrefix("HTTP/1.1 200 OK") }
-        await client.close()
-        try await setup.daemon.stop()
     }
 
     /// One HTTP `get` over the loopback port by a Python started with `prefix` (e.g. `setpriv` as
     /// another uid): the status line and body, or `closed <n> bytes` when no HTTP answer came.
-    static func getTCP(_ port: Int, as prefix: [String], in root: TemporaryDirectory) async throws -> String {
-        let script = root.appending("tcp_get.py")
+    static func getTCP(_ port: Int, as prefix: [String]) async throws -> String {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("tcp_get-\(UUID()).py").path
+        defer { try? FileManager.default.removeItem(atPath: script) }
         try """
         import socket, sys
         conn = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
@@ -163,6 +198,7 @@ import Testing
         else:
             print(head.split(b"\\r\\n")[0].decode(), body.decode().strip())
         """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o644)
         let command = prefix + ["/usr/bin/python3", script, "\(port)"]
         let result = try await runCommand(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -174,17 +210,15 @@ import Testing
     @Test(.enabled(if: getuid() == 0, "needs root to connect as another uid"))
     func theLoopbackPortServesOnlyItsUser() async throws {
         let setup = try await Self.setUp()
-        defer { setup.daemon.cleanUp() }
+        defer { setup.agent.cleanUp() }
         let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
         defer { peer.stop() }
-        let portFile = setup.daemon.root.appending("tcp-port")
+        let portFile = setup.agent.home.appending("tcp-port")
         let (run, stderr) = try Self.startRun(
             setup, port: peer.port, appId: "com.example.owner",
             program: ["sh", "-c", "echo \"${CORDON_TUNNEL_API_TCP#127.0.0.1:}\" > \(portFile); exec sleep 1000"])
         defer { kill(run.processIdentifier, SIGKILL) }
-        let client = try await setup.daemon.client()
-        _ = try await RunCommandTests.programPID(client, appId: "com.example.owner")
-        await client.close()
+        _ = try await Self.programPID(setup.agent, appId: "com.example.owner")
         var port = 0
         try await eventually("the program wrote the port") {
             port =
@@ -194,29 +228,27 @@ import Testing
             return port > 0
         }
         try await eventually("the tunnel serves its user") {
-            try await Self.getTCP(port, as: [], in: setup.daemon.root).hasPrefix("HTTP/1.1 200 OK")
+            try await Self.getTCP(port, as: UserAgent.asUser).hasPrefix("HTTP/1.1 200 OK")
         }
         let stranger = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        #expect(try await Self.getTCP(port, as: stranger, in: setup.daemon.root) == "closed 0 bytes")
+        #expect(try await Self.getTCP(port, as: stranger) == "closed 0 bytes")
         let log = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
         #expect(log.contains("cordon: tunnel API: connection refused: 127.0.0.1:"), "\(log)")
-        #expect(log.contains("belongs to uid 65534, not uid 0"), "\(log)")
+        #expect(log.contains("belongs to uid 65534, not uid \(TestUser.uid)"), "\(log)")
         // The user is still served after the stranger was turned away.
-        #expect(try await Self.getTCP(port, as: [], in: setup.daemon.root).hasPrefix("HTTP/1.1 200 OK"))
-        try await setup.daemon.stop()
+        #expect(try await Self.getTCP(port, as: UserAgent.asUser).hasPrefix("HTTP/1.1 200 OK"))
     }
 
     @Test func aBadUpstreamClosesOnlyItsConnection() async throws {
         let setup = try await Self.setUp()
-        defer { setup.daemon.cleanUp() }
+        defer { setup.agent.cleanUp() }
         // The first connection gets bytes that are not TLS, the next ones a real server.
         let peer = try TLSPeer(mode: "flaky", certificate: setup.leaf.certificate, key: setup.leaf.key)
         defer { peer.stop() }
         let (run, stderr) = try Self.startRun(setup, port: peer.port, appId: "com.example.flaky")
         defer { kill(run.processIdentifier, SIGKILL) }
         let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
-        let client = try await setup.daemon.client()
-        _ = try await RunCommandTests.programPID(client, appId: "com.example.flaky")
+        _ = try await Self.programPID(setup.agent, appId: "com.example.flaky")
         try await eventually("the socket exists") { FileManager.default.fileExists(atPath: socket) }
         // Until the key's state reaches the tunnel a connection is refused before the upstream; every
         // attempt up to the one the bad upstream answered closes without a byte.
@@ -230,22 +262,22 @@ import Testing
         #expect(
             log.contains("cordon: tunnel API: 127.0.0.1:\(peer.port): 127.0.0.1: the TLS handshake failed"), "\(log)")
         #expect(try await Self.get(socket) == "HTTP/1.1 200 OK hello /get")
-        await client.close()
-        try await setup.daemon.stop()
     }
 
     /// CordonKit's `app.secureChannel()` with the pins the agent answers: the pinned server gives
     /// 200; a server of the same CA with another key is refused naming the admin's file and pointer
     /// (docs/THREAT-MODEL.md: a valid chain is not enough); after a logout no request is made.
     @Test func theSDKChannelEnforcesTheAdminsPinsAndFollowsTheKey() async throws {
-        let setup = try await Self.setUp()
-        defer { setup.daemon.cleanUp() }
-        let pinned = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
+        let pki = try TestPKI()
+        let leaf = try pki.leaf("upstream", names: ["127.0.0.1"])
+        let daemon = try await Self.rootDaemon(pki, leaf)
+        defer { daemon.cleanUp() }
+        let pinned = try TLSPeer(mode: "www", certificate: leaf.certificate, key: leaf.key)
         defer { pinned.stop() }
-        let other = try setup.pki.leaf("other", names: ["127.0.0.1"])
+        let other = try pki.leaf("other", names: ["127.0.0.1"])
         let impostor = try TLSPeer(mode: "www", certificate: other.certificate, key: other.key)
         defer { impostor.stop() }
-        let app = try await CordonApp.connect(appId: "com.example.sdk", socketPath: setup.daemon.socketPath)
+        let app = try await CordonApp.connect(appId: "com.example.sdk", socketPath: daemon.socketPath)
         let channel = try await app.secureChannel()
         let response = try await channel.request(url: "https://127.0.0.1:\(pinned.port)/sdk")
         #expect(response.status == 200)
@@ -260,9 +292,9 @@ import Testing
             }
             #expect(host == "127.0.0.1" && pattern == "127.0.0.1")
             #expect(source.hasSuffix("50-network.json#/network/pins/0"), "\(source)")
-            #expect(expected == [try setup.pki.pin(setup.leaf.certificate)])
+            #expect(expected == [try pki.pin(leaf.certificate)])
         }
-        let client = try await setup.daemon.client()
+        let client = try await daemon.client()
         try await client.logout()
         try await eventually("the channel refuses while the key is revoked") {
             do {
@@ -275,6 +307,6 @@ import Testing
         }
         await client.close()
         await app.close()
-        try await setup.daemon.stop()
+        try await daemon.stop()
     }
 }
