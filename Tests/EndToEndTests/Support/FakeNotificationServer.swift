@@ -9,10 +9,12 @@ final class FakeNotificationServer: Sendable {
     let address: String
     var logPath: String { root.appending("notifications.log") }
 
-    init() async throws {
+    /// With `anyUser`, processes of any uid may join the bus (an agent run as the test user).
+    init(anyUser: Bool = false) async throws {
         root = try TemporaryDirectory()
+        if anyUser { chmod(root.path, 0o755) }
         let config = root.appending("bus.conf")
-        try FakeDesktop.busConfig(socket: root.appending("bus.sock"))
+        try FakeDesktop.busConfig(socket: root.appending("bus.sock"), anyUser: anyUser)
             .write(toFile: config, atomically: true, encoding: .utf8)
         bus = try LineReader(
             URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config)", "--print-address", "--nofork"])

@@ -66,12 +66,14 @@ final class IdentityProviderProcess: @unchecked Sendable {
     }
 
     /// A program for `cordond --identity-browser`: the browser stand-in, which follows the
-    /// provider's redirect to the agent's loopback listener.
-    func browserProgram() throws -> String {
-        let path = scratch.appending("browser")
-        let script = "#!/bin/sh\nexec \(Self.python) \(Self.peers.appendingPathComponent("browser.py").path) \"$@\"\n"
+    /// provider's redirect to the agent's loopback listener, installed in `directory` where an
+    /// ordinary user may run it (with Debian's interpreter: a root-only one is out of their reach).
+    func browserProgram(in directory: String) throws -> String {
+        let path = directory + "/browser"
+        let script =
+            "#!/bin/sh\nexec /usr/bin/python3 \(Self.peers.appendingPathComponent("browser.py").path) \"$@\"\n"
         try script.write(toFile: path, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
         return path
     }
 
