@@ -46,32 +46,56 @@ import Testing
     }
 
     @Test func thePasteboardIsForVerifiedManagedAppsAndNeverWhileLocked() async throws {
-        let runner = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let daemon = try await AttackIdentityTests.daemon(
-            policy: #"""
+        // The bound app: a copy of Python root installed, run as the user, hardened as CordonKit
+        // hardens an app.
+        let agent = try await UserAgent(
+            policy: """
                 {"schema": "cordon.policy.v1", "apps": {"managed": [
-                  {"id": "com.example.notes", "executables": ["\#(runner)"]}]},
+                  {"id": "com.example.notes", "executables": ["$SYSTEM/bin/tool"]}]},
                  "pasteboard": {"copyOut": "blocked"}}
-                """#)
-        defer { daemon.cleanUp() }
-        let notes = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
-        #expect(notes.managed)
-        _ = try await notes.pasteboard.copy("quarterly numbers")
-        let client = try await daemon.client()
-        try await client.lock()
-        let answer = try await AttackScript.run(
+                """, install: ["bin/tool": UserAgent.python])
+        defer { agent.cleanUp() }
+        let marks = agent.home.appending("marks")
+        async let notes = agent.attack(
+            """
+            import time
+            marks = sys.argv[2]
+            def mark(name):
+                open(os.path.join(marks, name), "w").close()
+            def wait_for(name):
+                while not os.path.exists(os.path.join(marks, name)):
+                    time.sleep(0.02)
+            os.makedirs(marks, exist_ok=True)
+            s = connect(sys.argv[1])
+            reg = call(s, "io.cordon.App.Register", {"appId": "com.example.notes"})
+            harden()
+            out = {"managed": reg.get("parameters", {}).get("managed"),
+                   "copy": error(call(s, "io.cordon.Pasteboard.Copy", {"content": "quarterly numbers"}))}
+            mark("copied")
+            wait_for("locked")
+            out["lockedPaste"] = error(call(s, "io.cordon.Pasteboard.Paste"))
+            mark("pasted")
+            wait_for("unlocked")
+            pasted = call(s, "io.cordon.Pasteboard.Paste")
+            out["paste"] = error(pasted) or pasted["parameters"]["content"]
+            print(json.dumps(out))
+            """, [marks], command: UserAgent.asUser + [agent.system.appending("bin/tool")])
+        try await eventually("the app copied") { FileManager.default.fileExists(atPath: marks + "/copied") }
+        #expect(try await agent.cli(["lock"]).status == 0)
+        let answer = try await agent.attack(
             """
             out = {}
             plain = connect(sys.argv[1])
             out["unregistered"] = error(call(plain, "io.cordon.Pasteboard.Paste"))
             same = connect(sys.argv[1])
             out["sameId"] = error(call(same, "io.cordon.App.Register", {"appId": "com.example.notes"}))
-            out["sameIdPaste"] = error(call(same, "io.cordon.Pasteboard.Paste"))
             other = connect(sys.argv[1])
             call(other, "io.cordon.App.Register", {"appId": "com.example.python"})
+            harden()
+            out["sameIdPaste"] = error(call(same, "io.cordon.Pasteboard.Paste"))
             out["unmanaged"] = error(call(other, "io.cordon.Pasteboard.Paste"))
             print(json.dumps(out))
-            """, [daemon.socketPath], in: daemon.root)
+            """)
         // Python is not the bound executable: under the same id it registers unmanaged
         // (executableMismatch: warn) and, like any unmanaged or unregistered client, never pastes.
         #expect(answer["unregistered"] as? String == "io.cordon.App.NotRegistered")
@@ -79,12 +103,16 @@ import Testing
         #expect(answer["sameId"] is NSNull, "registered, but unmanaged: \(answer)")
         #expect(answer["sameIdPaste"] as? String == "io.cordon.App.NotManaged")
         // The real app itself waits for the unlock.
-        await #expect(throws: CordonError.locked) { _ = try await notes.pasteboard.paste() }
-        try await client.unlock(passcode: "2468")
-        #expect(try await notes.pasteboard.paste().content == "quarterly numbers")
-        await notes.close()
-        await client.close()
-        try await daemon.stop()
+        FileManager.default.createFile(atPath: marks + "/locked", contents: nil)
+        try await eventually("the app tried to paste") { FileManager.default.fileExists(atPath: marks + "/pasted") }
+        let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n")
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        FileManager.default.createFile(atPath: marks + "/unlocked", contents: nil)
+        let app = try await notes
+        #expect(app["managed"] as? Bool == true, "\(app)")
+        #expect(app["copy"] is NSNull, "\(app)")
+        #expect(app["lockedPaste"] as? String == "io.cordon.Agent.Locked", "\(app)")
+        #expect(app["paste"] as? String == "quarterly numbers", "\(app)")
     }
 
     @Test func aUserFileCannotLoosenTheDefaultWithoutAnAdminFile() async throws {

@@ -17,23 +17,6 @@ import Testing
 
     static let trusted = #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
 
-    /// A daemon as root in test mode with the real default, initialized and unlocked: what the
-    /// suites that have not moved to ``UserAgent`` yet attack (`AttackGateTests`).
-    static func daemon(policy: String? = nil) async throws -> DaemonProcess {
-        let daemon = try await DaemonProcess.started(trustUnboundApps: false)
-        if let policy {
-            try FileManager.default.createDirectory(
-                atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
-            try policy.write(toFile: daemon.adminPolicyDirectory + "/apps.json", atomically: true, encoding: .utf8)
-        }
-        let client = try await daemon.client()
-        if policy != nil { _ = try await client.reloadPolicy() }
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        await client.close()
-        return daemon
-    }
-
     @Test func withNoBindingAnyAppIdGetsNoKey() async throws {
         let agent = try await Self.agent()
         defer { agent.cleanUp() }
