@@ -139,75 +139,70 @@ import Testing
         #expect(impostor.calls.isEmpty)
     }
 
-    /// On a bus whose owner of `net.reactivated.Fprint` is not root (test mode, for a private
-    /// bus), the agent refuses with a typed error and asks nothing; owned by root, it is asked.
+    /// On a bus whose owner of `net.reactivated.Fprint` is not root, the agent refuses with a typed
+    /// error and asks nothing; owned by root, it is asked. cordond and its clients run as the user,
+    /// in test mode: only test mode takes a private system bus.
     @Test(arguments: [ImpostorBus.User.nobody, .root])
     func onlyAFprintdOwnedByRootIsAsked(owner: ImpostorBus.User) async throws {
         let bus = try await ImpostorBus(busUser: .root, impostorUser: owner)
         defer { bus.cleanUp() }
-        let root = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-        try #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "allowed"}}"#
-            .write(toFile: root.appending("admin/biometrics.json"), atomically: true, encoding: .utf8)
-        let daemon = try await DaemonProcess.started(
-            root: root, environment: ["CORDON_SYSTEM_BUS_ADDRESS": bus.address])
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        try await client.setBiometrics(enabled: true, passcode: "2468")
-        try await client.logout()
-        let failedBefore = try await client.status().failedAttempts
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "allowed"}}"#, testMode: true,
+            environment: ["CORDON_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { agent.cleanUp() }
+        let on = try await agent.cli(["biometrics", "on", "--passcode-stdin"], input: UserAgent.passcode + "\n")
+        #expect(on.status == 0, "\(on.stderr)")
+        #expect(try await agent.cli(["logout"]).status == 0)
+        let failedBefore = try await agent.status()["failedAttempts"] as? Int
+        let unlock = try await agent.attack(
+            """
+            reply = call(connect(sys.argv[1]), "io.cordon.Agent.UnlockWithFingerprint")
+            print(json.dumps({"error": error(reply), "parameters": reply.get("parameters", {})}))
+            """)
         switch owner {
         case .nobody:
-            await #expect(
-                throws: CordonError.biometricsUnavailable(
-                    reason: "net.reactivated.Fprint is owned by uid 65534, not root: not the system's fprintd")
-            ) {
-                try await client.unlockWithFingerprint()
-            }
-            let status = try await client.status()
-            #expect(status.state == .lockedNoKey)
-            #expect(status.failedAttempts == failedBefore)
+            #expect(unlock["error"] as? String == "io.cordon.Agent.BiometricsUnavailable", "\(unlock)")
+            #expect(
+                (unlock["parameters"] as? [String: Any])?["reason"] as? String
+                    == "net.reactivated.Fprint is owned by uid 65534, not root: not the system's fprintd", "\(unlock)")
+            let status = try await agent.status()
+            #expect(status["state"] as? String == "lockedNoKey")
+            #expect(status["failedAttempts"] as? Int == failedBefore)
             #expect(bus.calls.isEmpty, "the impostor was asked: \(bus.calls)")
-            #expect(daemon.log.contains("fingerprint unlock refused: net.reactivated.Fprint is owned by uid 65534"))
+            #expect(agent.log.contains("fingerprint unlock refused: net.reactivated.Fprint is owned by uid 65534"))
         case .root:
-            try await client.unlockWithFingerprint()
-            #expect(try await client.status().state == .unlocked)
+            #expect(unlock["error"] is NSNull, "\(unlock)")
+            #expect(try await agent.status()["state"] as? String == "unlocked")
             #expect(bus.calls.contains("VerifyStart"))
         }
-        await client.close()
-        try await daemon.stop()
     }
 
     /// A logind of someone else's making speaks for nothing: when a connection that is not root's
     /// owns `org.freedesktop.login1`, the agent watches no signal of it and takes no inhibitor
-    /// from it, and logs why; owned by root, its `PrepareForSleep` locks.
+    /// from it, and logs why; owned by root, its `PrepareForSleep` locks. cordond and its clients
+    /// run as the user, in test mode: only test mode takes a private system bus.
     @Test(arguments: [ImpostorBus.User.nobody, .root])
     func onlyALogindOwnedByRootIsHeard(owner: ImpostorBus.User) async throws {
         let bus = try await ImpostorBus(.logind, busUser: .root, impostorUser: owner)
         defer { bus.cleanUp() }
-        let daemon = try await DaemonProcess.started(
-            arguments: ["--system-bus-address", bus.address], environment: ["XDG_SESSION_ID": ""])
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1"}"#, arguments: ["--system-bus-address", bus.address],
+            testMode: true, environment: ["XDG_SESSION_ID": ""])
+        defer { agent.cleanUp() }
         try await bus.emit()
         switch owner {
         case .nobody:
             try await eventually("the agent turns the impostor down") {
-                daemon.log.contains("org.freedesktop.login1 is owned by a connection that is not root's")
+                agent.log.contains("org.freedesktop.login1 is owned by a connection that is not root's")
             }
-            let status = try await client.status()
-            #expect(status.lockTriggers?.contains("logind.PrepareForSleep") != true, "\(status)")
-            #expect(status.state == .unlocked)
+            let status = try await agent.status()
+            let triggers = status["lockTriggers"] as? [String] ?? []
+            #expect(!triggers.contains("logind.PrepareForSleep"), "\(status)")
+            #expect(status["state"] as? String == "unlocked")
             #expect(!bus.calls.contains("Inhibit"), "the impostor was asked: \(bus.calls)")
         case .root:
-            try await eventually("PrepareForSleep locks") { try await client.status().state != .unlocked }
+            try await eventually("PrepareForSleep locks") { try await agent.status()["state"] as? String != "unlocked" }
             #expect(bus.calls.contains("Inhibit"))
         }
-        await client.close()
-        try await daemon.stop()
     }
 }

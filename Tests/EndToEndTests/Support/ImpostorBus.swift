@@ -28,6 +28,7 @@ final class ImpostorBus: Sendable {
     /// it owns the name.
     init(_ service: Service = .fprintd, busUser: User, impostorUser: User) async throws {
         root = try TemporaryDirectory()
+        chmod(root.path, 0o755)  // an agent run as the test user reaches the bus in it
         let directory = root.appending("bus")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if busUser == .nobody {
