@@ -195,6 +195,12 @@ let package = Package(
             path: "examples/notes",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "cordon-files",
+            dependencies: ["CordonKit", "CordonProtocol"],
+            path: "examples/files",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CordonProtocolTests",
             dependencies: ["CordonProtocol", .product(name: "PropertyBased", package: "swift-property-based")],

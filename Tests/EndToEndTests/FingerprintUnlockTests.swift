@@ -1,45 +1,56 @@
-import CordonKit
 import CordonProtocol
 import Foundation
 import Testing
 
 /// Fingerprint unlock against the real fprintd on libfprint's virtual device, on a private
-/// system bus (docs/THREAT-MODEL.md, "Fingerprint unlock").
+/// system bus (docs/THREAT-MODEL.md, "Fingerprint unlock"). cordond, the CLI and the apps run as
+/// an ordinary user (``UserAgent``, the finger enrolled for that user), in test mode: only test
+/// mode takes a private system bus. The bus, fprintd and its helper (which enrolls and scans) are
+/// root's, as the system's are; the forger is the user's.
 @Suite(.serialized) struct FingerprintUnlockTests {
     static let passcode = "2468"
 
-    /// cordond with `passcode.biometrics` as given, on the fake system bus.
-    func daemon(_ bus: FakeFingerprintBus, biometrics: String = "allowed", root: TemporaryDirectory? = nil)
-        async throws -> DaemonProcess
-    {
-        let root = try root ?? TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-        try #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "\#(biometrics)"}}"#
-            .write(toFile: root.appending("admin/biometrics.json"), atomically: true, encoding: .utf8)
-        return try await DaemonProcess.started(
-            root: root,
+    /// cordond with `passcode.biometrics` as given, on the fake system bus (short passcodes allowed,
+    /// as everywhere here; unbound apps trusted).
+    func agent(_ bus: FakeFingerprintBus, biometrics: String = "allowed") async throws -> UserAgent {
+        try await UserAgent(
+            policy: #"""
+                {"schema": "cordon.policy.v1", "passcode": {"biometrics": "\#(biometrics)", "minLength": 4,
+                 "allowSimple": true}, "apps": {"unknown": "trusted"}}
+                """#, initialize: false, testMode: true,
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "CORDON_SYSTEM_BUS_ADDRESS": bus.address])
     }
 
-    /// Initializes, unlocks with the passcode and opts in.
-    func optedIn(_ client: CordonClient) async throws {
-        try await client.initialize(passcode: Self.passcode)
-        try await client.unlock(passcode: Self.passcode)
-        try await client.setBiometrics(enabled: true, passcode: Self.passcode)
+    /// Calls `method` from a program run as the user: the error (nil when it succeeded) and its parameters.
+    func call(_ agent: UserAgent, _ method: String, _ parameters: [String: Any] = [:]) async throws -> (
+        error: String?, parameters: [String: Any]
+    ) {
+        let reply = try await agent.varlink(method, parameters)
+        return (reply["error"] as? String, reply["parameters"] as? [String: Any] ?? [:])
     }
 
-    /// Runs `unlockWithFingerprint` while `finger` is scanned; returns its error, if any.
-    func fingerprintUnlock(_ client: CordonClient, _ bus: FakeFingerprintBus, finger: String, forgeFirst: Bool = false)
-        async throws -> CordonError?
+    func status(_ agent: UserAgent) async throws -> AgentStatus {
+        try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
+    }
+
+    /// Initializes, unlocks with the passcode and opts in, through the CLI.
+    func optedIn(_ agent: UserAgent) async throws {
+        let input = Self.passcode + "\n"
+        try #require(try await agent.cli(["init", "--passcode-stdin"], input: input).status == 0)
+        try #require(try await agent.cli(["unlock", "--passcode-stdin"], input: input).status == 0)
+        let on = try await agent.cli(["biometrics", "on", "--passcode-stdin"], input: input)
+        try #require(on.status == 0, "\(on.stderr)")
+    }
+
+    /// Runs `UnlockWithFingerprint` while `finger` is scanned; returns its error, if any, and the
+    /// error's parameters.
+    func fingerprintUnlock(_ agent: UserAgent, _ bus: FakeFingerprintBus, finger: String, forgeFirst: Bool = false)
+        async throws -> (error: String?, parameters: [String: Any])
     {
         let started = bus.verificationsStarted
-        let call = Task { () -> CordonError? in
-            do {
-                try await client.unlockWithFingerprint()
-                return nil
-            } catch let error as CordonError {
-                return error
-            }
+        // The reply crosses from the task as JSON (a dictionary of `Any` is not Sendable).
+        let call = Task {
+            try JSONSerialization.data(withJSONObject: try await agent.varlink("io.cordon.Agent.UnlockWithFingerprint"))
         }
         try await eventually("fprintd starts verification") { bus.verificationsStarted > started }
         if forgeFirst {
@@ -47,160 +58,145 @@ import Testing
             try await bus.waitFor("forged")
         }
         try await bus.scan(finger, atVerification: started + 1)
-        return try await call.value
+        let reply = try JSONSerialization.jsonObject(with: try await call.value) as? [String: Any] ?? [:]
+        return (reply["error"] as? String, reply["parameters"] as? [String: Any] ?? [:])
     }
 
     @Test func aMatchingFingerUnlocksAndAppsGetTheirKeysAgain() async throws {
-        let bus = try await FakeFingerprintBus()
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
         defer { bus.cleanUp() }
-        let daemon = try await daemon(bus)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await optedIn(client)
-        let app = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
-        let key = try await app.key()
+        let agent = try await agent(bus)
+        defer { agent.cleanUp() }
+        try await optedIn(agent)
+        let app = try await agent.startApp("com.example.notes")
+        defer { app.cleanUp() }
+        let key = try #require((try await app.call("io.cordon.App.GetKey")["parameters"] as? [String: Any])?["key"])
         // Logout revokes: the key is discarded and apps are told; the app gets no key while locked.
-        try await client.logout()
-        #expect(try await client.status().state == .lockedNoKey)
-        await #expect(throws: CordonError.self) { _ = try await app.key() }
-        #expect(try await fingerprintUnlock(client, bus, finger: "finger-a") == nil)
-        #expect(try await client.status().state == .unlocked)
-        #expect(try await app.key() == key)
-        #expect(daemon.log.contains("unlocked with a fingerprint"))
-        await app.close()
-        await client.close()
-        try await daemon.stop()
+        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await status(agent).state == .lockedNoKey)
+        let withheld = try await app.call("io.cordon.App.GetKey")
+        #expect((withheld["error"] as? String)?.hasPrefix("io.cordon.") == true, "\(withheld)")
+        #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
+        #expect(try await status(agent).state == .unlocked)
+        let again = try await app.call("io.cordon.App.GetKey")
+        #expect((again["parameters"] as? [String: Any])?["key"] as? String == key as? String, "\(again)")
+        #expect(agent.log.contains("unlocked with a fingerprint"))
+        agent.terminate()
     }
 
     @Test func aNonMatchingFingerDoesNotUnlockAndCountsAsAFailedAttempt() async throws {
-        let bus = try await FakeFingerprintBus()
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
         defer { bus.cleanUp() }
-        let daemon = try await daemon(bus)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await optedIn(client)
-        try await client.logout()
-        let before = try await client.status().failedAttempts
-        let error = try await fingerprintUnlock(client, bus, finger: "finger-b")
-        guard case .wrongPasscode(let left, _) = error else {
-            Issue.record("expected WrongPasscode, got \(String(describing: error))")
+        let agent = try await agent(bus)
+        defer { agent.cleanUp() }
+        try await optedIn(agent)
+        #expect(try await agent.cli(["logout"]).status == 0)
+        let before = try await status(agent).failedAttempts
+        let (error, parameters) = try await fingerprintUnlock(agent, bus, finger: "finger-b")
+        guard error == "io.cordon.Agent.WrongPasscode", let left = parameters["attemptsLeft"] as? Int else {
+            Issue.record("expected WrongPasscode, got \(String(describing: error)) \(parameters)")
             return
         }
-        let status = try await client.status()
+        let status = try await status(agent)
         #expect(status.state == .lockedNoKey)
         #expect(status.failedAttempts == before + 1)
         #expect(left == status.maxAttempts - status.failedAttempts)
         // The passcode still unlocks.
-        try await client.unlock(passcode: Self.passcode)
-        #expect(try await client.status().state == .unlocked)
-        await client.close()
-        try await daemon.stop()
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await self.status(agent).state == .unlocked)
+        agent.terminate()
     }
 
     @Test func aForgedVerifyStatusFromAnotherSenderIsIgnored() async throws {
-        let bus = try await FakeFingerprintBus()
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
         defer { bus.cleanUp() }
-        let daemon = try await daemon(bus)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await optedIn(client)
-        try await client.logout()
+        let agent = try await agent(bus)
+        defer { agent.cleanUp() }
+        try await optedIn(agent)
+        #expect(try await agent.cli(["logout"]).status == 0)
         // A same-user process on the bus says "verify-match, done" on fprintd's device path first;
         // then the real reader scans a finger that does not match.
-        let error = try await fingerprintUnlock(client, bus, finger: "finger-b", forgeFirst: true)
-        guard case .wrongPasscode = error else {
-            Issue.record("expected WrongPasscode, got \(String(describing: error))")
-            return
-        }
-        #expect(try await client.status().state == .lockedNoKey)
-        #expect(daemon.log.contains("ignored VerifyStatus signals from a sender that does not own"))
-        await client.close()
-        try await daemon.stop()
+        let (error, _) = try await fingerprintUnlock(agent, bus, finger: "finger-b", forgeFirst: true)
+        #expect(error == "io.cordon.Agent.WrongPasscode", "expected WrongPasscode, got \(String(describing: error))")
+        #expect(try await status(agent).state == .lockedNoKey)
+        #expect(agent.log.contains("ignored VerifyStatus signals from a sender that does not own"))
+        agent.terminate()
     }
 
     @Test func theFirstUnlockAfterStartNeedsThePasscode() async throws {
-        let bus = try await FakeFingerprintBus()
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
         defer { bus.cleanUp() }
-        let root = try TemporaryDirectory()
-        var daemon = try await daemon(bus, root: root)
-        defer { daemon.cleanUp() }
-        var client = try await daemon.client()
-        try await optedIn(client)
-        await client.close()
-        try await daemon.stop()
-        daemon = try await self.daemon(bus, root: root)
-        client = try await daemon.client()
-        await #expect(
-            throws: CordonError.biometricsPasscodeNeeded(
-                reason: "no passcode unlock since the agent started (or since fingerprint unlock was turned on)")
-        ) {
-            try await client.unlockWithFingerprint()
-        }
+        let agent = try await agent(bus)
+        defer { agent.cleanUp() }
+        try await optedIn(agent)
+        agent.terminate()
+        try await agent.restart()
+        let refused = try await call(agent, "io.cordon.Agent.UnlockWithFingerprint")
+        #expect(refused.error == "io.cordon.Agent.BiometricsPasscodeNeeded")
+        #expect(
+            refused.parameters["reason"] as? String
+                == "no passcode unlock since the agent started (or since fingerprint unlock was turned on)",
+            "\(refused.parameters)")
         // The opt-in survived the restart: after a passcode unlock, a finger unlocks again.
-        try await client.unlock(passcode: Self.passcode)
-        try await client.logout()
-        #expect(try await fingerprintUnlock(client, bus, finger: "finger-a") == nil)
-        await client.close()
-        try await daemon.stop()
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
+        agent.terminate()
     }
 
     @Test func disabledPolicyAndOptedOutRefuseWithTypedErrors() async throws {
-        let bus = try await FakeFingerprintBus()
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
         defer { bus.cleanUp() }
-        let disabled = try await daemon(bus, biometrics: "disabled")
+        let disabled = try await agent(bus, biometrics: "disabled")
         defer { disabled.cleanUp() }
-        var client = try await disabled.client()
-        try await client.initialize(passcode: Self.passcode)
-        try await client.unlock(passcode: Self.passcode)
-        await #expect(throws: CordonError.biometricsDisabled) {
-            try await client.setBiometrics(enabled: true, passcode: Self.passcode)
-        }
-        try await client.logout()
-        await #expect(throws: CordonError.biometricsDisabled) { try await client.unlockWithFingerprint() }
-        await client.close()
-        try await disabled.stop()
+        let input = Self.passcode + "\n"
+        #expect(try await disabled.cli(["init", "--passcode-stdin"], input: input).status == 0)
+        #expect(try await disabled.cli(["unlock", "--passcode-stdin"], input: input).status == 0)
+        let optIn = try await call(
+            disabled, "io.cordon.Agent.SetBiometrics", ["enabled": true, "passcode": Self.passcode])
+        #expect(optIn.error == "io.cordon.Agent.BiometricsDisabled")
+        #expect(try await disabled.cli(["logout"]).status == 0)
+        let unlock = try await call(disabled, "io.cordon.Agent.UnlockWithFingerprint")
+        #expect(unlock.error == "io.cordon.Agent.BiometricsDisabled")
+        disabled.terminate()
 
-        let allowed = try await daemon(bus)
+        let allowed = try await agent(bus)
         defer { allowed.cleanUp() }
-        client = try await allowed.client()
-        try await optedIn(client)
-        try await client.setBiometrics(enabled: false)
-        try await client.logout()
-        await #expect(throws: CordonError.biometricsNotEnabled) { try await client.unlockWithFingerprint() }
+        try await optedIn(allowed)
+        #expect(try await call(allowed, "io.cordon.Agent.SetBiometrics", ["enabled": false]).error == nil)
+        #expect(try await allowed.cli(["logout"]).status == 0)
+        let optedOut = try await call(allowed, "io.cordon.Agent.UnlockWithFingerprint")
+        #expect(optedOut.error == "io.cordon.Agent.BiometricsNotEnabled")
         // Opting out zeroed the kept key: opting in again needs a passcode unlock first.
         #expect(allowed.log.contains("the user opted out"))
         #expect(bus.verificationsStarted == 0)
-        await client.close()
-        try await allowed.stop()
+        allowed.terminate()
     }
 
     /// `cordon biometrics on|off` and `cordon unlock --fingerprint`, falling back to the passcode.
     @Test func theCommandLineOptsInAndFallsBackToThePasscode() async throws {
-        let bus = try await FakeFingerprintBus()
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
         defer { bus.cleanUp() }
-        let daemon = try await daemon(bus)
-        defer { daemon.cleanUp() }
-        func cordon(_ arguments: [String], input: String? = nil) async throws -> CommandResult {
-            try await runCommand(Binaries.cordon, ["--socket", daemon.socketPath] + arguments, input: input)
-        }
-        #expect(try await cordon(["init", "--passcode-stdin"], input: "2468\n").status == 0)
+        let agent = try await agent(bus)
+        defer { agent.cleanUp() }
+        #expect(try await agent.cli(["init", "--passcode-stdin"], input: "2468\n").status == 0)
         // Not turned on: the finger is not asked for; the passcode from stdin unlocks.
-        let first = try await cordon(["unlock", "--fingerprint", "--passcode-stdin"], input: "2468\n")
+        let first = try await agent.cli(["unlock", "--fingerprint", "--passcode-stdin"], input: "2468\n")
         #expect(first.status == 0)
         #expect(first.stderr.contains("fingerprint unlock is not turned on"))
         #expect(first.stdout.contains("unlocked"))
-        let on = try await cordon(["biometrics", "on", "--passcode-stdin"], input: "2468\n")
+        let on = try await agent.cli(["biometrics", "on", "--passcode-stdin"], input: "2468\n")
         #expect(on.status == 0, "\(on.stderr)")
-        #expect(try await cordon(["logout"]).status == 0)
+        #expect(try await agent.cli(["logout"]).status == 0)
         let started = bus.verificationsStarted
-        let unlocking = Task { try await cordon(["unlock", "--fingerprint", "--passcode-stdin"], input: "") }
+        let unlocking = Task { try await agent.cli(["unlock", "--fingerprint", "--passcode-stdin"], input: "") }
         try await bus.scan("finger-a", atVerification: started + 1)
         let unlocked = try await unlocking.value
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
-        #expect(try await daemon.client().status().state == .unlocked)
-        let off = try await cordon(["biometrics", "off"])
+        #expect(try await status(agent).state == .unlocked)
+        let off = try await agent.cli(["biometrics", "off"])
         #expect(off.status == 0)
         #expect(off.stdout.contains("fingerprint unlock off"))
-        try await daemon.stop()
+        agent.terminate()
     }
 }

@@ -1,121 +1,157 @@
-import CordonKit
 import CordonProtocol
 import CordonTrust
 import Foundation
 import Testing
 
+/// The decision `io.cordon.App.Check` gives an unregistered client run as the user (as the CLI
+/// is) on a paste of 50 characters from `source`.
+private func paste(_ agent: UserAgent, from source: String) async throws -> CordonDecision {
+    try await agent.varlink(
+        "io.cordon.App.Check",
+        ["action": PolicyAction.pasteboardPaste.rawValue, "target": source, "context": ["length": "50"]], "decision",
+        as: CordonDecision.self)
+}
+
+/// The agent's status, as `io.cordon.Agent.GetStatus` gives it to a program run as the user.
+private func status(_ agent: UserAgent) async throws -> AgentStatus {
+    try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
+}
+
+/// The policy's status after a reload asked for by a program run as the user (as `cordon policy
+/// reload` does).
+@discardableResult
+private func reload(_ agent: UserAgent) async throws -> PolicyStatus {
+    try await agent.varlink("io.cordon.Policy.Reload", [:], "status", as: PolicyStatus.self)
+}
+
+/// Writes `text` to `path` as root (an admin file) or, under the user's directory, as the user would.
+private func write(_ text: String, to path: String, in agent: UserAgent) async throws {
+    let directory = (path as NSString).deletingLastPathComponent
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    // Atomic, as `cordon policy push` does: the agent never sees half a file.
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    if path.hasPrefix(agent.home.path + "/") { try await agent.give(agent.home.appending("config")) }
+}
+
 /// Policies pushed by an admin, against the real daemon: hot reload, last good kept, signatures,
-/// executable binding, decisions over the socket.
+/// executable binding, decisions over the socket. cordond, the CLI and the apps run as an
+/// ordinary user outside test mode (``UserAgent``); the admin files are root's.
 @Suite struct PolicyEndToEndTests {
+    static let noPolicy = #"{"schema": "cordon.policy.v1"}"#
     static let managedPasteboard = #"""
         {"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "managed", "maxChars": 10},
          "lock": {"idleTimeoutSeconds": 120}}
         """#
 
-    func write(_ text: String, to path: String) throws {
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        // Atomic, as `cordon policy push` does: the agent never sees half a file.
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-    }
-
-    func paste(_ client: CordonClient, from source: String) async throws -> CordonDecision {
-        try await client.check(action: .pasteboardPaste, target: source, context: ["length": "50"])
+    /// `agent`'s audit records (the newest 100), as `io.cordon.Audit.Query` gives them.
+    static func audit(_ agent: UserAgent, appId: String? = nil, limit: Int = 100) async throws -> [AuditEntry] {
+        var parameters: [String: Any] = ["limit": limit]
+        if let appId { parameters["appId"] = appId }
+        return try await agent.varlink("io.cordon.Audit.Query", parameters, "records", as: [AuditEntry].self)
     }
 
     @Test func hotReloadKeepsTheLastGoodPolicy() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        let observer = try await daemon.client()
-        var events = try await observer.events().makeAsyncIterator()
-        #expect(try await events.next()?.kind == .state)
-        #expect(try await paste(client, from: "com.example.other").allowed, "the default allows any paste")
+        let agent = try await UserAgent(policy: Self.noPolicy, initialize: false)
+        defer { agent.cleanUp() }
+        let (observer, output) = try agent.cliInBackground(["events", "--follow", "--json"])
+        defer {
+            kill(observer.processIdentifier, SIGKILL)
+            observer.waitUntilExit()
+        }
+        /// The `index`th event the observer printed, once it has.
+        func event(_ index: Int) async throws -> [String: Any] {
+            try await eventually("the observer prints event \(index)") { output.snapshot.count > index }
+            let line = output.snapshot[index]
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
+        #expect(try await event(0)["kind"] as? String == EventKind.state.rawValue)
+        #expect(try await paste(agent, from: "com.example.other").allowed, "the default allows any paste")
 
-        let file = daemon.adminPolicyDirectory + "/10-corp.json"
-        try write(Self.managedPasteboard, to: file)
-        let changed = try #require(try await events.next())
-        #expect(changed.kind == .policyDidChange)
-        #expect(changed.policyVersion?.isEmpty == false)
-        let denied = try await paste(client, from: "com.example.other")
+        let file = agent.system.appending("admin/10-corp.json")
+        try await write(Self.managedPasteboard, to: file, in: agent)
+        let changed = try await event(1)
+        #expect(changed["kind"] as? String == EventKind.policyDidChange.rawValue)
+        let version = try #require(changed["policyVersion"] as? String)
+        #expect(!version.isEmpty)
+        let denied = try await paste(agent, from: "com.example.other")
         #expect(!denied.allowed)
         #expect(denied.rules == ["\(file)#/pasteboard/copyOut"])
-        #expect(try await client.status().idleTimeoutSeconds == 120)
+        #expect(try await status(agent).idleTimeoutSeconds == 120)
 
         // A broken edit is rejected and the good version stays in force.
-        try write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOutt": "any"}}"#, to: file)
-        try await eventually("the rejection is reported") {
-            try await client.policyStatus().sources.contains {
-                $0.path == file && $0.status.rawValue.hasPrefix("rejected")
-            }
+        try await write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOutt": "any"}}"#, to: file, in: agent)
+        func policyStatus() async throws -> PolicyStatus {
+            try await agent.varlink("io.cordon.Policy.GetStatus", [:], "status", as: PolicyStatus.self)
         }
-        let status = try await client.policyStatus()
+        try await eventually("the rejection is reported") {
+            try await policyStatus().sources.contains { $0.path == file && $0.status.rawValue.hasPrefix("rejected") }
+        }
+        let status = try await policyStatus()
         let rejected = try #require(status.sources.first { $0.path == file })
         #expect(rejected.problems.contains { $0.contains("did you mean \"copyOut\"") && $0.contains(":1:") })
-        #expect(!(try await paste(client, from: "com.example.other").allowed), "the last good policy holds")
-        #expect(status.version == changed.policyVersion)
+        #expect(!(try await paste(agent, from: "com.example.other").allowed), "the last good policy holds")
+        #expect(status.version == version)
 
         // A good edit applies, with a new event.
-        try write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "any"}}"#, to: file)
-        let next = try #require(try await events.next())
-        #expect(next.kind == .policyDidChange && next.policyVersion != changed.policyVersion)
-        #expect(try await paste(client, from: "com.example.other").allowed)
+        try await write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "any"}}"#, to: file, in: agent)
+        let next = try await event(2)
+        #expect(next["kind"] as? String == EventKind.policyDidChange.rawValue)
+        #expect(next["policyVersion"] as? String != version)
+        #expect(try await paste(agent, from: "com.example.other").allowed)
 
-        let audit = try await client.audit(since: nil, appId: nil, limit: 100)
+        let audit = try await Self.audit(agent)
         #expect(audit.contains { $0.outcome == "deny" && $0.action == "pasteboard.paste" })
         #expect(audit.contains { $0.category == "policy" && $0.outcome == "rejected" })
-        try await daemon.stop()
+        agent.terminate()
     }
 
     @Test func followAuditSendsHistoryThenLiveRecords() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        try write(Self.managedPasteboard, to: daemon.adminPolicyDirectory + "/10-corp.json")
-        let client = try await daemon.client()
-        _ = try await client.reloadPolicy()
-        #expect(!(try await paste(client, from: "com.example.early").allowed))
+        let agent = try await UserAgent(policy: Self.managedPasteboard, initialize: false)
+        defer { agent.cleanUp() }
+        #expect(!(try await paste(agent, from: "com.example.early").allowed))
         try await eventually("the first deny is audited") {
-            try await client.audit(since: nil, appId: nil, limit: 100).contains { $0.outcome == "deny" }
+            try await Self.audit(agent).contains { $0.outcome == "deny" }
         }
-        var follow = try await client.followAudit().makeAsyncIterator()
-        var seen: [AuditEntry] = []
-        while !seen.contains(where: { $0.outcome == "deny" }), let entry = try await follow.next() {
-            seen.append(entry)
+        let (follower, output) = try agent.cliInBackground(["audit", "--follow", "--json"])
+        defer {
+            kill(follower.processIdentifier, SIGKILL)
+            follower.waitUntilExit()
         }
-        #expect(!(try await paste(client, from: "com.example.late").allowed))
-        var live: AuditEntry?
-        while live == nil, let entry = try await follow.next() {
-            if entry.outcome == "deny" { live = entry }
+        func records() -> [AuditEntry] {
+            output.snapshot.compactMap { try? JSONDecoder().decode(AuditEntry.self, from: Data($0.utf8)) }
         }
-        let first = try #require(seen.last)
-        let second = try #require(live)
+        try await eventually("the history's deny is followed") { records().contains { $0.outcome == "deny" } }
+        let seen = records()
+        let history = try #require(seen.firstIndex { $0.outcome == "deny" })
+        #expect(!(try await paste(agent, from: "com.example.late").allowed))
+        try await eventually("a live deny is followed") {
+            records().dropFirst(history + 1).contains { $0.outcome == "deny" }
+        }
+        let first = seen[history]
+        let second = try #require(records().dropFirst(history + 1).first { $0.outcome == "deny" })
         #expect(second.id > first.id, "live records come after the history, in order")
-        try await daemon.stop()
+        agent.terminate()
     }
 
     @Test func userPolicyCanOnlyTighten() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        try write(
-            #"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "blocked"}}"#,
-            to: daemon.adminPolicyDirectory + "/a.json")
-        try write(
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "blocked"}}"#, initialize: false)
+        defer { agent.cleanUp() }
+        try await write(
             #"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "any"}}"#,
-            to: daemon.userPolicyDirectory + "/u.json")
-        let client = try await daemon.client()
-        _ = try await client.reloadPolicy()
-        #expect(!(try await paste(client, from: "com.example.other").allowed), "a user file cannot loosen")
-        try await daemon.stop()
+            to: agent.home.appending("config/policy.d/u.json"), in: agent)
+        try await reload(agent)
+        #expect(!(try await paste(agent, from: "com.example.other").allowed), "a user file cannot loosen")
+        agent.terminate()
     }
 
     @Test func signedAdminPolicies() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
+        let agent = try await UserAgent(policy: Self.noPolicy, initialize: false)
+        defer { agent.cleanUp() }
         let trusted = PolicySigning.generateKeyPair()
         let stranger = PolicySigning.generateKeyPair()
-        try write(trusted.publicKey, to: daemon.trustDirectory + "/admin.pub")
-        let file = daemon.adminPolicyDirectory + "/10-signed.json"
+        try await write(trusted.publicKey, to: agent.system.appending("trust/admin.pub"), in: agent)
+        let file = agent.system.appending("admin/10-signed.json")
         let body = Data(Self.managedPasteboard.utf8)
 
         func signature(_ body: Data, _ key: String) throws -> String {
@@ -124,163 +160,166 @@ import Testing
             ).text
         }
         func outcome() async throws -> String {
-            let status = try await client.reloadPolicy()
+            let status = try await reload(agent)
             let source = try #require(status.sources.first { $0.path == file })
             return source.status == .applied ? "applied:\(source.signedBy ?? "")" : source.problems.joined()
         }
 
-        try write(Self.managedPasteboard, to: file)
+        try await write(Self.managedPasteboard, to: file, in: agent)
         #expect(try await outcome().contains("no signature"), "missing signature")
-        try write(try signature(body, stranger.privateKey), to: file + ".sig")
+        try await write(try signature(body, stranger.privateKey), to: file + ".sig", in: agent)
         #expect(try await outcome().contains("not trusted"), "wrong key")
-        try write(try signature(body, trusted.privateKey), to: file + ".sig")
+        try await write(try signature(body, trusted.privateKey), to: file + ".sig", in: agent)
         #expect(try await outcome() == "applied:\(trusted.keyId)", "good signature")
-        #expect(!(try await paste(client, from: "com.example.other").allowed))
-        try write(Self.managedPasteboard.replacingOccurrences(of: "managed", with: "any"), to: file)
+        #expect(!(try await paste(agent, from: "com.example.other").allowed))
+        try await write(Self.managedPasteboard.replacingOccurrences(of: "managed", with: "any"), to: file, in: agent)
         #expect(try await outcome().contains("does not match"), "tampered file")
-        #expect(!(try await paste(client, from: "com.example.other").allowed), "the last good signed policy holds")
-        try await daemon.stop()
+        #expect(!(try await paste(agent, from: "com.example.other").allowed), "the last good signed policy holds")
+        agent.terminate()
     }
 
     @Test func executableMismatchIsUnmanagedWithoutKey() async throws {
-        let daemon = try await DaemonProcess.started(trustUnboundApps: false)
-        defer { daemon.cleanUp() }
-        try write(
-            #"""
-            {"schema": "cordon.policy.v1", "apps": {"managed": [
-              {"id": "com.example.bound", "executables": ["/usr/bin/not-this-test"]}]}}
-            """#, to: daemon.adminPolicyDirectory + "/apps.json")
-        let client = try await daemon.client()
-        _ = try await client.reloadPolicy()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let app = try await CordonApp.connect(appId: "com.example.bound", socketPath: daemon.socketPath)
-        #expect(!app.managed)
-        await #expect(throws: CordonError.notManaged(appId: "com.example.bound")) { _ = try await app.key() }
-        let other = try await CordonApp.connect(appId: "com.example.free", socketPath: daemon.socketPath)
-        #expect(!other.managed, "once apps are bound, an unbound id gets apps.unknown (default: unmanaged)")
-        let audit = try await client.audit(since: nil, appId: "com.example.bound", limit: 10)
+        let agent = try await UserAgent(
+            policy: #"""
+                {"schema": "cordon.policy.v1", "apps": {"managed": [
+                  {"id": "com.example.bound", "executables": ["/usr/bin/not-this-test"]}]}}
+                """#)
+        defer { agent.cleanUp() }
+        let apps = try await agent.attack(
+            """
+            s = connect(sys.argv[1])
+            bound = call(s, "io.cordon.App.Register", {"appId": "com.example.bound"})
+            # The second app registers (from a connection of its own) before the process is hardened.
+            other = call(connect(sys.argv[1]), "io.cordon.App.Register", {"appId": "com.example.free"})
+            harden()
+            key = call(s, "io.cordon.App.GetKey")
+            print(json.dumps({"bound": bound.get("parameters", {}).get("managed"), "key": error(key),
+                              "keyFor": key.get("parameters", {}).get("appId"),
+                              "other": other.get("parameters", {}).get("managed"), "otherReply": other}))
+            """)
+        #expect(apps["bound"] as? Bool == false, "\(apps)")
+        #expect(
+            apps["key"] as? String == "io.cordon.App.NotManaged" && apps["keyFor"] as? String == "com.example.bound")
+        #expect(
+            apps["other"] as? Bool == false,
+            "once apps are bound, an unbound id gets apps.unknown (default: unmanaged): \(apps)"
+        )
+        let audit = try await Self.audit(agent, appId: "com.example.bound", limit: 10)
         #expect(audit.contains { $0.action == "app.register" && $0.outcome == "unmanaged" })
-        await app.close()
-        await other.close()
-        try await daemon.stop()
+        agent.terminate()
     }
 }
 
 /// The built-in default is a fallback: admin files may loosen it, user files only tighten.
+/// cordond and the CLI run as an ordinary user outside test mode (``UserAgent``), with the
+/// built-in idle timeout (300 s, what the `--idle-timeout 300` of test mode used to set).
 @Suite struct PolicyFallbackTests {
     @Test func adminFileMayLoosenTheDefault() async throws {
-        let daemon = try await DaemonProcess.started(arguments: ["--idle-timeout", "300"])
-        defer { daemon.cleanUp() }
-        try FileManager.default.createDirectory(atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
-        try
+        let loose =
             #"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 900}, "passcode": {"onMaxAttempts": "lockout"}}"#
-            .write(toFile: daemon.adminPolicyDirectory + "/loose.json", atomically: true, encoding: .utf8)
-        let client = try await daemon.client()
-        _ = try await client.reloadPolicy()
-        #expect(try await client.status().idleTimeoutSeconds == 900)
-        let settings = try await client.effectivePolicy().settings
+        let agent = try await UserAgent(policy: loose, initialize: false)
+        defer { agent.cleanUp() }
+        let file = agent.system.appending("admin/10-apps.json")
+        try await reload(agent)
+        #expect(try await status(agent).idleTimeoutSeconds == 900)
+        let settings = try await agent.varlink(
+            "io.cordon.Policy.GetEffective", [:], nil, as: EffectivePolicyReply.self
+        ).settings
         let onMax = try #require(settings.first { $0.path == "/passcode/onMaxAttempts" })
         #expect(onMax.value == "\"lockout\"")
-        #expect(onMax.rules == [daemon.adminPolicyDirectory + "/loose.json#/passcode/onMaxAttempts"])
+        #expect(onMax.rules == [file + "#/passcode/onMaxAttempts"])
 
         // A user file cannot loosen the admin's value further, only tighten it.
-        try FileManager.default.createDirectory(atPath: daemon.userPolicyDirectory, withIntermediateDirectories: true)
-        try #"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 3600}}"#
-            .write(toFile: daemon.userPolicyDirectory + "/mine.json", atomically: true, encoding: .utf8)
-        _ = try await client.reloadPolicy()
-        #expect(try await client.status().idleTimeoutSeconds == 900)
-        try #"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 60}}"#
-            .write(toFile: daemon.userPolicyDirectory + "/mine.json", atomically: true, encoding: .utf8)
-        _ = try await client.reloadPolicy()
-        #expect(try await client.status().idleTimeoutSeconds == 60)
-        try await daemon.stop()
+        let mine = agent.home.appending("config/policy.d/mine.json")
+        try await write(#"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 3600}}"#, to: mine, in: agent)
+        try await reload(agent)
+        #expect(try await status(agent).idleTimeoutSeconds == 900)
+        try await write(#"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 60}}"#, to: mine, in: agent)
+        try await reload(agent)
+        #expect(try await status(agent).idleTimeoutSeconds == 60)
+        agent.terminate()
     }
 }
 
-/// The agent enforces what the policy says about passcodes, conditions and data access.
+/// The agent enforces what the policy says about passcodes, conditions and data access. cordond,
+/// the CLI and the apps run as an ordinary user outside test mode (``UserAgent``).
 @Suite struct PolicyEnforcementTests {
-    func admin(_ daemon: DaemonProcess, _ json: String) async throws -> CordonClient {
-        try FileManager.default.createDirectory(atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
-        try json.write(toFile: daemon.adminPolicyDirectory + "/p.json", atomically: true, encoding: .utf8)
-        let client = try await daemon.client()
-        _ = try await client.reloadPolicy()
-        return client
-    }
-
     @Test func passcodeRulesApplyToInitializeAndChange() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await admin(
-            daemon,
-            #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 8, "kind": "alphanumeric", "allowSimple": false}}"#
-        )
-        await #expect(throws: CordonError.self) { try await client.initialize(passcode: "1234") }
-        await #expect(throws: CordonError.self) { try await client.initialize(passcode: "abcdefgh") }
-        try await client.initialize(passcode: "river7stone")
-        await #expect(throws: CordonError.self) {
-            try await client.changePasscode(old: "river7stone", new: "12345678")
+        let agent = try await UserAgent(
+            policy:
+                #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 8, "kind": "alphanumeric", "allowSimple": false}}"#,
+            initialize: false)
+        defer { agent.cleanUp() }
+        func initialize(_ passcode: String) async throws -> Int32 {
+            try await agent.cli(["init", "--passcode-stdin"], input: passcode + "\n").status
         }
-        try await client.changePasscode(old: "river7stone", new: "maple42leaf")
-        try await client.unlock(passcode: "maple42leaf")
-        try await daemon.stop()
+        #expect(try await initialize("1234") != 0)
+        #expect(try await initialize("abcdefgh") != 0)
+        #expect(try await initialize("river7stone") == 0)
+        #expect(try await agent.cli(["passwd", "--passcode-stdin"], input: "river7stone\n12345678\n").status != 0)
+        #expect(try await agent.cli(["passwd", "--passcode-stdin"], input: "river7stone\nmaple42leaf\n").status == 0)
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: "maple42leaf\n").status == 0)
+        agent.terminate()
     }
 
     @Test func preloadInjectedBlocksRegistration() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await admin(
-            daemon, #"{"schema": "cordon.policy.v1", "conditions": {"preloadInjected": "block"}}"#)
+        let agent = try await UserAgent(
+            policy: #"{"schema": "cordon.policy.v1", "conditions": {"preloadInjected": "block"}}"#, initialize: false)
+        defer { agent.cleanUp() }
         let preload = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"].first {
             FileManager.default.fileExists(atPath: $0)
         }
         let library = try #require(preload)
         let result = try await runCommand(
-            Binaries.notes, ["--dir", daemon.root.path, "--socket", daemon.socketPath],
-            environment: ["LD_PRELOAD": library])
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [
+                Binaries.notes.path, "--dir", agent.home.appending("notes"), "--socket", agent.socketPath,
+            ], environment: agent.userEnvironment.merging(["LD_PRELOAD": library]) { $1 })
         #expect(result.status == 3, "the injected client is refused: \(result.stdout)")
         #expect(result.stdout.contains("Refused") || result.stdout.contains("refused"))
-        let audit = try await client.audit(since: nil, appId: "com.example.notes", limit: 10)
+        let audit = try await PolicyEndToEndTests.audit(agent, appId: "com.example.notes", limit: 10)
         #expect(audit.contains { $0.outcome == "refused" && $0.reason.contains("preloadInjected") })
-        try await daemon.stop()
+        agent.terminate()
     }
 
     @Test func dataAccessWhenUnlockedWithholdsTheKeyWhileLocked() async throws {
-        let daemon = try await DaemonProcess.started()
-        defer { daemon.cleanUp() }
-        let client = try await admin(
-            daemon, #"{"schema": "cordon.policy.v1", "storage": {"dataAccess": "whenUnlocked"}}"#)
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let app = try await CordonApp.connect(appId: "com.example.data", socketPath: daemon.socketPath)
-        _ = try await app.key()
-        try await client.lock()
-        #expect(try await client.status().state == .lockedKeyHeld)
-        await #expect(throws: CordonError.keyUnavailable(state: "lockedKeyHeld")) { _ = try await app.key() }
-        try await app.unlockWithinGrace()
-        _ = try await app.key()
-        await app.close()
-        try await daemon.stop()
+        let agent = try await UserAgent(
+            policy:
+                #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "storage": {"dataAccess": "whenUnlocked"}}"#
+        )
+        defer { agent.cleanUp() }
+        let app = try await agent.startApp("com.example.data")
+        defer { app.cleanUp() }
+        #expect(try await app.call("io.cordon.App.GetKey")["error"] == nil)
+        #expect(try await agent.cli(["lock"]).status == 0)
+        #expect(try await status(agent).state == .lockedKeyHeld)
+        let withheld = try await app.call("io.cordon.App.GetKey")
+        #expect(withheld["error"] as? String == "io.cordon.App.KeyUnavailable", "\(withheld)")
+        #expect((withheld["parameters"] as? [String: Any])?["state"] as? String == "lockedKeyHeld", "\(withheld)")
+        // The app's own unlock within the re-authentication grace (CordonApp.unlockWithinGrace).
+        let unlocked = try await app.call("io.cordon.Agent.Unlock")
+        #expect(unlocked["error"] == nil, "\(unlocked)")
+        #expect(try await app.call("io.cordon.App.GetKey")["error"] == nil)
+        agent.terminate()
     }
 
     @Test func overrideGivesOneAppItsOwnAckDeadline() async throws {
-        let daemon = try await DaemonProcess.started(arguments: ["--ack-deadline-ms", "60000"])
-        defer { daemon.cleanUp() }
-        let client = try await admin(
-            daemon,
-            #"{"schema": "cordon.policy.v1", "overrides": [{"apps": ["com.example.fast"], "lock": {"ackDeadlineMs": 100}}]}"#
-        )
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let fast = try await CordonApp.connect(appId: "com.example.fast", socketPath: daemon.socketPath)
-        let slow = try await CordonApp.connect(appId: "com.example.slow", socketPath: daemon.socketPath)
-        try await client.logout()
+        // The deadline of every other app (once the `--ack-deadline-ms` flag) is the admin policy's.
+        let agent = try await UserAgent(
+            policy: #"""
+                {"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "lock": {"ackDeadlineMs": 60000},
+                 "overrides": [{"apps": ["com.example.fast"], "lock": {"ackDeadlineMs": 100}}]}
+                """#)
+        defer { agent.cleanUp() }
+        let fast = try await agent.startApp("com.example.fast")
+        defer { fast.cleanUp() }
+        let slow = try await agent.startApp("com.example.slow")
+        defer { slow.cleanUp() }
+        #expect(try await agent.cli(["logout"]).status == 0)
         try await eventually("the overridden app is overdue") {
-            try await client.apps().first { $0.appId == "com.example.fast" }?.compliance == .overdue
+            try await agent.apps().first { $0.appId == "com.example.fast" }?.compliance == .overdue
         }
-        #expect(try await client.apps().first { $0.appId == "com.example.slow" }?.compliance == .pending)
-        await fast.close()
-        await slow.close()
-        try await daemon.stop()
+        #expect(try await agent.apps().first { $0.appId == "com.example.slow" }?.compliance == .pending)
+        agent.terminate()
     }
 }

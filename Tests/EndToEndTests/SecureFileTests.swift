@@ -1,137 +1,165 @@
-import CordonAge
-import CordonProtocol
 import Foundation
 import Testing
 
-@testable import CordonKit
-
 /// `SecureFile`: the app's files in the age format, read by the real `age` CLI with the identity
 /// `cordon storage export-identity` gives, and closed with the container (docs/THREAT-MODEL.md,
-/// "Storage").
+/// "Storage"). cordond, the CLI, `age` and the app — the `SecureFile` example (examples/files) —
+/// run as an ordinary user outside test mode (``UserAgent``).
 @Suite struct SecureFileTests {
-    static let age = URL(fileURLWithPath: "/usr/bin/age")
+    static let age = "/usr/bin/age"
+    static let policy = #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
 
-    /// A daemon, initialised and unlocked, and the notes app registered.
-    static func started() async throws -> (DaemonProcess, CordonClient, CordonApp) {
-        let daemon = try await DaemonProcess.started()
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let app = try await CordonApp.connect(appId: "com.example.notes", socketPath: daemon.socketPath)
-        return (daemon, client, app)
+    /// Runs `age ARGUMENTS` as the user.
+    static func age(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand(
+            URL(fileURLWithPath: UserAgent.asUser[0]), Array(UserAgent.asUser.dropFirst()) + [age] + arguments)
+    }
+
+    /// The agent, initialised and unlocked, and the app registered as the notes app.
+    static func started() async throws -> (UserAgent, FilesApp) {
+        let agent = try await UserAgent(policy: policy)
+        do {
+            return (agent, try await agent.startFiles())
+        } catch {
+            agent.cleanUp()
+            throw error
+        }
     }
 
     @Test func theAgeCLIReadsTheAppsFilesAndTheAppReadsAgesFiles() async throws {
-        let (daemon, client, app) = try await Self.started()
-        defer { daemon.cleanUp() }
-        let files = SecureFile(app: app)
+        let (agent, app) = try await Self.started()
+        defer {
+            app.stop()
+            agent.cleanUp()
+        }
+        let appId = "com.example.notes"
         let note = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let path = daemon.root.appending("note.age")
-        try await files.write(note, to: path)
+        let source = agent.home.appending("note.in")
+        try note.write(to: URL(fileURLWithPath: source))
+        let path = agent.home.appending("note.age")
+        app.send("write \(path) \(source)")
+        try await app.waitFor("wrote \(path)")
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
 
         // The administrator's export, then the real age CLI.
-        let export = try await runCommand(
-            Binaries.cordon,
-            ["--socket", daemon.socketPath, "storage", "export-identity", "--app", app.appId, "--passcode-stdin"],
-            input: "2468\n")
+        let export = try await agent.cli(
+            ["storage", "export-identity", "--app", appId, "--passcode-stdin"], input: UserAgent.passcode + "\n")
         #expect(export.status == 0, "\(export.stderr)")
-        let identityFile = daemon.root.appending("notes.key")
+        let identityFile = agent.home.appending("notes.key")
         try export.stdout.write(toFile: identityFile, atomically: true, encoding: .utf8)
-        let decrypted = daemon.root.appending("note.plain")
-        let ageRead = try await runCommand(Self.age, ["-d", "-i", identityFile, "-o", decrypted, path])
+        let decrypted = agent.home.appending("note.plain")
+        let ageRead = try await Self.age(["-d", "-i", identityFile, "-o", decrypted, path])
         #expect(ageRead.status == 0, "\(ageRead.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: decrypted)) == note)
 
         // age -r to the app's recipient: the app reads it.
-        let recipient = try await files.recipient()
+        app.send("recipient")
+        try await app.waitFor("recipient age1")
+        let said = app.read().split(separator: "\n").first { $0.hasPrefix("[files] recipient ") }
+        let recipient = String(try #require(said).dropFirst("[files] recipient ".count))
         #expect(export.stdout.contains("# public key: \(recipient)"))
-        let plain = daemon.root.appending("from-age.txt")
+        let plain = agent.home.appending("from-age.txt")
         try "written by age".write(toFile: plain, atomically: true, encoding: .utf8)
-        let fromAge = daemon.root.appending("from-age.age")
-        let ageWrite = try await runCommand(Self.age, ["-r", recipient, "-o", fromAge, plain])
+        let fromAge = agent.home.appending("from-age.age")
+        let ageWrite = try await Self.age(["-r", recipient, "-o", fromAge, plain])
         #expect(ageWrite.status == 0, "\(ageWrite.stderr)")
-        #expect(try await files.read(fromAge) == Data("written by age".utf8))
-        let audit = try await client.audit(appId: app.appId).compactMap(\.action)
-        #expect(audit.contains("storage.export-identity"))
+        let read = agent.home.appending("from-age.out")
+        app.send("read \(fromAge) \(read)")
+        try await app.waitFor("read \(fromAge)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: read)) == Data("written by age".utf8))
+        let audit = try await agent.cli(["audit", "--app", appId, "--json"])
+        let actions = audit.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["action"] as? String
+        }
+        #expect(actions.contains("storage.export-identity"), "\(actions)")
 
         // A same-user program without the passcode gets no identity (and its guess counts).
-        let attack = try await AttackScript.run(
+        let attack = try await agent.attack(
             """
             s = connect(sys.argv[1])
             none = call(s, "io.cordon.Storage.ExportIdentity", {"appId": sys.argv[2]})
             wrong = call(s, "io.cordon.Storage.ExportIdentity", {"appId": sys.argv[2], "passcode": "0000"})
             print(json.dumps({"none": error(none), "wrong": error(wrong),
                               "leaked": "AGE-SECRET-KEY" in json.dumps(wrong)}))
-            """, [daemon.socketPath, app.appId], in: daemon.root)
+            """, [appId])
         #expect(attack["none"] as? String == "org.varlink.service.InvalidParameter")
         #expect(attack["wrong"] as? String == "io.cordon.Agent.WrongPasscode")
         #expect(attack["leaked"] as? Bool == false)
-        await app.close()
-        await client.close()
-        try await daemon.stop()
+        #expect(agent.terminate() == 0)
     }
 
     @Test func filesCloseWithTheContainerAndAWriteCutByARevocationLeavesNothing() async throws {
-        let (daemon, client, app) = try await Self.started()
-        defer { daemon.cleanUp() }
-        let files = SecureFile(app: app)
-        let path = daemon.root.appending("kept.age")
-        try await files.write(Data("kept".utf8), to: path)
+        let (agent, app) = try await Self.started()
+        defer {
+            app.stop()
+            agent.cleanUp()
+        }
+        let appId = "com.example.notes"
+        let passcode = UserAgent.passcode + "\n"
+        let directory = agent.home.appending("files")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let kept = agent.home.appending("kept.in")
+        try "kept".write(toFile: kept, atomically: true, encoding: .utf8)
+        let path = directory + "/kept.age"
+        let fifo = agent.home.appending("cut.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try await agent.give(directory)
+        try await agent.give(fifo)
+        app.send("write \(path) \(kept)")
+        try await app.waitFor("wrote \(path)")
 
-        // A write streaming from a pipe when the key is revoked.
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
+        // A write streaming from a pipe when the key is revoked. The test holds the pipe open
+        // for reading too, so neither end's open waits for the other.
+        let writeEnd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        #expect(writeEnd >= 0)
         let chunk = [UInt8](repeating: 0x41, count: 100_000)
-        let cut = daemon.root.appending("cut.age")
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        // The test never blocks on the pipe: a reader that stopped would hold it forever.
-        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
-        let writer = Task { try await files.write(from: readEnd, to: cut) }
+        let cut = directory + "/cut.age"
+        app.send("stream \(cut) \(fifo)")
         _ = chunk.withUnsafeBytes { write(writeEnd, $0.baseAddress, 65_536) }
         // The write is under way (its temporary file exists) before the key is revoked.
         try await eventually("the write started") {
-            try FileManager.default.contentsOfDirectory(atPath: daemon.root.path).contains { $0.hasPrefix("cut.age.") }
+            try FileManager.default.contentsOfDirectory(atPath: directory).contains { $0.hasPrefix("cut.age.") }
         }
-        try await client.logout()
-        try await eventually("the app dropped its key") { app.keyState.epoch > 0 && app.keyState.key == nil }
+        #expect(try await agent.cli(["logout"]).status == 0)
+        // The app drops its key as it hears the revocation, before it says so.
+        try await app.waitFor("event EncryptionKeyUnavailable")
         _ = chunk.withUnsafeBytes { write(writeEnd, $0.baseAddress, 1000) }
         close(writeEnd)
-        do {
-            try await writer.value
-            Issue.record("a write went on after the key was revoked")
-        } catch CordonError.containerLocked(let appId, _) {
-            #expect(appId == app.appId)
-        }
-        close(readEnd)
-        let names = try FileManager.default.contentsOfDirectory(atPath: daemon.root.path)
+        try await app.waitFor("stream \(cut) \(fifo): ")
+        #expect(
+            app.read().contains("[files] stream \(cut) \(fifo): the container is locked for \(appId)"),
+            "a write went on after the key was revoked: \(app.read())")
+        #expect(!app.read().contains("wrote \(cut)"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(!names.contains { $0.hasPrefix("cut.age") }, "no file and no temporary left: \(names)")
 
         // Locked without a key: nothing reads, nothing writes.
-        do {
-            _ = try await files.read(path)
-            Issue.record("a file was read after a logout")
-        } catch CordonError.containerLocked {}
-        do {
-            try await files.write(Data("late".utf8), to: daemon.root.appending("late.age"))
-            Issue.record("a file was written after a logout")
-        } catch CordonError.containerLocked {}
-        #expect(!FileManager.default.fileExists(atPath: daemon.root.appending("late.age")))
+        let out = agent.home.appending("kept.out")
+        app.send("read \(path) \(out)")
+        try await app.waitFor("read \(path) \(out): the container is locked for \(appId)")
+        #expect(!FileManager.default.fileExists(atPath: out), "a file was read after a logout")
+        let late = directory + "/late.age"
+        app.send("write \(late) \(kept)")
+        try await app.waitFor("write \(late) \(kept): the container is locked for \(appId)")
+        #expect(!FileManager.default.fileExists(atPath: late), "a file was written after a logout")
 
         // Back: it reads again; after a selective wipe the old file opens with nothing.
-        try await client.unlock(passcode: "2468")
-        #expect(try await files.read(path) == Data("kept".utf8))
-        try await client.wipeApp(app.appId, passcode: "2468")
-        try await eventually("the app dropped its key after Wiped") { app.keyState.key == nil }
-        do {
-            _ = try await files.read(path)
-            Issue.record("a file of the wiped generation opened")
-        } catch let error as AgeError {
-            #expect(error == .noIdentityMatched(stanzaTypes: ["X25519"]), "\(error)")
-        }
-        await app.close()
-        await client.close()
-        try await daemon.stop()
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: passcode).status == 0)
+        app.send("read \(path) \(out)")
+        try await app.waitFor("read \(path)\n")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "kept")
+        let wiped = try await agent.cli(["wipe", "--app", appId, "--passcode-stdin"], input: passcode)
+        #expect(wiped.status == 0, "\(wiped.stderr)")
+        // The app drops its key as it hears the wipe, before it says so.
+        try await app.waitFor("event Wiped")
+        let again = agent.home.appending("wiped.out")
+        app.send("read \(path) \(again)")
+        try await app.waitFor("read \(path) \(again): ")
+        #expect(
+            app.read().contains("read \(path) \(again): no identity matched any of the stanzas (X25519)"),
+            "a file of the wiped generation opened: \(app.read())")
+        #expect(!FileManager.default.fileExists(atPath: again))
+        #expect(agent.terminate() == 0)
     }
 }

@@ -1,4 +1,3 @@
-import CordonKit
 import CordonProtocol
 import CordonSecrets
 import CordonStore
@@ -8,61 +7,72 @@ import Testing
 /// docs/THREAT-MODEL.md, "Passcode and TPM": the master key's wrapping needs a secret a TPM 2.0
 /// unseals only with the passcode, so the TPM's dictionary-attack lockout limits guesses and a copy
 /// of the database is useless elsewhere. Against the real daemon and a TPM simulator (swtpm), with
-/// `tpm2-tools` as the reference.
+/// `tpm2-tools` as the reference. cordond, the CLI and the callers run as an ordinary user
+/// (``UserAgent``), in test mode: only test mode takes a simulator's TCTI (or, for "no TPM", one
+/// where nothing listens, so that the machine's own TPM is never used), and the flags set here.
 @Suite(.serialized) struct TpmSealingTests {
-    /// A daemon whose key is sealed by `simulator`, with `admin` as an extra admin policy file.
-    func daemon(
-        _ simulator: SoftwareTPM?, root: TemporaryDirectory? = nil, admin: String? = nil, arguments: [String] = []
-    ) async throws -> DaemonProcess {
-        let root = try root ?? TemporaryDirectory()
-        if let admin {
-            try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-            try admin.write(toFile: root.appending("admin/50-tpm.json"), atomically: true, encoding: .utf8)
-        }
+    static let noPolicy = #"{"schema": "cordon.policy.v1"}"#
+
+    /// An agent whose key is sealed by `simulator` (none: no TPM at all), with `admin` as its admin
+    /// policy, its home laid out by `prepareHome`.
+    func agent(
+        _ simulator: SoftwareTPM?, admin: String = noPolicy, arguments: [String] = [],
+        prepareHome: (TemporaryDirectory) throws -> Void = { _ in }
+    ) async throws -> UserAgent {
         // Nothing listens on port 1: no TPM at all.
         let tcti = simulator?.tcti ?? "swtpm:host=127.0.0.1,port=1"
-        return try await DaemonProcess.started(
-            root: root, arguments: ["--tpm-tcti", tcti, "--backoff-base-seconds", "0"] + arguments)
+        return try await UserAgent(
+            policy: admin, initialize: false,
+            arguments: ["--tpm-tcti", tcti, "--backoff-base-seconds", "0"] + arguments,
+            testMode: true, prepareHome: prepareHome)
     }
 
-    func expectError(_ expected: (CordonError) -> Bool, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("no error")
-        } catch let error as CordonError {
-            #expect(expected(error), "\(error)")
-        } catch {
-            Issue.record("unexpected \(error)")
-        }
+    /// The error (the varlink name) of `method` called by a program run as the user, nil when it
+    /// succeeded, and the error's parameters.
+    func call(_ agent: UserAgent, _ method: String, _ parameters: [String: Any]) async throws -> (
+        error: String?, parameters: [String: Any]
+    ) {
+        let reply = try await agent.varlink(method, parameters)
+        return (reply["error"] as? String, reply["parameters"] as? [String: Any] ?? [:])
+    }
+
+    func initialize(_ agent: UserAgent, _ passcode: String) async throws {
+        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: passcode + "\n")
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+    }
+
+    func status(_ agent: UserAgent) async throws -> AgentStatus {
+        try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
+    }
+
+    func record(_ agent: UserAgent) throws -> WrappedKey? {
+        try CordonDatabase(path: agent.home.appending("data/cordon.sqlite"), readOnly: true).loadWrappedKey()
     }
 
     @Test func initAndUnlockGoThroughTheTPMAndAWrongPasscodeCountsInIt() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
-        let daemon = try await daemon(simulator)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
+        let agent = try await agent(simulator)
+        defer { agent.cleanUp() }
+        try await initialize(agent, "2468")
         // The stored record names its protection and holds the TPM object, not the secret.
-        let record = try #require(try CordonDatabase(path: daemon.databasePath, readOnly: true).loadWrappedKey())
+        let record = try #require(try record(agent))
         #expect(record.protection == .tpm)
         #expect(record.hardware?.privateBlob.isEmpty == false)
-        try await client.unlock(passcode: "2468")
-        #expect(try await client.status().state == .unlocked)
-        try await client.lock()
-        await expectError({ if case .wrongPasscode = $0 { true } else { false } }) {
-            try await client.changePasscode(old: "1357", new: "9753")
-        }
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
+        #expect(try await status(agent).state == .unlocked)
+        #expect(try await call(agent, "io.cordon.Agent.Lock", [:]).error == nil)
+        let wrong = try await call(agent, "io.cordon.Agent.ChangePasscode", ["old": "1357", "new": "9753"])
+        #expect(wrong.error == "io.cordon.Agent.WrongPasscode")
         // The TPM counted the wrong passcode; the agent reports the TPM's own numbers.
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 1)
-        let protection = try #require(try await client.status().keyProtection)
+        let protection = try #require(try await status(agent).keyProtection)
         #expect(protection.kind == "tpm")
         #expect(protection.attemptsLeft == (protection.maxFailures ?? 0) - 1)
         // A passcode change re-seals: a new TPM object under the new passcode.
-        try await client.changePasscode(old: "2468", new: "9753")
-        let resealed = try #require(try CordonDatabase(path: daemon.databasePath, readOnly: true).loadWrappedKey())
+        #expect(try await call(agent, "io.cordon.Agent.ChangePasscode", ["old": "2468", "new": "9753"]).error == nil)
+        let resealed = try #require(try self.record(agent))
         #expect(resealed.hardware?.privateBlob != record.hardware?.privateBlob)
-        await client.close()
     }
 
     @Test func theDatabaseCopiedToAnotherTPMDoesNotUnlockWithTheRightPasscode() async throws {
@@ -70,106 +80,103 @@ import Testing
         defer { first.stop() }
         let second = try SoftwareTPM()
         defer { second.stop() }
-        let root = try TemporaryDirectory()
-        defer { root.remove() }
-        let original = try await daemon(first, root: root)
-        try await original.client().initialize(passcode: "2468")
-        try await original.stop()
+        let original = try await agent(first)
+        defer { original.cleanUp() }
+        try await initialize(original, "2468")
+        original.terminate()
         // The same database, another machine's TPM.
-        let moved = try await daemon(second, root: root)
-        defer { moved.cleanUp() }
-        let client = try await moved.client()
-        await expectError({ if case .hardwareKeyRejected = $0 { true } else { false } }) {
-            try await client.unlock(passcode: "2468")
+        let moved = try await agent(second) { home in
+            for directory in ["data", "config"]
+            where FileManager.default.fileExists(atPath: original.home.appending(directory)) {
+                try FileManager.default.copyItem(
+                    atPath: original.home.appending(directory), toPath: home.appending(directory))
+            }
         }
-        #expect(try await client.status().state == .lockedNoKey)
-        await client.close()
+        defer { moved.cleanUp() }
+        let refused = try await call(moved, "io.cordon.Agent.Unlock", ["passcode": "2468"])
+        #expect(refused.error == "io.cordon.Agent.HardwareKeyRejected")
+        #expect(try await status(moved).state == .lockedNoKey)
     }
 
     @Test func repeatedWrongPasscodesTriggerTheTPMLockoutAndTheAgentReportsIt() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
         try simulator.setLockout(maxTries: 3)
-        let daemon = try await daemon(simulator, arguments: ["--max-attempts", "100"])
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
+        let agent = try await agent(simulator, arguments: ["--max-attempts", "100"])
+        defer { agent.cleanUp() }
+        try await initialize(agent, "2468")
         for _ in 0..<3 {
-            await expectError({ if case .wrongPasscode = $0 { true } else { false } }) {
-                try await client.unlock(passcode: "0000")
-            }
+            let wrong = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "0000"])
+            #expect(wrong.error == "io.cordon.Agent.WrongPasscode")
         }
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 3)
         // Even the right passcode is refused now, with the TPM's retry time.
-        await expectError({ $0 == .hardwareLockedOut(retryAfterSeconds: 600) }) {
-            try await client.unlock(passcode: "2468")
-        }
-        let protection = try #require(try await client.status().keyProtection)
+        let locked = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"])
+        #expect(locked.error == "io.cordon.Agent.HardwareLockedOut")
+        #expect(locked.parameters["retryAfterSeconds"] as? Double == 600, "\(locked.parameters)")
+        let protection = try #require(try await status(agent).keyProtection)
         #expect(protection.inLockout == true)
         #expect(protection.attemptsLeft == 0)
         #expect(protection.retryAfterSeconds == 600)
-        let status = try await runCommand(Binaries.cordon, ["status", "--socket", daemon.socketPath])
+        let status = try await agent.cli(["status"])
         #expect(status.stdout.contains("LOCKED OUT"), "\(status.stdout)")
-        await client.close()
     }
 
     @Test func aPCRBoundSealFailsAfterThePCRIsExtended() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
-        let daemon = try await daemon(
+        let agent = try await agent(
             simulator, admin: #"{"schema": "cordon.policy.v1", "passcode": {"pcrs": [16]}}"#,
             arguments: ["--discard-key-on-lock", "--reauth-grace", "0"])
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        #expect(try await client.status().keyProtection?.kind == "tpm+pcrs")
-        try await client.unlock(passcode: "2468")
-        try await client.lock()
-        try simulator.tpm2("pcrextend", ["16:sha256=" + String(repeating: "ab", count: 32)])
-        await expectError({ if case .hardwareKeyRejected = $0 { true } else { false } }) {
-            try await client.unlock(passcode: "2468")
-        }
-        await client.close()
+        defer { agent.cleanUp() }
+        try await initialize(agent, "2468")
+        #expect(try await status(agent).keyProtection?.kind == "tpm+pcrs")
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
+        #expect(try await call(agent, "io.cordon.Agent.Lock", [:]).error == nil)
+        _ = try simulator.tpm2("pcrextend", ["16:sha256=" + String(repeating: "ab", count: 32)])
+        let refused = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"])
+        #expect(refused.error == "io.cordon.Agent.HardwareKeyRejected")
     }
 
     @Test func requiredWithoutATPMRefusesInitialize() async throws {
-        let daemon = try await daemon(
-            nil, admin: #"{"schema": "cordon.policy.v1", "passcode": {"hardware": "required"}}"#)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        await expectError({ if case .hardwareRequired = $0 { true } else { false } }) {
-            try await client.initialize(passcode: "2468")
-        }
-        #expect(try await client.status().state == .uninitialized)
-        await client.close()
+        // The short passcodes the TPM cases use, allowed here too: the refusal must be the TPM's.
+        let agent = try await agent(
+            nil,
+            admin:
+                #"{"schema": "cordon.policy.v1", "passcode": {"hardware": "required", "minLength": 4, "allowSimple": true}}"#
+        )
+        defer { agent.cleanUp() }
+        let refused = try await call(agent, "io.cordon.Agent.Initialize", ["passcode": "2468"])
+        #expect(refused.error == "io.cordon.Agent.HardwareRequired")
+        #expect(try await status(agent).state == .uninitialized)
     }
 
     @Test func preferredWithoutATPMFallsBackToSoftwareWithAWarning() async throws {
-        let daemon = try await daemon(nil)
-        defer { daemon.cleanUp() }
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        let protection = try #require(try await client.status().keyProtection)
+        let agent = try await agent(
+            nil, admin: #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 4, "allowSimple": true}}"#)
+        defer { agent.cleanUp() }
+        try await initialize(agent, "2468")
+        let protection = try #require(try await status(agent).keyProtection)
         #expect(protection.kind == "software")
         #expect(protection.warning?.contains("no TPM protects the key") == true)
-        try await client.unlock(passcode: "2468")
-        await client.close()
-        let status = try await runCommand(Binaries.cordon, ["status", "--socket", daemon.socketPath])
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
+        let status = try await agent.cli(["status"])
         #expect(status.stdout.contains("WARNING: no TPM protects the key"), "\(status.stdout)")
-        let doctor = try await runCommand(Binaries.cordon, ["doctor", "--socket", daemon.socketPath])
+        let doctor = try await agent.cli(["doctor"])
         #expect(doctor.stdout.contains("warn  key protection: software only"), "\(doctor.stdout)")
     }
 
     @Test(arguments: [(["--tpm-tcti", "swtpm:host=127.0.0.1,port=2321"], [:]), ([], ["CORDON_TPM_TCTI": "mssim:"])])
     func aNonDefaultTCTIIsRefusedOutsideTestMode(arguments: [String], environment: [String: String]) async throws {
-        let root = try TemporaryDirectory()
-        defer { root.remove() }
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        try await NobodyAgent.run(["/bin/chown", "-R", "\(TestUser.uid):\(TestUser.gid)", home.path])
         let result = try await runCommand(
-            Binaries.cordond,
-            [
-                "--runtime-dir", root.appending("run"), "--data-dir", root.appending("data"), "--config-dir",
-                root.appending("config"), "--log-target", "stderr",
-            ] + arguments, environment: environment)
+            URL(fileURLWithPath: UserAgent.asUser[0]),
+            Array(UserAgent.asUser.dropFirst()) + [
+                Binaries.cordond.path, "--runtime-dir", home.appending("run"), "--data-dir", home.appending("data"),
+                "--config-dir", home.appending("config"), "--log-target", "stderr",
+            ] + arguments, environment: UserAgent.environment(home: home.path).merging(environment) { $1 })
         #expect(result.status == 2, "\(result.stderr)")
         let name = arguments.first ?? "CORDON_TPM_TCTI"
         #expect(result.stderr.contains("refusing to start: \(name) set what an administrator decides"))

@@ -22,4 +22,6 @@ enum Binaries {
     static var cordond: URL { directory.appendingPathComponent("cordond") }
     static var cordon: URL { directory.appendingPathComponent("cordon") }
     static var notes: URL { directory.appendingPathComponent("cordon-notes") }
+    /// The `SecureFile` example (examples/files).
+    static var files: URL { directory.appendingPathComponent("cordon-files") }
 }

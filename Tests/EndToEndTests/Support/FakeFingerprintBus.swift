@@ -4,7 +4,9 @@ import Foundation
 /// libfprint's virtual device (`FP_VIRTUAL_DEVICE`, a socket taking `SCAN <finger-id>`), a polkit
 /// stand-in allowing everything (`python3-dbusmock`'s `polkitd` template), and a helper that
 /// enrolled finger `finger-a` for this user through fprintd and can forge `VerifyStatus` signals
-/// from a connection that does not own `net.reactivated.Fprint`.
+/// from a connection that does not own `net.reactivated.Fprint`. With `user` (``TestUser``), the
+/// finger is enrolled for that user, processes of any uid may join the bus (an agent run as the
+/// user), and the forged signals come from a process of that user's.
 final class FakeFingerprintBus: Sendable {
     let root: TemporaryDirectory
     let bus: LineReader
@@ -15,10 +17,10 @@ final class FakeFingerprintBus: Sendable {
     var controlPath: String { root.appending("control") }
     var deviceSocket: String { root.appending("fprint.sock") }
 
-    init() async throws {
+    init(user: String? = nil) async throws {
         root = try TemporaryDirectory()
         let config = root.appending("bus.conf")
-        try FakeDesktop.busConfig(socket: root.appending("bus.sock"))
+        try FakeDesktop.busConfig(socket: root.appending("bus.sock"), anyUser: user != nil)
             .write(toFile: config, atomically: true, encoding: .utf8)
         bus = try LineReader(
             URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config)", "--print-address", "--nofork"])
@@ -41,7 +43,8 @@ final class FakeFingerprintBus: Sendable {
         try Self.helperScript.write(toFile: script, atomically: true, encoding: .utf8)
         helper = try LineReader(
             URL(fileURLWithPath: "/usr/bin/python3"),
-            [script, address, root.appending("control"), root.appending("fprint.sock")])
+            [script, address, root.appending("control"), root.appending("fprint.sock"), user ?? ""]
+                + (user == nil ? [] : TestUser.asUser))
         try await waitFor("enrolled finger-a")
     }
 
@@ -88,8 +91,17 @@ final class FakeFingerprintBus: Sendable {
 
         dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
         bus = dbus.bus.BusConnection(sys.argv[1])
-        control, device_socket = sys.argv[2], sys.argv[3]
+        control, device_socket, user, as_user = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
         DEVICE = "net.reactivated.Fprint.Device"
+
+        FORGE = """
+        import sys, dbus
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        signal = dbus.lowlevel.SignalMessage(sys.argv[2], "net.reactivated.Fprint.Device", "VerifyStatus")
+        signal.append("verify-match", True, signature="sb")
+        bus.send_message(signal)
+        bus.flush()
+        """
 
         def out(line):
             print(line, flush=True)
@@ -117,14 +129,14 @@ final class FakeFingerprintBus: Sendable {
                 scan("finger-a")
 
         receiver = bus.add_signal_receiver(enroll_status, "EnrollStatus", DEVICE)
-        device.Claim("", dbus_interface=DEVICE)
+        device.Claim(user, dbus_interface=DEVICE)
         device.EnrollStart("right-index-finger", dbus_interface=DEVICE)
         scan("finger-a")
         loop.run()
         device.EnrollStop(dbus_interface=DEVICE)
         device.Release(dbus_interface=DEVICE)
         receiver.remove()
-        if "right-index-finger" in device.ListEnrolledFingers("", dbus_interface=DEVICE):
+        if "right-index-finger" in device.ListEnrolledFingers(user, dbus_interface=DEVICE):
             out("enrolled finger-a")
 
         class Forger(dbus.service.Object):
@@ -147,6 +159,11 @@ final class FakeFingerprintBus: Sendable {
                 if command.startswith("scan "):
                     scan(command[5:])
                     out("scanned " + command[5:])
+                elif command == "forge" and as_user:
+                    # A process of the user's, on a connection of its own.
+                    import subprocess
+                    subprocess.run(as_user + [sys.executable, "-c", FORGE, sys.argv[1], path], check=True)
+                    out("forged")
                 elif command == "forge":
                     forger.VerifyStatus("verify-match", True)
                     out("forged")
