@@ -196,6 +196,14 @@ struct Cordond: AsyncParsableCommand {
         for path in flatpakInstallation {
             paths.append(AdminInputs.PathInput(role: .flatpak, name: "--flatpak-installation", path: path))
         }
+        if flatpakInstallation.isEmpty {
+            // The system installation is opened like any admin input, though Flatpak need not be
+            // installed yet: a binding then matches through the held directory, never by name.
+            paths.append(
+                AdminInputs.PathInput(
+                    role: .flatpak, name: "the system Flatpak installation", path: FlatpakSandbox.systemInstallation,
+                    allowMissing: true))
+        }
         return AdminInputs(values: values, paths: paths)
     }
 
@@ -268,6 +276,11 @@ struct Cordond: AsyncParsableCommand {
         }
         func held(_ role: AdminInputs.PathInput.Role) -> [AdminPath] {
             opened.filter { $0.0.role == role }.map(\.1)
+        }
+        for (input, path) in opened {
+            let state = path.isComplete ? "held" : "held at its deepest existing directory, the rest not there yet"
+            logger.debug(
+                "admin input opened", metadata: ["input": "\(input.name)", "path": "\(path.path)", "state": "\(state)"])
         }
         if inTestMode {
             logger.warning(

@@ -68,6 +68,21 @@ import Testing
                 "--prompt-program names \(program): component 'prompt' is writable by group or others"))
     }
 
+    /// Without `--flatpak-installation`, the system installation (`/var/lib/flatpak`) is opened
+    /// at start like every admin input (held at its deepest existing directory when Flatpak is not
+    /// installed), never used by name afterwards.
+    @Test func theSystemFlatpakInstallationIsOpenedLikeAnyAdminInput() async throws {
+        let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1"}"#, initialize: false)
+        defer { agent.cleanUp() }
+        let line = try #require(
+            agent.log.split(separator: "\n").first {
+                $0.contains("admin input opened") && $0.contains("the system Flatpak installation")
+            }, "\(agent.log)")
+        #expect(line.contains("/var/lib/flatpak"), "\(line)")
+        let exists = FileManager.default.fileExists(atPath: "/var/lib/flatpak")
+        #expect(line.contains(exists ? "state=held" : "not there yet"), "\(line)")
+    }
+
     /// Test mode (needed here: it is what is shown) is announced in the log, the status, doctor
     /// and every audit record.
     @Test func testModeIsShownInStatusDoctorAndEveryAuditRecord() async throws {
