@@ -31,9 +31,8 @@ import Testing
 
     static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
 
-    /// The suites that still run cordond as root in test mode (SignalFreezeTests,
-    /// PostureConditionsTests): a daemon whose policy applies `action` 200 ms after a revocation,
-    /// initialized and unlocked.
+    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): a daemon
+    /// whose policy applies `action` 200 ms after a revocation, initialized and unlocked.
     static func daemon(_ action: String, deadlineMs: Int = 200) async throws -> DaemonProcess {
         let root = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)

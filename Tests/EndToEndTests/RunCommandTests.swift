@@ -56,7 +56,7 @@ import Testing
         return pid
     }
 
-    /// The suites that still run cordond as root in test mode (SignalFreezeTests): `cordon run`
+    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): `cordon run`
     /// as a long-lived process of root's.
     static func start(
         _ daemon: DaemonProcess, _ arguments: [String], environment: [String: String] = signalsOnly
@@ -73,8 +73,8 @@ import Testing
         return process
     }
 
-    /// The suites that still run cordond as root in test mode (SignalFreezeTests,
-    /// TunnelEndToEndTests): the wrapped program's pid, through an in-process client.
+    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): the wrapped
+    /// program's pid, through an in-process client.
     static func programPID(_ client: CordonClient, appId: String) async throws -> Int32 {
         var pid: Int32 = 0
         try await eventually("\(appId) is registered") {
