@@ -5,8 +5,34 @@ import Foundation
 import Testing
 
 /// The agent enforcing revocations on apps that do not acknowledge in time, through pidfds.
+/// cordond, the CLI, the event follower and the apps (``ScriptedApp``, Python) run as an ordinary
+/// user outside test mode (``UserAgent``): the agent signals only what that user may.
 @Suite struct EnforcementTests {
-    /// A daemon whose policy applies `action` 200 ms after a revocation, initialized and unlocked.
+    /// A daemon whose policy (root's `enforce.json`) applies `action` 200 ms after a revocation,
+    /// initialized and unlocked; unbound apps are trusted.
+    static func agent(_ action: String, deadlineMs: Int = 200) async throws -> UserAgent {
+        let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#)
+        do {
+            try await agent.applyAdminPolicy(
+                #"{"schema": "cordon.policy.v1", "lock": {"onAckTimeout": "\#(action)", "ackDeadlineMs": \#(deadlineMs)}}"#,
+                name: "enforce.json")
+        } catch {
+            agent.cleanUp()
+            throw error
+        }
+        return agent
+    }
+
+    /// A scripted app run as the user.
+    static func app(_ agent: UserAgent, _ appId: String, _ mode: ScriptedApp.Mode) throws -> ScriptedApp {
+        try ScriptedApp(
+            socket: agent.socketPath, appId: appId, mode: mode, interpreter: UserAgent.asUser + [UserAgent.python])
+    }
+
+    static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
+
+    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): a daemon
+    /// whose policy applies `action` 200 ms after a revocation, initialized and unlocked.
     static func daemon(_ action: String, deadlineMs: Int = 200) async throws -> DaemonProcess {
         let root = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
@@ -20,100 +46,122 @@ import Testing
         return daemon
     }
 
-    static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
-
+    /// The enforcement records about `appId`, through an in-process client (root's agents).
     static func enforcement(_ client: CordonClient, appId: String) async throws -> [AuditEntry] {
         try await client.audit(appId: appId).filter { $0.category == "enforcement" }
     }
 
-    /// Enforcement records are committed after the signals are sent: waits until `count` are stored.
+    /// ``enforcement(_:appId:)`` through an in-process client: waits until `count` are stored.
     static func waitForEnforcements(_ client: CordonClient, appId: String, count: Int) async throws {
         try await eventually("\(count) enforcement records for \(appId) are stored") {
             try await enforcement(client, appId: appId).count >= count
         }
     }
 
+    /// The enforcement records about `appId` (`cordon audit --json --app`).
+    static func enforcement(_ agent: UserAgent, appId: String) async throws -> [[String: Any]] {
+        try await agent.audit(appId: appId).filter { $0["category"] as? String == "enforcement" }
+    }
+
+    /// Enforcement records are committed after the signals are sent: waits until `count` are stored.
+    static func waitForEnforcements(_ agent: UserAgent, appId: String, count: Int) async throws {
+        try await eventually("\(count) enforcement records for \(appId) are stored") {
+            try await enforcement(agent, appId: appId).count >= count
+        }
+    }
+
     @Test func anAppThatIgnoresTheRevocationIsFrozenUntilTheKeyIsBack() async throws {
-        let daemon = try await Self.daemon("freeze")
-        defer { daemon.cleanUp() }
-        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        let agent = try await Self.agent("freeze")
+        defer { agent.cleanUp() }
+        let app = try Self.app(agent, "com.example.deaf", .deaf)
         defer { app.cleanUp() }
         try await app.waitFor("State")
-        let client = try await daemon.client()
-        let observer = try await daemon.client()
-        var events = try await observer.events().makeAsyncIterator()
-        #expect(try await events.next()?.kind == .state)
-        try await client.logout()
+        let events = try agent.followEvents()
+        defer { events.stop() }
+        #expect(try await events.next()["kind"] as? String == "State")
+        try await agent.cliSucceeds(["logout"])
         try await eventually("the app is stopped") { Self.state(app.pid) == "T" }
-        #expect(try await client.apps().first?.compliance == .frozen)
-        var enforced: CordonEvent?
-        while let event = try await events.next() {
-            if event.kind == .appEnforced {
+        #expect(try await agent.apps().first?.compliance == .frozen)
+        var enforced: [String: Any] = [:]
+        while true {
+            let event = try await events.next("the AppEnforced event")
+            if event["kind"] as? String == "AppEnforced" {
                 enforced = event
                 break
             }
         }
-        #expect(enforced?.appId == "com.example.deaf")
-        #expect(enforced?.pid == Int(app.pid))
-        #expect(enforced?.enforcement == .freeze)
-        try await Self.waitForEnforcements(client, appId: "com.example.deaf", count: 1)
-        let audit = try await Self.enforcement(client, appId: "com.example.deaf")
-        #expect(audit.map(\.outcome) == ["freeze"])
-        #expect(audit.first?.rules.contains { $0.hasSuffix("enforce.json#/lock/onAckTimeout") } == true)
+        #expect(enforced["appId"] as? String == "com.example.deaf")
+        #expect(enforced["pid"] as? Int == Int(app.pid))
+        #expect(enforced["enforcement"] as? String == "freeze")
+        try await Self.waitForEnforcements(agent, appId: "com.example.deaf", count: 1)
+        let audit = try await Self.enforcement(agent, appId: "com.example.deaf")
+        #expect(audit.map { $0["outcome"] as? String } == ["freeze"])
+        let rules = audit.first?["rules"] as? [String] ?? []
+        #expect(rules.contains { $0.hasSuffix("enforce.json#/lock/onAckTimeout") }, "\(rules)")
 
-        try await client.unlock(passcode: "2468")
+        try await agent.unlock()
         try await eventually("the app runs again") { Self.state(app.pid) != "T" }
         // Its key event was queued before it was thawed: the first thing it reads.
         try await app.waitFor("EncryptionKeyAvailable")
-        #expect(try await client.apps().first?.compliance == .compliant)
-        try await Self.waitForEnforcements(client, appId: "com.example.deaf", count: 2)
-        #expect(try await Self.enforcement(client, appId: "com.example.deaf").map(\.outcome) == ["freeze", "thaw"])
-        try await daemon.stop()
+        #expect(try await agent.apps().first?.compliance == .compliant)
+        try await Self.waitForEnforcements(agent, appId: "com.example.deaf", count: 2)
+        #expect(
+            try await Self.enforcement(agent, appId: "com.example.deaf").map { $0["outcome"] as? String } == [
+                "freeze", "thaw",
+            ])
+        #expect(agent.terminate() == 0)
     }
 
     /// A daemon applying `action`, with one deaf app subscribed, after a logout.
-    static func deafAppAfterLogout(_ action: String) async throws -> (DaemonProcess, ScriptedApp, CordonClient) {
-        let daemon = try await Self.daemon(action)
-        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
-        try await app.waitFor("State")
-        let client = try await daemon.client()
-        try await client.logout()
-        return (daemon, app, client)
+    static func deafAppAfterLogout(_ action: String) async throws -> (UserAgent, ScriptedApp) {
+        let agent = try await Self.agent(action)
+        do {
+            let app = try Self.app(agent, "com.example.deaf", .deaf)
+            try await app.waitFor("State")
+            try await agent.cliSucceeds(["logout"])
+            return (agent, app)
+        } catch {
+            agent.cleanUp()
+            throw error
+        }
     }
 
     @Test func terminateEndsTheApp() async throws {
-        let (daemon, app, client) = try await Self.deafAppAfterLogout("terminate")
+        let (agent, app) = try await Self.deafAppAfterLogout("terminate")
         defer {
             app.cleanUp()
-            daemon.cleanUp()
+            agent.cleanUp()
         }
         try await eventually("the app is terminated") { !app.process.isRunning }
         #expect(app.process.terminationReason == .uncaughtSignal)
         #expect(app.process.terminationStatus == SIGTERM)
-        try await Self.waitForEnforcements(client, appId: "com.example.deaf", count: 1)
-        #expect(try await Self.enforcement(client, appId: "com.example.deaf").map(\.action) == ["ack.terminate"])
-        try await daemon.stop()
+        try await Self.waitForEnforcements(agent, appId: "com.example.deaf", count: 1)
+        #expect(
+            try await Self.enforcement(agent, appId: "com.example.deaf").map { $0["action"] as? String } == [
+                "ack.terminate"
+            ])
+        #expect(agent.terminate() == 0)
     }
 
     @Test func disconnectClosesTheAppsConnections() async throws {
-        let (daemon, app, client) = try await Self.deafAppAfterLogout("disconnect")
+        let (agent, app) = try await Self.deafAppAfterLogout("disconnect")
         defer {
             app.cleanUp()
-            daemon.cleanUp()
+            agent.cleanUp()
         }
         try await app.waitFor("closed")
-        #expect(try await client.apps().isEmpty)
+        #expect(try await agent.apps().isEmpty)
         #expect(Self.state(app.pid) != "T")
-        try await daemon.stop()
+        #expect(agent.terminate() == 0)
     }
 
     @Test func aShuttingDownAgentFreezesNobody() async throws {
-        let daemon = try await Self.daemon("freeze")
-        defer { daemon.cleanUp() }
-        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        let agent = try await Self.agent("freeze")
+        defer { agent.cleanUp() }
+        let app = try Self.app(agent, "com.example.deaf", .deaf)
         defer { app.cleanUp() }
         try await app.waitFor("State")
-        try await daemon.stop()
+        #expect(agent.terminate() == 0)
         // The app heard the revocation and the close, and ended by itself: it was never stopped.
         try await app.waitFor("closed")
         try await eventually("the app exits") { !app.process.isRunning }
@@ -122,77 +170,76 @@ import Testing
     }
 
     @Test func anAppThatAcknowledgesIsNeverTouched() async throws {
-        let daemon = try await Self.daemon("freeze")
-        defer { daemon.cleanUp() }
-        let polite = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.polite", mode: .polite)
+        let agent = try await Self.agent("freeze")
+        defer { agent.cleanUp() }
+        let polite = try Self.app(agent, "com.example.polite", .polite)
         defer { polite.cleanUp() }
-        let deaf = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.deaf", mode: .deaf)
+        let deaf = try Self.app(agent, "com.example.deaf", .deaf)
         defer { deaf.cleanUp() }
         try await polite.waitFor("State")
         try await deaf.waitFor("State")
-        let client = try await daemon.client()
-        try await client.logout()
+        try await agent.cliSucceeds(["logout"])
         try await polite.waitFor("acknowledged True")
         // Both deadlines are the same: once the deaf app is frozen, the polite one's has passed too.
         try await eventually("the deaf app is stopped") { Self.state(deaf.pid) == "T" }
         #expect(Self.state(polite.pid) != "T")
-        let apps = try await client.apps()
+        let apps = try await agent.apps()
         #expect(apps.first { $0.appId == "com.example.polite" }?.compliance == .compliant)
-        #expect(try await Self.enforcement(client, appId: "com.example.polite").isEmpty)
-        try await daemon.stop()
+        #expect(try await Self.enforcement(agent, appId: "com.example.polite").isEmpty)
+        #expect(agent.terminate() == 0)
     }
 
     @Test func leavingDuringARevocationCountsAsNotAcknowledging() async throws {
-        let daemon = try await Self.daemon("freeze", deadlineMs: 600_000)
-        defer { daemon.cleanUp() }
-        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.parent", mode: .parent)
+        let agent = try await Self.agent("freeze", deadlineMs: 600_000)
+        defer { agent.cleanUp() }
+        let app = try Self.app(agent, "com.example.parent", .parent)
         defer { app.cleanUp() }
         try await app.waitFor("registered")
         let child = try #require(app.lines.first { $0.hasPrefix("child ") }.flatMap { Int32($0.dropFirst(6)) })
         defer { kill(child, SIGKILL) }
-        let client = try await daemon.client()
-        try await client.logout()
+        try await agent.cliSucceeds(["logout"])
         // The deadline is ten minutes away; the app goes before it.
         kill(app.pid, SIGKILL)
         // Frozen for the missed acknowledgement, then (its supervisor gone) thawed and terminated.
         try await eventually("the child is gone") { Self.state(child) == nil || Self.state(child) == "Z" }
         // The records are committed after the signals were sent: wait for both, then check them.
-        try await Self.waitForEnforcements(client, appId: "com.example.parent", count: 2)
-        let audit = try await Self.enforcement(client, appId: "com.example.parent")
-        #expect(audit.map(\.action) == ["ack.freeze", "supervisor.lost"])
-        #expect(audit.first?.reason.hasPrefix("disconnected without acknowledging") == true)
-        try await daemon.stop()
+        try await Self.waitForEnforcements(agent, appId: "com.example.parent", count: 2)
+        let audit = try await Self.enforcement(agent, appId: "com.example.parent")
+        #expect(audit.map { $0["action"] as? String } == ["ack.freeze", "supervisor.lost"])
+        #expect((audit.first?["reason"] as? String)?.hasPrefix("disconnected without acknowledging") == true)
+        #expect(agent.terminate() == 0)
     }
 
     @Test func aRecycledPIDIsNeverSignalled() async throws {
-        let daemon = try await Self.daemon("freeze")
-        defer { daemon.cleanUp() }
-        let app = try ScriptedApp(socket: daemon.socketPath, appId: "com.example.parent", mode: .parent)
+        let agent = try await Self.agent("freeze")
+        defer { agent.cleanUp() }
+        let app = try Self.app(agent, "com.example.parent", .parent)
         defer { app.cleanUp() }
         try await app.waitFor("registered")
         let child = try #require(app.lines.first { $0.hasPrefix("child ") }.flatMap { Int32($0.dropFirst(6)) })
         app.send("reap")
         try await app.waitFor("reaped")
-        // An unrelated process takes the registered child's PID.
-        let impostor = try await Self.spawn(withPID: child, in: daemon.root)
+        // An unrelated process of the same user (one the agent could signal) takes the
+        // registered child's PID.
+        let impostor = try await Self.spawn(withPID: child, in: agent.system)
         try #require(impostor == child, "could not recycle pid \(child)")
         defer { kill(child, SIGKILL) }
         try await app.waitFor("State")
-        let client = try await daemon.client()
-        try await client.logout()
+        try await agent.cliSucceeds(["logout"])
         try await eventually("the agent gave up on the exited process") {
-            try await Self.enforcement(client, appId: "com.example.parent").first?.outcome == "failed"
+            try await Self.enforcement(agent, appId: "com.example.parent").first?["outcome"] as? String == "failed"
         }
         #expect(Self.state(child) == "S", "the impostor was signalled")
-        try await daemon.stop()
+        #expect(agent.terminate() == 0)
     }
 
-    /// Starts `sleep` with PID `pid` from a single-threaded helper that steers the kernel's next PID
-    /// (root only), retrying while other processes or threads take it first; the pid it got, or 0.
+    /// Starts `sleep` as the test user with PID `pid` from a single-threaded helper that steers
+    /// the kernel's next PID (root only: the helper is root's, the child drops to the user before
+    /// it execs), retrying while other processes or threads take it first; the pid it got, or 0.
     static func spawn(withPID pid: Int32, in directory: TemporaryDirectory) async throws -> Int32 {
         let script = """
             import os, sys
-            target = int(sys.argv[1])
+            target, uid, gid = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
             for _ in range(20000):
                 with open("/proc/sys/kernel/ns_last_pid", "w") as f:
                     f.write(str(target - 1))
@@ -204,6 +251,9 @@ import Testing
                         os.dup2(null, fd)
                     # Nothing of the test's pipes may stay open in the impostor.
                     os.closerange(3, 65536)
+                    os.setgroups([])
+                    os.setgid(gid)
+                    os.setuid(uid)
                     os.execv("/bin/sleep", ["sleep", "1000"])
                 if child == target:
                     print(child)
@@ -214,7 +264,8 @@ import Testing
             """
         let path = directory.appending("recycle.py")
         try script.write(toFile: path, atomically: true, encoding: .utf8)
-        let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/python3"), [path, "\(pid)"])
+        let result = try await runCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"), [path, "\(pid)", UserAgent.uid, TestUser.gid])
         return Int32(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 }

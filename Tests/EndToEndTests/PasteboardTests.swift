@@ -1,10 +1,10 @@
-import CordonKit
-import CordonProtocol
 import Foundation
 import Testing
 
 /// The managed pasteboard against the real daemon: every copyOut level between two managed apps,
 /// unmanaged clients kept out, the character limit, and clearing on lock and on revocation.
+/// cordond, the CLI and the apps (one Python varlink program, ``UserApps``, registering the
+/// source and the target) run as an ordinary user outside test mode (``UserAgent``).
 @Suite struct PasteboardTests {
     /// Whether a paste from one managed app into another is allowed, by level. Only verified
     /// managed registrations reach the managed pasteboard at all (docs/THREAT-MODEL.md); the
@@ -12,34 +12,49 @@ import Testing
     /// clipboard.
     static let expected: [String: Bool] = ["blocked": false, "managed": true, "managedWithPasteIn": true, "any": true]
 
-    struct Fixture {
-        let daemon: DaemonProcess
-        let client: CordonClient
-        let source: CordonApp
-        let target: CordonApp
+    /// Unbound apps trusted: the source, the target and the CLI's app get managed registrations.
+    static let trusted = #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#
 
+    struct Fixture {
+        let agent: UserAgent
+        let apps: UserApps
+
+        /// Root writes `policy` as the admin file `pasteboard.json`; the agent reloads.
         func apply(_ policy: String) async throws {
-            try policy.write(
-                toFile: daemon.adminPolicyDirectory + "/pasteboard.json", atomically: true, encoding: .utf8)
-            _ = try await client.reloadPolicy()
+            try await agent.applyAdminPolicy(policy, name: "pasteboard.json")
         }
 
-        func close() async {
-            await source.close()
-            await target.close()
-            await client.close()
+        func copy(_ app: String?, _ text: String) async throws -> [String: Any] {
+            try await apps.call(app, "io.cordon.Pasteboard.Copy", ["content": text])
+        }
+
+        func paste(_ app: String?) async throws -> [String: Any] {
+            try await apps.call(app, "io.cordon.Pasteboard.Paste")
+        }
+
+        /// The target's `RequestUnlock`-free unlock within the grace (CordonKit's `unlockWithinGrace`).
+        func unlockWithinGrace(_ app: String) async throws {
+            let reply = try await apps.call(app, "io.cordon.Agent.Unlock")
+            try #require(varlinkError(reply) == nil, "\(reply)")
+        }
+
+        func cleanUp() {
+            apps.stop()
+            agent.cleanUp()
         }
     }
 
     static func fixture() async throws -> Fixture {
-        let daemon = try await DaemonProcess.started()
-        try FileManager.default.createDirectory(atPath: daemon.adminPolicyDirectory, withIntermediateDirectories: true)
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        let source = try await CordonApp.connect(appId: "com.example.source", socketPath: daemon.socketPath)
-        let target = try await CordonApp.connect(appId: "com.example.target", socketPath: daemon.socketPath)
-        return Fixture(daemon: daemon, client: client, source: source, target: target)
+        let agent = try await UserAgent(policy: trusted)
+        do {
+            let apps = try agent.startApps()
+            try await apps.register("source", appId: "com.example.source")
+            try await apps.register("target", appId: "com.example.target")
+            return Fixture(agent: agent, apps: apps)
+        } catch {
+            agent.cleanUp()
+            throw error
+        }
     }
 
     static func policy(level: String, maxChars: Int = 1000, clearOnLock: Bool = false) -> String {
@@ -49,94 +64,88 @@ import Testing
 
     @Test func everyLevelBetweenManagedAppsAndUnmanagedClientsKeptOut() async throws {
         let fixture = try await Self.fixture()
-        defer { fixture.daemon.cleanUp() }
+        defer { fixture.cleanUp() }
         for (level, allowed) in Self.expected.sorted(by: { $0.key < $1.key }) {
             try await fixture.apply(Self.policy(level: level))
             let text = "secret at \(level)"
-            _ = try await fixture.source.pasteboard.copy(text)
-            do {
-                let pasted = try await fixture.target.pasteboard.paste()
-                #expect(allowed, "\(level): the paste was allowed")
-                #expect(pasted.content == text)
-                #expect(pasted.source == "com.example.source")
-            } catch CordonError.denied(let action, let reason, let rules) {
-                #expect(!allowed, "\(level): the paste was denied: \(reason)")
-                #expect(action == "pasteboard.paste")
+            #expect(varlinkError(try await fixture.copy("source", text)) == nil)
+            let pasted = try await fixture.paste("target")
+            if let error = varlinkError(pasted) {
+                let parameters = varlinkParameters(pasted)
+                #expect(!allowed, "\(level): the paste was denied: \(pasted)")
+                #expect(error == "io.cordon.App.Denied", "\(pasted)")
+                #expect(parameters["action"] as? String == "pasteboard.paste")
+                let rules = parameters["rules"] as? [String] ?? []
                 #expect(rules.contains { $0.contains("pasteboard.json#/pasteboard/copyOut") }, "\(rules)")
+            } else {
+                #expect(allowed, "\(level): the paste was allowed")
+                #expect(varlinkParameters(pasted)["content"] as? String == text)
+                #expect(varlinkParameters(pasted)["source"] as? String == "com.example.source")
             }
             // A client that registered no app reaches neither end, whatever the level.
-            await #expect(throws: CordonError.notRegistered) { _ = try await fixture.client.pasteboard.paste() }
-            await #expect(throws: CordonError.notRegistered) { _ = try await fixture.client.pasteboard.copy("x") }
+            #expect(varlinkError(try await fixture.paste(nil)) == "io.cordon.App.NotRegistered")
+            #expect(varlinkError(try await fixture.copy(nil, "x")) == "io.cordon.App.NotRegistered")
             // An app may always paste what it copied itself.
-            _ = try await fixture.source.pasteboard.copy("mine")
-            #expect(try await fixture.source.pasteboard.paste().content == "mine", "\(level)")
+            #expect(varlinkError(try await fixture.copy("source", "mine")) == nil)
+            #expect(varlinkParameters(try await fixture.paste("source"))["content"] as? String == "mine", "\(level)")
         }
-        #expect(!fixture.daemon.log.contains("secret for"), "pasteboard content never reaches the log")
-        let denials = try await fixture.client.audit().filter {
-            $0.action == "pasteboard.paste" && $0.outcome == "deny"
+        #expect(!fixture.agent.log.contains("secret for"), "pasteboard content never reaches the log")
+        let denials = try await fixture.agent.audit().filter {
+            $0["action"] as? String == "pasteboard.paste" && $0["outcome"] as? String == "deny"
         }
         #expect(denials.count == Self.expected.values.filter { !$0 }.count)
-        await fixture.close()
-        try await fixture.daemon.stop()
+        #expect(fixture.agent.terminate() == 0)
     }
 
     @Test func theCharacterLimitCutsTheContent() async throws {
         let fixture = try await Self.fixture()
-        defer { fixture.daemon.cleanUp() }
+        defer { fixture.cleanUp() }
         try await fixture.apply(Self.policy(level: "any", maxChars: 10))
-        let copied = try await fixture.source.pasteboard.copy("0123456789ABCDEF")
-        #expect(copied.truncatedTo == 10)
-        let pasted = try await fixture.target.pasteboard.paste()
-        #expect(pasted.content == "0123456789")
-        #expect(pasted.truncatedTo == nil, "already cut on copy")
+        let copied = try await fixture.copy("source", "0123456789ABCDEF")
+        #expect(varlinkParameters(copied)["truncatedTo"] as? Int == 10, "\(copied)")
+        let pasted = varlinkParameters(try await fixture.paste("target"))
+        #expect(pasted["content"] as? String == "0123456789")
+        #expect(pasted["truncatedTo"] == nil, "already cut on copy")
         let large = String(repeating: "x", count: 49 * 1024)
-        await #expect(throws: CordonError.contentTooLarge(limit: 48 * 1024)) {
-            _ = try await fixture.source.pasteboard.copy(large)
-        }
+        let tooLarge = try await fixture.copy("source", large)
+        #expect(varlinkError(tooLarge) == "io.cordon.Pasteboard.ContentTooLarge", "\(tooLarge)")
+        #expect(varlinkParameters(tooLarge)["limit"] as? Int == 48 * 1024, "\(tooLarge)")
         // From the CLI, as a user would see it.
-        let cli = try await runCommand(
-            Binaries.cordon,
-            [
-                "--socket", fixture.daemon.socketPath, "pasteboard", "copy", "--app", "com.example.cli",
-                "abcdefghijklmnop",
-            ])
+        let cli = try await fixture.agent.cli(["pasteboard", "copy", "--app", "com.example.cli", "abcdefghijklmnop"])
         #expect(cli.status == 0, "\(cli.stderr)")
         #expect(cli.stdout.contains("cut to 10 characters"))
-        let paste = try await runCommand(
-            Binaries.cordon, ["--socket", fixture.daemon.socketPath, "pasteboard", "paste", "--app", "com.example.cli"])
+        let paste = try await fixture.agent.cli(["pasteboard", "paste", "--app", "com.example.cli"])
         #expect(paste.stdout == "abcdefghij\n")
-        await fixture.close()
-        try await fixture.daemon.stop()
+        #expect(fixture.agent.terminate() == 0)
     }
 
     @Test func clearedOnLockWhenThePolicySaysAndAlwaysOnRevocation() async throws {
         let fixture = try await Self.fixture()
-        defer { fixture.daemon.cleanUp() }
+        defer { fixture.cleanUp() }
+        let agent = fixture.agent
         try await fixture.apply(Self.policy(level: "any"))
-        _ = try await fixture.source.pasteboard.copy("kept over a lock")
-        try await fixture.client.lock()
+        _ = try await fixture.copy("source", "kept over a lock")
+        try await agent.cliSucceeds(["lock"])
         // Nothing is pasted while the container is locked; it is kept for after the unlock.
-        await #expect(throws: CordonError.locked) { _ = try await fixture.target.pasteboard.paste() }
-        try await fixture.target.unlockWithinGrace()
-        #expect(try await fixture.target.pasteboard.paste().content == "kept over a lock")
+        #expect(varlinkError(try await fixture.paste("target")) == "io.cordon.Agent.Locked")
+        try await fixture.unlockWithinGrace("target")
+        #expect(varlinkParameters(try await fixture.paste("target"))["content"] as? String == "kept over a lock")
 
         try await fixture.apply(Self.policy(level: "any", clearOnLock: true))
-        _ = try await fixture.source.pasteboard.copy("gone on lock")
-        try await fixture.client.lock()
-        try await fixture.target.unlockWithinGrace()
-        await #expect(throws: CordonError.pasteboardEmpty) { _ = try await fixture.target.pasteboard.paste() }
+        _ = try await fixture.copy("source", "gone on lock")
+        try await agent.cliSucceeds(["lock"])
+        try await fixture.unlockWithinGrace("target")
+        #expect(varlinkError(try await fixture.paste("target")) == "io.cordon.Pasteboard.Empty")
 
         try await fixture.apply(Self.policy(level: "any"))
-        _ = try await fixture.source.pasteboard.copy("gone on logout")
-        try await fixture.client.logout()
-        await #expect(throws: CordonError.locked) { _ = try await fixture.target.pasteboard.paste() }
-        try await fixture.client.unlock(passcode: "2468")
-        await #expect(throws: CordonError.pasteboardEmpty) { _ = try await fixture.target.pasteboard.paste() }
-        let cli = try await runCommand(
-            Binaries.cordon, ["--socket", fixture.daemon.socketPath, "pasteboard", "paste", "--app", "com.example.cli"])
+        _ = try await fixture.copy("source", "gone on logout")
+        try await agent.cliSucceeds(["logout"])
+        #expect(varlinkError(try await fixture.paste("target")) == "io.cordon.Agent.Locked")
+        try await agent.unlock()
+        #expect(varlinkError(try await fixture.paste("target")) == "io.cordon.Pasteboard.Empty")
+        let cli = try await agent.cli(["pasteboard", "paste", "--app", "com.example.cli"])
         #expect(cli.status == 1)
         #expect(cli.stderr.contains("the managed pasteboard is empty"))
-        await fixture.close()
-        try await fixture.daemon.stop()
+        #expect(agent.terminate() == 0)
     }
 }

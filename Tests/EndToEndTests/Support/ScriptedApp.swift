@@ -15,13 +15,16 @@ final class ScriptedApp: Sendable {
     let input: Pipe
     let output: LineReaderBuffer
 
-    init(socket: String, appId: String, mode: Mode) throws {
+    /// `interpreter` runs the script instead of `python3` from `PATH`: a Python interpreter,
+    /// possibly behind `setpriv` (``UserAgent/asUser``), which must exec it (the app's pid is the
+    /// process's).
+    init(socket: String, appId: String, mode: Mode, interpreter: [String] = ["/usr/bin/env", "python3"]) throws {
         directory = try TemporaryDirectory()
         let script = directory.appending("app.py")
         try Self.source.write(toFile: script, atomically: true, encoding: .utf8)
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, socket, appId, mode.rawValue]
+        process.executableURL = URL(fileURLWithPath: interpreter[0])
+        process.arguments = Array(interpreter.dropFirst()) + [script, socket, appId, mode.rawValue]
         input = Pipe()
         process.standardInput = input
         output = try LineReaderBuffer(process)
