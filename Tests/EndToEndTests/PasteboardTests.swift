@@ -89,7 +89,7 @@ import Testing
             #expect(varlinkError(try await fixture.copy("source", "mine")) == nil)
             #expect(varlinkParameters(try await fixture.paste("source"))["content"] as? String == "mine", "\(level)")
         }
-        #expect(!fixture.agent.log.contains("secret for"), "pasteboard content never reaches the log")
+        #expect(!fixture.agent.log.contains("secret at"), "pasteboard content never reaches the log")
         let denials = try await fixture.agent.audit().filter {
             $0["action"] as? String == "pasteboard.paste" && $0["outcome"] as? String == "deny"
         }
