@@ -31,33 +31,6 @@ import Testing
 
     static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
 
-    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): a daemon
-    /// whose policy applies `action` 200 ms after a revocation, initialized and unlocked.
-    static func daemon(_ action: String, deadlineMs: Int = 200) async throws -> DaemonProcess {
-        let root = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: root.appending("admin"), withIntermediateDirectories: true)
-        try #"{"schema": "cordon.policy.v1", "lock": {"onAckTimeout": "\#(action)", "ackDeadlineMs": \#(deadlineMs)}}"#
-            .write(toFile: root.appending("admin/enforce.json"), atomically: true, encoding: .utf8)
-        let daemon = try await DaemonProcess.started(root: root)
-        let client = try await daemon.client()
-        try await client.initialize(passcode: "2468")
-        try await client.unlock(passcode: "2468")
-        await client.close()
-        return daemon
-    }
-
-    /// The enforcement records about `appId`, through an in-process client (root's agents).
-    static func enforcement(_ client: CordonClient, appId: String) async throws -> [AuditEntry] {
-        try await client.audit(appId: appId).filter { $0.category == "enforcement" }
-    }
-
-    /// ``enforcement(_:appId:)`` through an in-process client: waits until `count` are stored.
-    static func waitForEnforcements(_ client: CordonClient, appId: String, count: Int) async throws {
-        try await eventually("\(count) enforcement records for \(appId) are stored") {
-            try await enforcement(client, appId: appId).count >= count
-        }
-    }
-
     /// The enforcement records about `appId` (`cordon audit --json --app`).
     static func enforcement(_ agent: UserAgent, appId: String) async throws -> [[String: Any]] {
         try await agent.audit(appId: appId).filter { $0["category"] as? String == "enforcement" }

@@ -56,35 +56,6 @@ import Testing
         return pid
     }
 
-    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): `cordon run`
-    /// as a long-lived process of root's.
-    static func start(
-        _ daemon: DaemonProcess, _ arguments: [String], environment: [String: String] = signalsOnly
-    ) throws -> Process {
-        let process = Process()
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["python3"] + unblock + [Binaries.cordon.path, "--socket", daemon.socketPath, "run"] + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
-    /// For the suites that still run cordond as root in test mode (SignalFreezeTests): the wrapped
-    /// program's pid, through an in-process client.
-    static func programPID(_ client: CordonClient, appId: String) async throws -> Int32 {
-        var pid: Int32 = 0
-        try await eventually("\(appId) is registered") {
-            guard let app = try await client.apps().first(where: { $0.appId == appId }) else { return false }
-            pid = Int32(app.pid)
-            return true
-        }
-        return pid
-    }
-
     static func state(_ pid: Int32) -> Character? { ProcessInfoReader.state(of: pid) }
 
     /// The wrapped program gets stdin, stdout and stderr, and no other descriptor of cordon's
