@@ -60,6 +60,11 @@ enum PromptPinentry {
             }
         }
         if let settingsFile {
+            do {
+                try settingsFile.verifyHeld()
+            } catch {
+                return .failure(Problem("\(adminSettings): \(error) (it was root's when opened)"))
+            }
             let data: [UInt8]
             do {
                 data = try settingsFile.readFile(limit: maxSettingsBytes)

@@ -92,9 +92,22 @@ public final class AdminPath: Sendable, Equatable, CustomStringConvertible {
         return AdminPath(path: path, kind: kind, descriptor: current, remainder: [])
     }
 
-    /// A new `O_PATH` descriptor of the whole path, `remainder` opened and checked as at start;
-    /// the caller closes it. Throws `.missing` while a component is still absent.
+    /// Checks the held descriptor again as at start — root's, writable by no one else, of its
+    /// kind — so that an input root later gave to another user (`chown`, `chmod o+w`) is refused
+    /// from then on, not read on the strength of the first check.
+    public func verifyHeld() throws(AdminPathError) {
+        let name = path.split(separator: "/").last.map(String.init) ?? "/"
+        let shown =
+            remainder.isEmpty
+            ? name : (path.split(separator: "/").dropLast(remainder.count).last.map(String.init) ?? "/")
+        try Self.check(descriptor, name: shown, last: remainder.isEmpty, kind: kind)
+    }
+
+    /// A new `O_PATH` descriptor of the whole path, checked again (``verifyHeld()``), `remainder`
+    /// opened and checked as at start; the caller closes it. Throws `.missing` while a component
+    /// is still absent.
     public func open() throws(AdminPathError) -> Int32 {
+        try verifyHeld()
         var current = dup(descriptor)
         guard current >= 0 else { throw AdminPathError(component: path, reason: .unreadable(errno: errno)) }
         for (index, name) in remainder.enumerated() {
@@ -147,7 +160,8 @@ public final class AdminPath: Sendable, Equatable, CustomStringConvertible {
         return try BoundedFile.read(at: directory, name, shownAs: shown, limit: limit)
     }
 
-    /// Reads the file itself (kind `.file`), through the held descriptor.
+    /// Reads the file itself (kind `.file`), through the held descriptor; the caller checks it
+    /// again first (``verifyHeld()``).
     public func readFile(limit: Int) throws(BoundedFileError) -> [UInt8] {
         // Reopening the held descriptor through its magic link opens the inode that was checked.
         try BoundedFile.read(at: AT_FDCWD, "/proc/self/fd/\(descriptor)", shownAs: path, limit: limit)

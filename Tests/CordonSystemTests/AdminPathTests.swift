@@ -98,6 +98,27 @@ import Testing
                 == AdminPathError(component: "10-a.json", reason: .notOwnedByRoot(uid: 65534)))
     }
 
+    /// An input root gives away after it was opened (`chown` to a user, `chmod o+w`) is refused
+    /// at its next use, not read on the strength of the first check.
+    @Test func anInputGivenAwayAfterItWasOpenedIsRefusedAtItsNextUse() throws {
+        defer { remove() }
+        try #require(getuid() == 0, "the test changes owners")
+        let file = try AdminPath.open(root + "/policy.d/10-a.json", kind: .file)
+        let directory = try AdminPath.open(root + "/policy.d", kind: .directory)
+        try file.verifyHeld()
+        #expect(try directory.entries() == ["10-a.json"])
+        chown(root + "/policy.d/10-a.json", 65534, 65534)
+        #expect(throws: AdminPathError(component: "10-a.json", reason: .notOwnedByRoot(uid: 65534))) {
+            try file.verifyHeld()
+        }
+        chmod(root + "/policy.d", 0o757)
+        #expect(throws: AdminPathError(component: "policy.d", reason: .writableByOthers)) {
+            _ = try directory.entries()
+        }
+        chmod(root + "/policy.d", 0o755)
+        #expect(try directory.entries() == ["10-a.json"])
+    }
+
     @Test func aGroupWritableComponentIsRefused() throws {
         defer { remove() }
         try #require(getuid() == 0, "the test makes root's files")
