@@ -16,17 +16,7 @@ import Testing
                 #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}, "pasteboard": {"copyOut": "managed"}}"#,
             initialize: false
         ) { home in
-            let data = home.appending("data")
-            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-            let mount = Process()
-            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-            mount.arguments = [
-                "-t", "tmpfs", "-o", "size=2m,mode=0700,uid=\(TestUser.uid),gid=\(TestUser.gid)", "tmpfs", data,
-            ]
-            try mount.run()
-            mount.waitUntilExit()
-            try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
-            mounted = data
+            mounted = try FullDiskTests.mountSmallData(in: home)
         }
         defer {
             agent.cleanUp()
@@ -91,6 +81,22 @@ import Testing
         #expect(try database.integrityCheck() == "ok")
         #expect(try await agent.status()["auditProblem"] == nil, "the report outlives the failure")
         #expect(agent.log.contains("audit log writes again"))
+    }
+
+    /// Mounts a 2 MiB tmpfs, the user's, as `data/` in the user's `home` (before cordond starts);
+    /// returns its path. Unmount with `umount2(path, MNT_DETACH)`.
+    static func mountSmallData(in home: TemporaryDirectory) throws -> String {
+        let data = home.appending("data")
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = [
+            "-t", "tmpfs", "-o", "size=2m,mode=0700,uid=\(TestUser.uid),gid=\(TestUser.gid)", "tmpfs", data,
+        ]
+        try mount.run()
+        mount.waitUntilExit()
+        try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
+        return data
     }
 
     /// Writes `path` until the file system is full; returns the bytes written.

@@ -52,17 +52,7 @@ import Testing
         var mounted: String?
         let agent = try await UserAgent(policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#) {
             home in
-            let data = home.appending("data")
-            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-            let mount = Process()
-            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-            mount.arguments = [
-                "-t", "tmpfs", "-o", "size=2m,mode=0700,uid=\(TestUser.uid),gid=\(TestUser.gid)", "tmpfs", data,
-            ]
-            try mount.run()
-            mount.waitUntilExit()
-            try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
-            mounted = data
+            mounted = try FullDiskTests.mountSmallData(in: home)
         }
         defer {
             agent.cleanUp()

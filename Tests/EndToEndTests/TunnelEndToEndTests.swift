@@ -76,17 +76,6 @@ import Testing
             ])
     }
 
-    /// The pid of the program `cordon run` registered as `appId`, once it has.
-    static func programPID(_ agent: UserAgent, appId: String) async throws -> Int32 {
-        var pid: Int32 = 0
-        try await eventually("\(appId) is registered") {
-            guard let app = try await agent.apps().first(where: { $0.appId == appId }) else { return false }
-            pid = Int32(app.pid)
-            return true
-        }
-        return pid
-    }
-
     /// A root test daemon with the pins as an admin file, for the case that drives CordonKit's
     /// channel inside the test process (only the SDK in-process can; an agent run as the user
     /// serves no root client).
@@ -155,7 +144,7 @@ import Testing
         let (run, stderr) = try Self.startRun(setup, port: peer.port, appId: "com.example.cut")
         defer { kill(run.processIdentifier, SIGKILL) }
         let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
-        _ = try await Self.programPID(setup.agent, appId: "com.example.cut")
+        _ = try await RunCommandTests.programPID(setup.agent, appId: "com.example.cut")
         try await eventually("the tunnel serves") { try await Self.get(socket).hasPrefix("HTTP/1.1 200 OK") }
         let held = try Self.client("hold", socket)
         defer { held.stop() }
@@ -218,7 +207,7 @@ import Testing
             setup, port: peer.port, appId: "com.example.owner",
             program: ["sh", "-c", "echo \"${CORDON_TUNNEL_API_TCP#127.0.0.1:}\" > \(portFile); exec sleep 1000"])
         defer { kill(run.processIdentifier, SIGKILL) }
-        _ = try await Self.programPID(setup.agent, appId: "com.example.owner")
+        _ = try await RunCommandTests.programPID(setup.agent, appId: "com.example.owner")
         var port = 0
         try await eventually("the program wrote the port") {
             port =
@@ -248,7 +237,7 @@ import Testing
         let (run, stderr) = try Self.startRun(setup, port: peer.port, appId: "com.example.flaky")
         defer { kill(run.processIdentifier, SIGKILL) }
         let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
-        _ = try await Self.programPID(setup.agent, appId: "com.example.flaky")
+        _ = try await RunCommandTests.programPID(setup.agent, appId: "com.example.flaky")
         try await eventually("the socket exists") { FileManager.default.fileExists(atPath: socket) }
         // Until the key's state reaches the tunnel a connection is refused before the upstream; every
         // attempt up to the one the bad upstream answered closes without a byte.
