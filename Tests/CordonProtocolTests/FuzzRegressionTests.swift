@@ -192,74 +192,79 @@ enum VarlinkMessageFuzzCheck {
 enum VarlinkParameterFuzzCheck {
     static func check(_ method: Method, _ data: Data) -> String? {
         switch method {
-        case .getInfo, .getStatus, .lock, .logout, .listApps, .getKey, .reportActivity, .getEffectivePolicy,
-            .reloadPolicy, .getPolicyStatus, .getPosture:
+        case .service(.getInfo), .agent(.getStatus), .agent(.lock), .agent(.logout), .agent(.listApps), .app(.getKey),
+            .app(.reportActivity), .policy(.getEffective),
+            .policy(.reload), .policy(.getStatus), .posture(.get):
             return roundTrip(NoParameters.self, method, data, fields: [])
-        case .getInterfaceDescription:
+        case .service(.getInterfaceDescription):
             return roundTrip(InterfaceDescriptionParameters.self, method, data, fields: ["interface"])
-        case .initialize: return roundTrip(InitializeParameters.self, method, data, fields: ["passcode"])
-        case .unlock: return roundTrip(UnlockParameters.self, method, data, fields: ["passcode"])
-        case .changePasscode: return roundTrip(ChangePasscodeParameters.self, method, data, fields: ["old", "new"])
-        case .wipe: return roundTrip(WipeParameters.self, method, data, fields: ["confirm", "passcode"])
-        case .register: return roundTrip(RegisterParameters.self, method, data, fields: ["appId", "pid"])
-        case .subscribe: return roundTrip(SubscribeParameters.self, method, data, fields: ["token"])
-        case .acknowledge: return roundTrip(AcknowledgeParameters.self, method, data, fields: ["seq", "status"])
-        case .requestUnlock:
+        case .agent(.initialize): return roundTrip(InitializeParameters.self, method, data, fields: ["passcode"])
+        case .agent(.unlock): return roundTrip(UnlockParameters.self, method, data, fields: ["passcode"])
+        case .agent(.changePasscode):
+            return roundTrip(ChangePasscodeParameters.self, method, data, fields: ["old", "new"])
+        case .agent(.wipe): return roundTrip(WipeParameters.self, method, data, fields: ["confirm", "passcode"])
+        case .app(.register): return roundTrip(RegisterParameters.self, method, data, fields: ["appId", "pid"])
+        case .app(.subscribe): return roundTrip(SubscribeParameters.self, method, data, fields: ["token"])
+        case .app(.acknowledge): return roundTrip(AcknowledgeParameters.self, method, data, fields: ["seq", "status"])
+        case .app(.requestUnlock):
             return roundTrip(RequestUnlockParameters.self, method, data, fields: ["appId", "timeoutSeconds", "token"])
-        case .shareDocument:
+        case .app(.shareDocument):
             return roundTrip(ShareDocumentParameters.self, method, data, fields: ["path", "contentType", "target"])
-        case .openDocument: return roundTrip(OpenDocumentParameters.self, method, data, fields: ["id", "token"])
-        case .copy: return roundTrip(PasteboardCopyParameters.self, method, data, fields: ["content", "mimeType"])
-        case .paste, .clear: return roundTrip(NoParameters.self, method, data, fields: [])
-        case .check: return roundTrip(CheckParameters.self, method, data, fields: ["action", "target", "context"])
-        case .validatePolicy:
+        case .app(.openDocument): return roundTrip(OpenDocumentParameters.self, method, data, fields: ["id", "token"])
+        case .pasteboard(.copy):
+            return roundTrip(PasteboardCopyParameters.self, method, data, fields: ["content", "mimeType"])
+        case .pasteboard(.paste), .pasteboard(.clear): return roundTrip(NoParameters.self, method, data, fields: [])
+        case .app(.check):
+            return roundTrip(CheckParameters.self, method, data, fields: ["action", "target", "context"])
+        case .policy(.validate):
             return roundTrip(ValidateParameters.self, method, data, fields: ["document", "path", "user"])
-        case .explainPolicy:
+        case .policy(.explain):
             return roundTrip(ExplainParameters.self, method, data, fields: ["appId", "action", "target", "context"])
-        case .queryAudit, .followAudit:
+        case .audit(.query), .audit(.follow):
             return roundTrip(AuditQueryParameters.self, method, data, fields: ["since", "appId", "limit"])
         // MARK: Storage (#13)
-        case .storagePut:
+        case .storage(.put):
             return roundTrip(
                 StoragePutParameters.self, method, data, fields: ["namespace", "name", "value", "appId", "passcode"])
-        case .storageGet, .storageDelete:
+        case .storage(.get), .storage(.delete):
             return roundTrip(
                 StorageRecordParameters.self, method, data, fields: ["namespace", "name", "appId", "passcode"])
-        case .storageList:
+        case .storage(.list):
             return roundTrip(
                 StorageListParameters.self, method, data, fields: ["namespace", "prefix", "appId", "passcode"])
-        case .storageUsage: return roundTrip(NoParameters.self, method, data, fields: [])
-        case .storageWipeApp, .storageExportIdentity:
+        case .storage(.usage): return roundTrip(NoParameters.self, method, data, fields: [])
+        case .storage(.wipeApp), .storage(.exportIdentity):
             return roundTrip(StorageWipeAppParameters.self, method, data, fields: ["appId", "passcode"])
         // MARK: Tokens (#14)
-        case .tokenImport:
+        case .tokens(.import):
             return roundTrip(
                 TokenImportParameters.self, method, data, fields: ["data", "password", "pin", "nickname", "passcode"])
-        case .tokenList: return roundTrip(TokenPasscodeParameters.self, method, data, fields: ["passcode"])
-        case .tokenCode:
+        case .tokens(.list): return roundTrip(TokenPasscodeParameters.self, method, data, fields: ["passcode"])
+        case .tokens(.code):
             return roundTrip(TokenCodeParameters.self, method, data, fields: ["serial", "pin", "passcode"])
-        case .tokenRename:
+        case .tokens(.rename):
             return roundTrip(TokenRenameParameters.self, method, data, fields: ["serial", "nickname", "passcode"])
-        case .tokenRemove: return roundTrip(TokenRemoveParameters.self, method, data, fields: ["serial", "passcode"])
-        case .tokenReset: return roundTrip(TokenResetParameters.self, method, data, fields: ["passcode"])
+        case .tokens(.remove):
+            return roundTrip(TokenRemoveParameters.self, method, data, fields: ["serial", "passcode"])
+        case .tokens(.reset): return roundTrip(TokenResetParameters.self, method, data, fields: ["passcode"])
         // MARK: Recovery key (#12)
-        case .recover:
+        case .agent(.recover):
             return roundTrip(RecoverParameters.self, method, data, fields: ["recoveryKey", "passcode"])
         // MARK: Fingerprint unlock (#15)
-        case .unlockWithFingerprint: return roundTrip(NoParameters.self, method, data, fields: [])
-        case .setBiometrics:
+        case .agent(.unlockWithFingerprint): return roundTrip(NoParameters.self, method, data, fields: [])
+        case .agent(.setBiometrics):
             return roundTrip(SetBiometricsParameters.self, method, data, fields: ["enabled", "passcode"])
         // MARK: Posture (#16)
-        case .postureReport:
+        case .posture(.report):
             return roundTrip(PostureReportParameters.self, method, data, fields: ["nonce", "passcode", "token"])
-        case .postureKey: return roundTrip(NoParameters.self, method, data, fields: [])
+        case .posture(.getKey): return roundTrip(NoParameters.self, method, data, fields: [])
         // MARK: Identity broker (#15)
-        case .identityGetToken: return roundTrip(IdentityTokenParameters.self, method, data, fields: ["domain"])
-        case .identitySignIn, .identitySignOut:
+        case .identity(.getToken): return roundTrip(IdentityTokenParameters.self, method, data, fields: ["domain"])
+        case .identity(.signIn), .identity(.signOut):
             return roundTrip(IdentityProviderParameters.self, method, data, fields: ["provider"])
-        case .identityStatus: return roundTrip(NoParameters.self, method, data, fields: [])
+        case .identity(.status): return roundTrip(NoParameters.self, method, data, fields: [])
         // MARK: Pinned channel
-        case .getNetworkPolicy: return roundTrip(GetNetworkPolicyParameters.self, method, data, fields: ["token"])
+        case .app(.getNetworkPolicy): return roundTrip(GetNetworkPolicyParameters.self, method, data, fields: ["token"])
         }
     }
 

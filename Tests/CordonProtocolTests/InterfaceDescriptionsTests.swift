@@ -154,142 +154,143 @@ struct InterfaceDescriptionsTests {
             serial: "s", kind: "totp", nickname: "n", digits: 6, interval: 30, pinMode: "none", expiry: 1,
             importedAt: 0)
         switch method {
-        case .getInfo:
+        case .service(.getInfo):
             return (none, ServiceInfo(vendor: "v", product: "p", version: "1", url: "u", interfaces: []))
-        case .getInterfaceDescription:
+        case .service(.getInterfaceDescription):
             return (InterfaceDescriptionParameters(interface: "i"), InterfaceDescriptionReply(description: "d"))
-        case .getStatus: return (none, StatusReply(status: status))
-        case .initialize: return (InitializeParameters(passcode: "p"), InitializeReply(recoveryKey: "k"))
-        case .unlock: return (UnlockParameters(passcode: "p"), none)
-        case .lock, .logout, .reportActivity: return (none, none)
-        case .changePasscode: return (ChangePasscodeParameters(old: "o", new: "n"), none)
-        case .wipe: return (WipeParameters(confirm: true, passcode: "p"), none)
-        case .listApps: return (none, ListAppsReply(apps: []))
-        case .register:
+        case .agent(.getStatus): return (none, StatusReply(status: status))
+        case .agent(.initialize): return (InitializeParameters(passcode: "p"), InitializeReply(recoveryKey: "k"))
+        case .agent(.unlock): return (UnlockParameters(passcode: "p"), none)
+        case .agent(.lock), .agent(.logout), .app(.reportActivity): return (none, none)
+        case .agent(.changePasscode): return (ChangePasscodeParameters(old: "o", new: "n"), none)
+        case .agent(.wipe): return (WipeParameters(confirm: true, passcode: "p"), none)
+        case .agent(.listApps): return (none, ListAppsReply(apps: []))
+        case .app(.register):
             return (RegisterParameters(appId: "a", pid: 1), RegisterReply(appId: "a", managed: true, token: "t"))
-        case .requestUnlock:
+        case .app(.requestUnlock):
             return (
                 RequestUnlockParameters(appId: "a", timeoutSeconds: 1, token: "t"),
                 RequestUnlockReply(state: .unlocked, prompted: true)
             )
-        case .shareDocument: return (ShareDocumentParameters(path: "/p", contentType: "t", target: "a"), none)
-        case .openDocument:
+        case .app(.shareDocument): return (ShareDocumentParameters(path: "/p", contentType: "t", target: "a"), none)
+        case .app(.openDocument):
             return (
                 OpenDocumentParameters(id: "d", token: "t"),
                 OpenDocumentReply(document: DocumentInfo(path: "/p", contentType: "t", sender: "a", id: "d"))
             )
-        case .copy:
+        case .pasteboard(.copy):
             return (
                 PasteboardCopyParameters(content: "c", mimeType: "m"),
                 PasteboardCopyReply(truncatedTo: 1, decision: decision)
             )
-        case .paste:
+        case .pasteboard(.paste):
             return (
                 none,
                 PasteboardPasteReply(content: "c", mimeType: "m", source: "s", truncatedTo: 1, decision: decision)
             )
-        case .clear: return (none, none)
-        case .subscribe:
+        case .pasteboard(.clear): return (none, none)
+        case .app(.subscribe):
             return (
                 SubscribeParameters(token: "t"),
                 SubscribeReply(event: CordonEvent(seq: 1, kind: .state, reason: .startup, time: 0, state: .unlocked))
             )
-        case .acknowledge: return (AcknowledgeParameters(seq: 1, status: .halted), none)
-        case .getKey: return (none, GetKeyReply(key: "k"))
-        case .check:
+        case .app(.acknowledge): return (AcknowledgeParameters(seq: 1, status: .halted), none)
+        case .app(.getKey): return (none, GetKeyReply(key: "k"))
+        case .app(.check):
             return (
                 CheckParameters(action: "a", target: "t", context: ["k": "v"]),
                 CheckReply(decision: decision)
             )
-        case .getEffectivePolicy: return (none, EffectivePolicyReply(version: "v", settings: []))
-        case .getPosture: return (none, PostureReply(checks: [PostureResult(.secureBoot, .unknown, "e")]))
-        case .validatePolicy:
+        case .policy(.getEffective): return (none, EffectivePolicyReply(version: "v", settings: []))
+        case .posture(.get): return (none, PostureReply(checks: [PostureResult(.secureBoot, .unknown, "e")]))
+        case .policy(.validate):
             return (ValidateParameters(document: "d", path: "p", user: true), ValidateReply(valid: true, problems: []))
-        case .explainPolicy:
+        case .policy(.explain):
             return (
                 ExplainParameters(appId: "a", action: "x", target: "t", context: ["k": "v"]),
                 ExplainReply(decision: decision, steps: [])
             )
-        case .reloadPolicy, .getPolicyStatus: return (none, PolicyStatusEnvelope(status: policyStatus))
-        case .queryAudit:
+        case .policy(.reload), .policy(.getStatus): return (none, PolicyStatusEnvelope(status: policyStatus))
+        case .audit(.query):
             return (AuditQueryParameters(since: 1, appId: "a", limit: 1), AuditQueryReply(records: []))
-        case .followAudit:
+        case .audit(.follow):
             return (AuditQueryParameters(since: 1, appId: "a", limit: 1), AuditFollowReply(record: record))
         // MARK: Storage (#13)
-        case .storagePut:
+        case .storage(.put):
             return (StoragePutParameters(namespace: "n", name: "x", value: "dg==", appId: "a", passcode: "p"), none)
-        case .storageGet:
+        case .storage(.get):
             return (
                 StorageRecordParameters(namespace: "n", name: "x", appId: "a", passcode: "p"),
                 StorageGetReply(value: "dg==")
             )
-        case .storageDelete:
+        case .storage(.delete):
             return (
                 StorageRecordParameters(namespace: "n", name: "x", appId: "a", passcode: "p"),
                 StorageDeleteReply(deleted: true)
             )
-        case .storageList:
+        case .storage(.list):
             return (
                 StorageListParameters(namespace: "n", prefix: "x", appId: "a", passcode: "p"),
                 StorageListReply(names: [])
             )
-        case .storageUsage: return (none, StorageUsageReply(apps: []))
-        case .storageWipeApp: return (StorageWipeAppParameters(appId: "a", passcode: "p"), none)
-        case .storageExportIdentity:
+        case .storage(.usage): return (none, StorageUsageReply(apps: []))
+        case .storage(.wipeApp): return (StorageWipeAppParameters(appId: "a", passcode: "p"), none)
+        case .storage(.exportIdentity):
             return (
                 StorageWipeAppParameters(appId: "a", passcode: "p"),
                 StorageExportIdentityReply(identity: "AGE-SECRET-KEY-1X", recipient: "age1x")
             )
         // MARK: Tokens (#14)
-        case .tokenImport:
+        case .tokens(.import):
             return (
                 TokenImportParameters(
                     data: "otpauth://totp/x?secret=A", password: "w", pin: "1234", nickname: "n", passcode: "p",
                     insecure: true),
                 TokenListReply(tokens: [token])
             )
-        case .tokenList: return (TokenPasscodeParameters(passcode: "p"), TokenListReply(tokens: [token]))
-        case .tokenCode:
+        case .tokens(.list): return (TokenPasscodeParameters(passcode: "p"), TokenListReply(tokens: [token]))
+        case .tokens(.code):
             return (
                 TokenCodeParameters(serial: "s", pin: "1234", passcode: "p"),
                 TokenCodeReply(serial: "s", code: "123456", next: "654321", secondsLeft: 3, interval: 30)
             )
-        case .tokenRename: return (TokenRenameParameters(serial: "s", nickname: "n", passcode: "p"), none)
-        case .tokenRemove: return (TokenRemoveParameters(serial: "s", passcode: "p"), none)
-        case .tokenReset: return (TokenResetParameters(passcode: "p"), none)
+        case .tokens(.rename): return (TokenRenameParameters(serial: "s", nickname: "n", passcode: "p"), none)
+        case .tokens(.remove): return (TokenRemoveParameters(serial: "s", passcode: "p"), none)
+        case .tokens(.reset): return (TokenResetParameters(passcode: "p"), none)
         // MARK: Recovery key (#12)
-        case .recover: return (RecoverParameters(recoveryKey: "k", passcode: "p"), RecoverReply(recoveryKey: "k"))
+        case .agent(.recover):
+            return (RecoverParameters(recoveryKey: "k", passcode: "p"), RecoverReply(recoveryKey: "k"))
         // MARK: Fingerprint unlock (#15)
-        case .unlockWithFingerprint: return (none, none)
-        case .setBiometrics: return (SetBiometricsParameters(enabled: true, passcode: "p"), none)
+        case .agent(.unlockWithFingerprint): return (none, none)
+        case .agent(.setBiometrics): return (SetBiometricsParameters(enabled: true, passcode: "p"), none)
         // MARK: Posture (#16)
-        case .postureReport:
+        case .posture(.report):
             return (
                 PostureReportParameters(nonce: "n", passcode: "p", token: "t"),
                 PostureSignedReport(payload: [1], signature: [2], publicKey: [3])
             )
-        case .postureKey: return (none, PostureKeyReply(publicKey: "k", keyId: "i"))
+        case .posture(.getKey): return (none, PostureKeyReply(publicKey: "k", keyId: "i"))
         // MARK: Identity broker (#15)
-        case .identityGetToken:
+        case .identity(.getToken):
             return (
                 IdentityTokenParameters(domain: "d"),
                 IdentityTokenReply(domain: "d", provider: "p", accessToken: "a", tokenType: "Bearer", expiresAt: 1)
             )
-        case .identitySignIn:
+        case .identity(.signIn):
             let prompt = IdentityPrompt(
                 provider: "p", userCode: "u", verificationURI: "v", verificationURIComplete: "c", expiresAt: 1)
             return (
                 IdentityProviderParameters(provider: "p"),
                 IdentitySignInReply(provider: "p", prompt: prompt, expiresAt: 1)
             )
-        case .identitySignOut:
+        case .identity(.signOut):
             return (
                 IdentityProviderParameters(provider: "p"),
                 IdentitySignOutReply(providers: [
                     IdentitySignedOut(provider: "p", sessions: 1, revoked: false, revocationProblem: "r")
                 ])
             )
-        case .identityStatus:
+        case .identity(.status):
             let session = IdentitySessionStatus(
                 domain: "d", user: "u", expiresAt: 1, signedInAt: 1, confirmedAt: 1)
             return (
@@ -299,7 +300,7 @@ struct InterfaceDescriptionsTests {
                         name: "p", flow: "device", domains: ["d"], signingIn: true, sessions: [session])
                 ])
             )
-        case .getNetworkPolicy:
+        case .app(.getNetworkPolicy):
             let pin = NetworkPolicy.Pin(hosts: ["h"], pinSha256: ["p"], caCertificates: ["c"], source: "s")
             let client = NetworkPolicy.ClientCertificate(certificate: "/c", key: "/k")
             return (

@@ -1,0 +1,141 @@
+import CordonLifecycle
+import CordonPolicy
+import CordonProtocol
+import CordonStore
+import CordonSystem
+import CordonTPM
+import Foundation
+
+/// Everything the agent is started with.
+public struct AgentConfiguration: Sendable {
+    public var paths: CordonPaths
+    public var lifecycle: LifecycleConfiguration
+    public var limits: ConnectionLimits
+    /// INSECURE: use near-free KDF parameters. For tests only; logged loudly.
+    public var insecureFastKDF: Bool
+    /// How long one passcode derivation should take when tuning scrypt.
+    public var kdfTargetSeconds: Double
+    /// The uid allowed to connect (the agent's own).
+    public var allowedUID: UInt32
+    /// Admin, user and trust directories; nil runs on the built-in default only.
+    public var policyDirectories: PolicyDirectories?
+    /// Audit allowed decisions too (denies are always audited).
+    public var auditAllows: Bool
+    /// How much audit history is kept.
+    public var auditRetention: AuditRetention
+    /// Where the D-Bus lock triggers connect; nil runs without them.
+    public var lockTriggers: LockTriggerAddresses?
+    /// The program `RequestUnlock` runs to ask the user (`cordon`, with `unlock --pinentry-only`).
+    public var promptProgram: String
+    /// Whether the built-in default trusts unbound apps (`apps.unknown: trusted`), for code that
+    /// embeds the agent and its tests; cordond never sets it (an admin file says so instead).
+    public var trustUnboundApps = false
+    /// Test mode: cordond took admin inputs (policy and trust directories, lifecycle values, the
+    /// fast KDF) from flags or environment. Logged at start, shown in `status` and `doctor`, and
+    /// marked on every audit record (docs/THREAT-MODEL.md, "Admin policy").
+    public var testMode = false
+    /// The Flatpak installations an administrator owns: a sandboxed app's code must come from one
+    /// of them for a `flatpak` binding to match (docs/THREAT-MODEL.md, "Sandboxed apps").
+    public var flatpakInstallations = [FlatpakSandbox.systemInstallation]
+    /// Whether the stronger default passcode rules apply where no TPM protects the key
+    /// (`KeyVault+PasscodeRules.swift`); cordond always applies them, code embedding the agent may not
+    /// (its tests' short passcodes).
+    public var softwareOnlyPasscodeDefaults = true
+    /// The admin settings file naming the pinentry `RequestUnlock`'s prompt runs (`"pinentry"`);
+    /// trusted only when root's (see `PromptPinentry`).
+    public var adminSettingsPath: String
+    /// The admin settings as cordond opened them at start when named (`AdminPath`): read through
+    /// this descriptor, never by the name again (docs/THREAT-MODEL.md, "Admin policy").
+    public var openedAdminSettings: AdminPath?
+    /// Every admin path cordond opened at start, held open for as long as the agent runs (a
+    /// Flatpak installation is reached as `/proc/self/fd/N` of its descriptor).
+    public var openedAdminPaths: [AdminPath] = []
+    /// The prompt program as cordond opened it at start when named (`--prompt-program`): run
+    /// through this descriptor (`PromptProcess`).
+    public var openedPromptProgram: AdminPath?
+    /// The TCTI configuration of the TPM that seals the key (docs/THREAT-MODEL.md, "Passcode and
+    /// TPM"): the kernel's resource manager unless test mode names a simulator.
+    public var tpmTCTI = TPMConnection.defaultTCTI
+    /// CT-KIP: a PEM file of CA certificates servers are validated against instead of the system
+    /// trust store (test mode only; docs/THREAT-MODEL.md, "Tokens").
+    public var ctkipCAFile: String?
+    /// Posture: the root the checks read under (`/`; a fixture tree in tests, test mode only;
+    /// docs/ARCHITECTURE.md, "Posture").
+    public var postureRoot = "/"
+    /// Posture: seconds between readings while an app is registered (the conditions are applied
+    /// after each; also on resume from suspend and on a policy change).
+    public var postureInterval: Double = 300
+    /// The program the loopback sign-in opens the authorization URL with, and its first arguments
+    /// (the URL is appended): `xdg-open` unless test mode names a browser stand-in
+    /// (docs/ARCHITECTURE.md, "Identity").
+    public var identityBrowser = ["xdg-open"]
+    /// Test mode: the wait between device-grant polls instead of the provider's `interval`, so a
+    /// test's sign-in is not held for seconds per poll; nil (always outside tests) keeps the
+    /// provider's interval (RFC 8628 §3.5).
+    public var identityPollDelay: Double?
+
+    /// Where the admin settings are unless configured otherwise.
+    public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"
+
+    public init(
+        paths: CordonPaths, lifecycle: LifecycleConfiguration = .builtin,
+        limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
+        allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
+        auditRetention: AuditRetention = AuditRetention(), lockTriggers: LockTriggerAddresses? = nil,
+        promptProgram: String? = nil, adminSettingsPath: String = Self.defaultAdminSettingsPath
+    ) {
+        self.promptProgram = promptProgram ?? Self.cordonNextToThisExecutable
+        self.adminSettingsPath = adminSettingsPath
+        self.lockTriggers = lockTriggers
+        self.policyDirectories = policyDirectories
+        self.auditAllows = auditAllows
+        self.auditRetention = auditRetention
+        self.paths = paths
+        self.lifecycle = lifecycle
+        self.limits = limits
+        self.insecureFastKDF = insecureFastKDF
+        self.kdfTargetSeconds = kdfTargetSeconds
+        self.allowedUID = allowedUID
+    }
+}
+
+extension AgentConfiguration {
+    /// `cordon` in the directory of the running executable (where `make install` puts both).
+    public static var cordonNextToThisExecutable: String {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("cordon").path
+    }
+
+    /// The built-in default policy with the daemon's lifecycle settings in place of
+    /// its lock and passcode values. It is the fallback: it fills the keys no file sets.
+    public var defaultPolicy: PolicyDocument {
+        var document = BuiltinPolicy.document
+        document[PolicyKeys.Lock.idleTimeoutSeconds] = lifecycle.idleTimeoutSeconds
+        document[PolicyKeys.Lock.reauthGraceSeconds] = lifecycle.reauthGraceSeconds
+        document[PolicyKeys.Lock.discardKeyOnLock] = lifecycle.discardKeyOnLock
+        document[PolicyKeys.Lock.ackDeadlineMs] = lifecycle.ackDeadlineMs
+        document[PolicyKeys.Passcode.maxAttempts] = lifecycle.maxAttempts
+        document[PolicyKeys.Passcode.minLength] = lifecycle.minPasscodeLength
+        document[PolicyKeys.Passcode.onMaxAttempts] = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
+        if trustUnboundApps { document[PolicyKeys.Apps.unknown] = .trusted }
+        return document
+    }
+}
+
+extension LifecycleConfiguration {
+    /// The lifecycle settings of the built-in default policy (each declared once in `PolicyKeys`),
+    /// with the default back-off: what the agent runs with before any policy file applies.
+    public static var builtin: LifecycleConfiguration {
+        typealias Lock = PolicyKeys.Lock
+        typealias Passcode = PolicyKeys.Passcode
+        // The default sets every one of these keys (a test parses it); the fallbacks are never taken.
+        let policy = EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source)
+        return LifecycleConfiguration(
+            idleTimeoutSeconds: policy[Lock.idleTimeoutSeconds].value,
+            reauthGraceSeconds: policy[Lock.reauthGraceSeconds].value ?? 0,
+            discardKeyOnLock: policy[Lock.discardKeyOnLock].value,
+            maxAttempts: policy[Passcode.maxAttempts].value ?? 1, ackDeadlineMs: policy[Lock.ackDeadlineMs].value ?? 0,
+            minPasscodeLength: policy[Passcode.minLength].value,
+            onMaxAttempts: policy[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout)
+    }
+}

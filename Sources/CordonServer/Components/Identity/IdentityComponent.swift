@@ -1,0 +1,287 @@
+import CordonIdentity
+import CordonLifecycle
+import CordonPolicy
+import CordonProtocol
+import CordonSecrets
+import CordonStore
+import Foundation
+import NIOCore
+
+/// The identity broker (`io.cordon.Identity`, docs/ARCHITECTURE.md "Identity"): OAuth 2.0 access
+/// tokens per domain for the verified managed apps of the domain's access group, one sign-in for
+/// every app of the group.
+///
+/// A token goes only to a verified managed registration (the gates of Storage and Tokens) that an
+/// access group of `identity.accessGroups` pairs with the domain, only while the container is
+/// unlocked. Without a session, `GetToken` starts the provider's sign-in and every call for the
+/// provider waits on that one flight; a due refresh is done first, and a refused refresh signs in
+/// again. Sessions are sealed in the store under `["identity", generation]`; every issue, refresh,
+/// denial and sign-out is audited (never a token).
+final class IdentityComponent: InterfaceComponent {
+    /// What the audit log names a caller with no managed registration (the CLI, a script).
+    static let cliAppId = "io.cordon.cli"
+
+    unowned let host: any ComponentHost
+    /// The identity key generation (`["identity", generation]`); a wipe moves to the next.
+    var generation: Int
+    /// The sign-in or refresh running for each provider, by name.
+    var flights: [String: IdentityFlight] = [:]
+    /// The sealer of ``generation`` that reads sessions (`readSession`), derived once while
+    /// unlocked rather than on every `GetToken`: dropped on a lock, on revocation, on a wipe and
+    /// when the generation moves on.
+    var openSealer: (generation: Int, sealer: RecordSealer)?
+    let transport = IdentityTransport()
+    /// Each OpenID Connect provider's JWKS (its URI and bytes), kept for the agent's life once it
+    /// verified an ID token; fetched again once when no key of it matches a token.
+    var jwksCache: [String: (uri: String, keys: [UInt8])] = [:]
+    /// Each OpenID provider's discovered endpoints (with the issuer they are for), kept for the
+    /// agent's life once a document validated; forgotten when the policy changes.
+    var discovered: [String: (issuer: String, endpoints: ProviderEndpoints)] = [:]
+    /// The discovery fetch running for each provider (single flight), by name.
+    var discoveryFetches: [String: (issuer: String, result: DiscoveryResult)] = [:]
+    /// What a discovery fetch ends with: the endpoints its document names, or why it was refused.
+    typealias DiscoveryResult = EventLoopFuture<Result<ProviderEndpoints, IdentityError>>
+
+    init(host: any ComponentHost) {
+        self.host = host
+        generation = (try? host.database.identityGeneration()) ?? 0
+    }
+
+    func serve(_ method: Method.Identity, _ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        switch method {
+        case .getToken:
+            let parameters = try call.parameters(IdentityTokenParameters.self)
+            return try getToken(parameters.domain, call: call)
+        case .signIn:
+            let parameters = try call.parameters(IdentityProviderParameters.self)
+            return try signIn(parameters.provider, call: call)
+        case .signOut:
+            let parameters = try call.parameters(IdentityProviderParameters.self)
+            return try signOut(parameters.provider, call: call)
+        case .status:
+            return status(encoder: call.encoder)
+        }
+    }
+
+    // MARK: GetToken
+
+    private func getToken(_ domain: String, call: ComponentCall) throws(VarlinkError) -> CallOutcome {
+        // Only a verified managed registration gets a token (docs/THREAT-MODEL.md, "Identity").
+        let registration: AppRegistration
+        do {
+            registration = try host.verifiedRegistration(call.connection, for: .data)
+        } catch {
+            audit(nil, "identity.token", outcome: "refused", reason: "\(domain): \(error.varlinkName)")
+            throw error.varlinkError
+        }
+        let appId = registration.appId
+        let provider: ConfiguredProvider
+        do {
+            provider = try access(appId: appId, domain: domain)
+            try checkUnlocked()
+        } catch {
+            audit(appId, "identity.token", outcome: "refused", reason: "\(domain): \(error.varlinkName)")
+            throw error.varlinkError
+        }
+        let encoder = call.encoder
+        let work = token(provider: provider, domain: domain)
+        return .deferred(
+            work.assumeIsolated().flatMap { [self] tokens -> EventLoopFuture<ByteBuffer> in
+                let reply = encoder.reply(
+                    IdentityTokenReply(
+                        domain: domain, provider: provider.name, accessToken: tokens.accessToken,
+                        tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
+                // A routine read: its record survives a killed agent without a sync of its own.
+                return audit(
+                    appId, "identity.token", outcome: "allow",
+                    reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))", onDisk: false
+                ).map { reply }
+            }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
+                let typed = Self.cordonError(error)
+                let frame = encoder.error(typed.varlinkError)
+                return audit(appId, "identity.token", outcome: "refused", reason: "\(domain): \(typed.varlinkName)")
+                    .map { frame }
+            }.nonisolated())
+    }
+
+    /// The provider that signs in for `domain` (an `identity.domains` entry, else the CPA provider
+    /// that lists it), when an access group gives `appId` that domain.
+    func access(appId: String, domain: String) throws(CordonError) -> ConfiguredProvider {
+        let policy = host.policy.policy
+        let named =
+            policy[PolicyKeys.Identity.domains].value.first(where: { $0.domain == domain })?.provider
+            ?? policy[PolicyKeys.Identity.cpaProviders].value.first(where: { $0.domains.contains(domain) })?.name
+        guard let named else { throw .identityUnknownDomain(domain: domain) }
+        let groups = policy[PolicyKeys.Identity.accessGroups].value
+        guard groups.contains(where: { $0.apps.contains(appId) && $0.domains.contains(domain) }) else {
+            throw .identityNotInAccessGroup(appId: appId, domain: domain)
+        }
+        return try provider(named: named)
+    }
+
+    /// The names of every provider of the policy in force, OAuth then CPA.
+    var providerNames: [String] {
+        let policy = host.policy.policy
+        return policy[PolicyKeys.Identity.providers].value.map(\.name)
+            + policy[PolicyKeys.Identity.cpaProviders].value.map(\.name)
+    }
+
+    /// The provider `name` of the policy in force.
+    func provider(named name: String) throws(CordonError) -> ConfiguredProvider {
+        let policy = host.policy.policy
+        do throws(IdentityError) {
+            if let entry = policy[PolicyKeys.Identity.providers].value.first(where: { $0.name == name }) {
+                let explicit = Self.endpoints(of: entry)
+                guard let issuer = entry.issuer, OpenIDDiscovery.isNeeded(explicit, flow: Self.flow(of: entry)) else {
+                    return try Self.oauthProvider(entry, endpoints: explicit)
+                }
+                // What the issuer's discovery document gave, once, for the agent's life.
+                guard let cached = discovered[name], cached.issuer == issuer else { return .discovering(entry) }
+                return try Self.oauthProvider(entry, endpoints: explicit.filled(from: cached.endpoints))
+            }
+            if let entry = policy[PolicyKeys.Identity.cpaProviders].value.first(where: { $0.name == name }) {
+                let configuration = CPAProviderConfiguration(
+                    name: entry.name, baseURL: entry.baseURL, domains: entry.domains)
+                try configuration.validate()
+                return .cpa(configuration, mode: entry.mode == .client ? .client : .user)
+            }
+        } catch {
+            throw error.cordonError
+        }
+        throw .identityUnknownProvider(provider: name, known: providerNames)
+    }
+
+    /// The domains the policy gives `provider`: its `identity.domains` entries, and a CPA
+    /// provider's own list.
+    func domains(of provider: String) -> [String] {
+        let policy = host.policy.policy
+        var domains = policy[PolicyKeys.Identity.domains].value.filter { $0.provider == provider }.map(\.domain)
+        for entry in policy[PolicyKeys.Identity.cpaProviders].value where entry.name == provider {
+            domains += entry.domains.filter { !domains.contains($0) }
+        }
+        return domains
+    }
+
+    /// Refuses unless the container is unlocked: no token and no sign-in while it is locked.
+    func checkUnlocked() throws(CordonError) {
+        let state = host.lifecycleState
+        guard state == .unlocked else { throw .identityLocked(state: state.rawValue) }
+    }
+
+    /// The token of `domain`: the stored session's while valid, refreshed when due, or a sign-in
+    /// (joined when one runs). Past the offline limits: `SessionExpired`, or the container wiped.
+    /// A CPA provider's flight is for one domain: a call for another domain waits for it to end,
+    /// then renews with the client credentials (single sign-on once the device is paired).
+    private func token(provider: ConfiguredProvider, domain: String) -> EventLoopFuture<TokenSet> {
+        readSession(provider: provider.name, domain: domain).assumeIsolated().flatMap {
+            [self] session -> EventLoopFuture<TokenSet> in
+            if case .cpa = provider, let running = flights[provider.name], running.domain != domain {
+                return running.future.assumeIsolated().flatMap { [self] _ in token(provider: provider, domain: domain) }
+                    .nonisolated()
+            }
+            guard let session else { return flight(provider, domain: domain, refreshing: nil).future }
+            let policy = host.policy.policy
+            let limits = OfflineLimits(
+                graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
+                wipeDays: policy[PolicyKeys.Identity.offlineWipeDays].value)
+            switch session.status(at: host.clock(), limits: limits) {
+            case .valid:
+                return host.loop.makeSucceededFuture(session.tokens)
+            case .refreshDue, .locallyAuthenticated:
+                return flight(provider, domain: domain, refreshing: session).future
+            case .blocked:
+                return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))
+            case .wipe:
+                offlineWipe(provider.name, days: limits.wipeDays ?? 0)
+                return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))
+            }
+        }.nonisolated()
+    }
+
+    /// `identity.offlineWipeDays` passed: the container is wiped (the same path as a policy
+    /// condition's `wipe`), audited first.
+    private func offlineWipe(_ provider: String, days: Int) {
+        audit(
+            nil, "identity.offlineWipe", outcome: "wiped",
+            reason: "\(provider): no contact with the provider for \(days) days (identity.offlineWipeDays)")
+        host.logger.critical("identity.offlineWipeDays wipes the container", metadata: ["provider": "\(provider)"])
+        host.run(.forceWipe(reason: .policy, now: host.clock()))
+    }
+
+    // MARK: Events
+
+    /// A lock cancels every sign-in (a waiting app hears `SignInCancelled`); a full wipe also
+    /// forgets every session and moves to a new key generation.
+    func observe(_ event: CordonEvent) {
+        switch event.kind {
+        case .didLock, .encryptionKeyUnavailable:
+            openSealer = nil
+            cancelFlights()
+        case .policyDidChange:
+            // The next sign-in discovers again, for the issuer and endpoints now in force.
+            discovered = [:]
+        case .wiped where event.appId == nil:
+            openSealer = nil
+            cancelFlights()
+            let database = host.database
+            host.storePool.runIfActive(eventLoop: host.loop) { try database.resetIdentity() }.assumeIsolated()
+                .whenComplete { [self] result in
+                    switch result {
+                    case .success(let next): generation = next
+                    case .failure(let error): host.logger.error("could not delete the identity sessions: \(error)")
+                    }
+                }
+        default:
+            break
+        }
+    }
+
+    func shutdown() {
+        openSealer = nil
+        cancelFlights()
+    }
+
+    /// Ends every flight with `SignInCancelled`.
+    func cancelFlights() {
+        let running = flights
+        flights = [:]
+        for flight in running.values { cancel(flight) }
+    }
+
+    /// Ends `flight` as cancelled (its machine says at which step).
+    func cancel(_ flight: IdentityFlight) {
+        let step: IdentityStep
+        switch flight.machine {
+        case .device(let grant): step = grant.phase == .awaitingDeviceCode ? .deviceAuthorization : .token
+        case .code(let flow): step = flow.phase == .awaitingToken ? .token : .authorization
+        case .cpa(let signIn): step = signIn.step
+        case nil where flight.discovering: step = .discovery
+        case nil: step = flight.signingIn ? .authorization : .refresh
+        }
+        audit(nil, "identity.signIn", outcome: "cancelled", reason: "\(flight.provider.name) at \(step.rawValue)")
+        saveRegisteredClient(flight)
+        flight.finish(.failure(.signInCancelled(provider: flight.provider.name, step: step.rawValue)))
+    }
+
+    // MARK: Audit
+
+    /// Audits an identity call (never a token).
+    @discardableResult
+    func audit(_ appId: String?, _ action: String, outcome: String, reason: String, onDisk: Bool = true)
+        -> EventLoopFuture<Void>
+    {
+        host.writeAudit(
+            [
+                AuditEntry(
+                    time: host.clock(), category: "identity", appId: appId, action: action, outcome: outcome,
+                    reason: reason)
+            ], onDisk: onDisk)
+    }
+
+    /// Any error of a flight or the pool as the typed error it answers.
+    static func cordonError(_ error: any Error) -> CordonError {
+        if let error = error as? CordonError { return error }
+        if let error = error as? IdentityError { return error.cordonError }
+        return .internalError(reason: "identity: \(error)")
+    }
+}

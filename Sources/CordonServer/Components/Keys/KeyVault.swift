@@ -1,0 +1,173 @@
+import CordonLifecycle
+import CordonPolicy
+import CordonProtocol
+import CordonSecrets
+import CordonStore
+import Logging
+import NIOCore
+
+/// Key custody (docs/ARCHITECTURE.md, "Keys"): the wrapped master key and what protects it, the
+/// master key while it is held, each app's key generation, and every check that opens or
+/// re-seals the key — passcode, recovery key, fingerprint (`KeyVault+Passcode.swift`,
+/// `KeyVault+Recovery.swift`, `KeyVault+Fingerprint.swift`).
+///
+/// The lifecycle machine decides; the vault performs its key actions (`perform(_:)`) and answers
+/// the request a check was for. It serves `Initialize`, `Unlock`, `ChangePasscode`, `Wipe` and
+/// `Recover` (`KeyVault+Methods.swift`), and gives other components keys derived from the master
+/// key (``KeySource``) — never the master key itself.
+final class KeyVault: AgentComponent, KeySource {
+    /// What the vault needs of the agent.
+    typealias Host = LifecycleDriver & PolicyProvider & RegistrationVerifier
+
+    unowned let host: any Host
+    let custody = KeyCustody()
+    /// The master key while the container holds it.
+    private(set) var masterKey: SecureBytes?
+    /// A master key just unwrapped by a check, installed only if the machine says so.
+    var candidateKey: SecureBytes?
+    /// The stored, wrapped master key; nil before `Initialize` and after a wipe.
+    var wrappedKey: WrappedKey?
+    /// What protects the stored key and the TPM's lockout state, as last read.
+    var keyProtection: KeyProtectionStatus?
+    /// Each app's key generation (selective wipe; `StorageComponent`), loaded at start.
+    private var appGenerations: [String: Int]
+    /// A passcode check or key creation in flight.
+    var pending: PendingRequest?
+    /// Fingerprint unlock, which keeps a sealed copy of the master key while armed.
+    private(set) lazy var biometrics = BiometricsComponent(host: host, vault: self)
+
+    /// A passcode check or key creation in flight.
+    struct PendingRequest {
+        let promise: EventLoopPromise<ByteBuffer>
+        let passcode: String
+        let newPasscode: String?
+        let encoder: ReplyEncoder
+        /// A recovery key to restore with instead of checking `passcode` (`KeyVault+Recovery.swift`).
+        var recoveryKey: RecoveryKey? = nil
+        /// The reply for success, when it is not empty (the recovery key of `Initialize`, `Recover`).
+        var successReply: ByteBuffer? = nil
+    }
+
+    /// Loads the wrapped key and the app key generations from the store.
+    init(host: any Host) throws {
+        self.host = host
+        wrappedKey = try host.database.loadWrappedKey()
+        appGenerations = try host.database.appGenerations()
+    }
+
+    var isInitialized: Bool { wrappedKey != nil }
+
+    var logger: Logger { host.logger }
+
+    // MARK: - The machine's key actions
+
+    /// Performs one of the lifecycle machine's key actions; a check that follows a counter write
+    /// is chained behind it (`startCheck`), never run if the write failed.
+    func perform(_ action: KeyAction, request: LifecycleRequest?) {
+        switch action {
+        case .persistAttempts(let count, let lastFailureAt, then: let work?):
+            startCheck(work, count: count, lastFailureAt: lastFailureAt, request: request)
+        case .persistAttempts(let count, let lastFailureAt, then: nil):
+            persistAttempts(count: count, lastFailureAt: lastFailureAt)
+        case .create:
+            startCreate(request: request)
+        case .install:
+            masterKey?.zero()
+            masterKey = candidateKey
+            candidateKey = nil
+        case .discard:
+            discard()
+        case .erase:
+            eraseKeystore()
+        }
+    }
+
+    /// A key action of the lifecycle machine (`LifecycleAction`), as the vault performs it.
+    enum KeyAction {
+        /// Store the attempt counter, then run `then` (a passcode check or re-wrap) if it was stored.
+        case persistAttempts(count: Int, lastFailureAt: Double?, then: LifecycleAction?)
+        case create
+        case install
+        case discard
+        case erase
+    }
+
+    /// After a machine step: a candidate the machine did not install is zeroed at once.
+    func dropCandidate() {
+        candidateKey?.zero()
+        candidateKey = nil
+    }
+
+    /// Answers `request` (a synchronous call) or the pending request with `result`.
+    func complete(_ request: LifecycleRequest?, with result: Result<Void, CordonError>) {
+        let target: (EventLoopPromise<ByteBuffer>, ReplyEncoder)?
+        let successReply = pending?.successReply
+        if let request {
+            target = (request.promise, request.encoder)
+        } else if let pending {
+            target = (pending.promise, pending.encoder)
+            self.pending = nil
+        } else {
+            target = nil
+        }
+        guard let (promise, encoder) = target else { return }
+        switch result {
+        case .success where request == nil && successReply != nil: promise.succeed(successReply ?? encoder.empty())
+        case .success: promise.succeed(encoder.empty())
+        case .failure(let error): promise.succeed(encoder.error(error.varlinkError))
+        }
+    }
+
+    /// Zeroes the master key (a lock that discards it, revocation, shutdown).
+    func discard() {
+        masterKey?.zero()
+        masterKey = nil
+        logger.info("key discarded: every key copy in the agent is zeroed")
+    }
+
+    func shutdown() {
+        masterKey?.zero()
+        masterKey = nil
+    }
+
+    private func persistAttempts(count: Int, lastFailureAt: Double?) {
+        let database = host.database
+        host.storePool.runIfActive(eventLoop: host.loop) {
+            try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
+        }.whenFailure { [logger] error in
+            logger.error("could not store the failed-attempt counter: \(error)")
+        }
+    }
+
+    private func eraseKeystore() {
+        wrappedKey = nil
+        let database = host.database
+        host.storePool.runIfActive(eventLoop: host.loop) {
+            try database.eraseKeystore()
+        }.whenComplete { [logger] result in
+            switch result {
+            case .success: logger.warning("keystore erased: the master key is gone (crypto-erase)")
+            case .failure(let error): logger.error("could not erase the keystore: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Derived keys (KeySource)
+
+    /// `appId`'s key now, or nil when the master key is not held. The caller zeroes it.
+    func appKey(for appId: String) -> SecureBytes? {
+        guard let master = masterKey else { return nil }
+        return custody.appKey(master: master, appId: appId, generation: appGenerations[appId] ?? 0)
+    }
+
+    /// Records `appId`'s new key generation (after it was stored).
+    func setAppGeneration(_ appId: String, _ generation: Int) {
+        appGenerations[appId] = generation
+    }
+
+    /// The key for `purpose` now, or nil when the master key is not held. The caller zeroes it.
+    func purposeKey(_ purpose: [String]) -> SecureBytes? {
+        guard let master = masterKey else { return nil }
+        return custody.purposeKey(master: master, purpose: purpose)
+    }
+}
