@@ -158,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "cordond",
             dependencies: [
-                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol", "CordonTPM",
+                "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol", "CordonPolicy", "CordonTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -214,7 +214,8 @@ let package = Package(
             exclude: ["fixtures"],
             swiftSettings: strict
         ),
-        .testTarget(name: "CordonLifecycleTests", dependencies: ["CordonLifecycle"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonLifecycleTests", dependencies: ["CordonLifecycle", "CordonProtocol"], swiftSettings: strict),
         .testTarget(
             name: "CordonPostureTests", dependencies: ["CordonPosture", "CordonProtocol"], swiftSettings: strict),
         .testTarget(name: "CordonSecretsTests", dependencies: ["CordonSecrets"], swiftSettings: strict),
@@ -252,7 +253,7 @@ let package = Package(
             name: "CordonServerTests",
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
-                "CordonStore", "CordonSecrets", "CordonIdentity", "CCordonSenders",
+                "CordonStore", "CordonSecrets", "CordonIdentity", "CordonPolicy", "CCordonSenders",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,4 +1,7 @@
-/// The settings the lifecycle follows; the policy engine will supply them later.
+import CordonProtocol
+
+/// The settings the lifecycle follows, read from the policy in force (CordonServer's
+/// `LifecycleConfiguration(_:backoff:)`, docs/ARCHITECTURE.md "Settings").
 public struct LifecycleConfiguration: Sendable, Equatable {
     /// Seconds without activity before the container locks; 0 disables the idle lock.
     public var idleTimeoutSeconds: Int
@@ -16,14 +19,14 @@ public struct LifecycleConfiguration: Sendable, Equatable {
     public var backoff: Backoff
     /// What reaching `maxAttempts` does: wipe (crypto-erase) or lock out (revoke, then only
     /// one attempt per maximum back-off delay).
-    public var onMaxAttempts: MaxAttemptsBehavior
+    public var onMaxAttempts: MaxAttemptsAction
 
     /// Settings with every value given: the policy-governed ones have no default here, because
     /// their defaults are the built-in policy's (declared once in `CordonPolicy`'s `PolicyKeys`;
     /// the agent starts from `LifecycleConfiguration.builtin` and then follows the policy).
     public init(
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, discardKeyOnLock: Bool, maxAttempts: Int,
-        ackDeadlineMs: Int, minPasscodeLength: Int, backoff: Backoff = Backoff(), onMaxAttempts: MaxAttemptsBehavior
+        ackDeadlineMs: Int, minPasscodeLength: Int, backoff: Backoff = Backoff(), onMaxAttempts: MaxAttemptsAction
     ) {
         self.onMaxAttempts = onMaxAttempts
         self.idleTimeoutSeconds = idleTimeoutSeconds
@@ -34,14 +37,6 @@ public struct LifecycleConfiguration: Sendable, Equatable {
         self.minPasscodeLength = minPasscodeLength
         self.backoff = backoff
     }
-}
-
-/// What the maximum of failed passcode attempts triggers.
-public enum MaxAttemptsBehavior: String, Sendable, Equatable {
-    /// Crypto-erase the container.
-    case wipe
-    /// Revoke the key and allow one attempt per maximum back-off delay from then on.
-    case lockout
 }
 
 /// Growing delay after failed passcode attempts: free attempts, then doubling up to a cap.

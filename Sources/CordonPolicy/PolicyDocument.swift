@@ -81,6 +81,13 @@ public struct PolicySettingValues: Sendable, Equatable {
     /// Whether no setting is set.
     public var isEmpty: Bool { values.isEmpty }
 
+    /// These values with each value `top` sets in place of this one's.
+    public func overlaid(with top: PolicySettingValues) -> PolicySettingValues {
+        var result = self
+        result.values.merge(top.values) { _, new in new }
+        return result
+    }
+
     /// The `section.key` of every setting set, in document order.
     public var names: [String] { PolicyKeys.all.map(\.name).filter { values[$0] != nil } }
 

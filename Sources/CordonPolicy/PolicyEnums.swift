@@ -1,3 +1,5 @@
+import CordonProtocol
+
 /// A value with a strictness order: merging keeps the most restrictive.
 public protocol Restrictiveness: Sendable, Equatable {
     /// Higher is stricter.
@@ -33,9 +35,7 @@ public enum PasscodeKind: String, Sendable, CaseIterable, Restrictiveness {
     public var strictness: Int { self == .alphanumeric ? 1 : 0 }
 }
 
-/// What the maximum of failed attempts triggers.
-public enum MaxAttemptsAction: String, Sendable, CaseIterable, Restrictiveness {
-    case lockout, wipe
+extension MaxAttemptsAction: Restrictiveness {
     public var strictness: Int { self == .wipe ? 1 : 0 }
 }
 

@@ -1,3 +1,5 @@
+import CordonProtocol
+
 /// Every setting of schema `cordon.policy.v1`, each declared once (docs/ARCHITECTURE.md, "Policy
 /// settings"). The parser, the merge, the fallback to the built-in default, `cordon policy show`
 /// and `explain`, the JSON Schema (`policies/cordon.policy.v1.schema.json`) and the built-in

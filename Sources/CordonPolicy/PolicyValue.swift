@@ -1,3 +1,5 @@
+import CordonProtocol
+
 extension PolicyValue {
     /// An absent list restricts nothing.
     public static var unboundedDescription: String { "unrestricted" }

@@ -94,3 +94,9 @@ public enum Compliance: String, Sendable, Codable, CaseIterable {
     /// The deadline passed and the agent terminated the app.
     case terminated
 }
+
+/// What reaching the maximum of failed attempts does (`passcode.onMaxAttempts`): lock out (revoke,
+/// then one attempt per maximum back-off delay) or wipe (crypto-erase the container).
+public enum MaxAttemptsAction: String, Sendable, CaseIterable {
+    case lockout, wipe
+}

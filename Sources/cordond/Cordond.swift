@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import CordonServer
 import CordonSystem
@@ -290,15 +291,16 @@ struct Cordond: AsyncParsableCommand {
                 "DBUS_SYSTEM_BUS_ADDRESS is ignored outside test mode: the system bus is the system's",
                 metadata: ["ignored": "\(ignored)", "used": "\(Self.systemBus)"])
         }
-        // Each flag left out keeps the built-in policy's value (declared once, in PolicyKeys).
-        var lifecycle = LifecycleConfiguration.builtin
-        if let idleTimeout { lifecycle.idleTimeoutSeconds = idleTimeout }
-        if let reauthGrace { lifecycle.reauthGraceSeconds = reauthGrace }
-        if let maxAttempts { lifecycle.maxAttempts = maxAttempts }
-        if let ackDeadlineMs { lifecycle.ackDeadlineMs = ackDeadlineMs }
-        if let onMaxAttempts { lifecycle.onMaxAttempts = onMaxAttempts == "lockout" ? .lockout : .wipe }
-        if discardKeyOnLock { lifecycle.discardKeyOnLock = true }
-        lifecycle.backoff = Backoff(freeAttempts: backoffFreeAttempts ?? 3, baseSeconds: backoffBaseSeconds ?? 1)
+        // The test-mode lifecycle flags are policy settings: an overlay laid over the built-in
+        // default, beneath every policy file; a flag left out sets nothing.
+        var overlay = PolicySettingValues()
+        overlay[PolicyKeys.Lock.idleTimeoutSeconds] = idleTimeout
+        overlay[PolicyKeys.Lock.reauthGraceSeconds] = reauthGrace
+        overlay[PolicyKeys.Passcode.maxAttempts] = maxAttempts
+        overlay[PolicyKeys.Lock.ackDeadlineMs] = ackDeadlineMs
+        overlay[PolicyKeys.Passcode.onMaxAttempts] = onMaxAttempts.flatMap(MaxAttemptsAction.init(rawValue:))
+        if discardKeyOnLock { overlay[PolicyKeys.Lock.discardKeyOnLock] = true }
+        let backoff = Backoff(freeAttempts: backoffFreeAttempts ?? 3, baseSeconds: backoffBaseSeconds ?? 1)
         func pick(_ flag: String?, _ variable: String, _ fallback: String) -> String {
             if let flag, !flag.isEmpty { return flag }
             if let value = environment[variable], !value.isEmpty { return value }
@@ -313,7 +315,7 @@ struct Cordond: AsyncParsableCommand {
         limits.maxConnectionsPerProcess = maxConnectionsPerProcess
         limits.idleConnectionTimeout = .milliseconds(Int64(connectionIdleTimeout * 1000))
         var configuration = AgentConfiguration(
-            paths: paths, lifecycle: lifecycle, limits: limits,
+            paths: paths, settingsOverlay: overlay, backoff: backoff, limits: limits,
             insecureFastKDF: insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1",
             kdfTargetSeconds: Double(kdfTargetMs ?? 250) / 1000, allowedUID: uid, policyDirectories: policyDirectories,
             auditAllows: auditAllows,

@@ -101,7 +101,7 @@ extension LifecycleConfiguration {
     static func testing(
         idleTimeoutSeconds: Int = 300, reauthGraceSeconds: Int = 60, discardKeyOnLock: Bool = false,
         maxAttempts: Int = 10, ackDeadlineMs: Int = 2000, minPasscodeLength: Int = 4, backoff: Backoff = Backoff(),
-        onMaxAttempts: MaxAttemptsBehavior = .wipe
+        onMaxAttempts: MaxAttemptsAction = .wipe
     ) -> LifecycleConfiguration {
         LifecycleConfiguration(
             idleTimeoutSeconds: idleTimeoutSeconds, reauthGraceSeconds: reauthGraceSeconds,

@@ -1,5 +1,6 @@
 import CordonKit
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import Testing
 
@@ -142,10 +143,8 @@ struct AgentLifecycleTests {
     }
 
     @Test func maxAttemptsWipes() async throws {
-        let lifecycle = LifecycleConfiguration.builtin {
-            $0.maxAttempts = 3; $0.backoff = Backoff(freeAttempts: 10)
-        }
-        try await withTestAgent(lifecycle: lifecycle) { agent in
+        let settings = PolicySettingValues.with { $0[PolicyKeys.Passcode.maxAttempts] = 3 }
+        try await withTestAgent(settings: settings, backoff: Backoff(freeAttempts: 10)) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             let events = EventRecorder(try await client.events())
@@ -177,10 +176,8 @@ struct AgentLifecycleTests {
     }
 
     @Test func backoffAsksToRetryLater() async throws {
-        let lifecycle = LifecycleConfiguration.builtin {
-            $0.backoff = Backoff(freeAttempts: 1, baseSeconds: 600, maxSeconds: 600)
-        }
-        try await withTestAgent(lifecycle: lifecycle) { agent in
+        let backoff = Backoff(freeAttempts: 1, baseSeconds: 600, maxSeconds: 600)
+        try await withTestAgent(backoff: backoff) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             await #expect(throws: CordonError.wrongPasscode(attemptsLeft: 9, retryAfterSeconds: 0)) {

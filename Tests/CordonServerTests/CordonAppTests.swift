@@ -1,5 +1,6 @@
 import CordonKit
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import Foundation
 import Testing
@@ -117,8 +118,8 @@ struct CordonAppTests {
     }
 
     @Test func logoutAsksForAnAcknowledgement() async throws {
-        let lifecycle = LifecycleConfiguration.builtin { $0.ackDeadlineMs = 600_000 }
-        try await withTestAgent(lifecycle: lifecycle) { agent in
+        let settings = PolicySettingValues.with { $0[PolicyKeys.Lock.ackDeadlineMs] = 600_000 }
+        try await withTestAgent(settings: settings) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")
@@ -164,8 +165,8 @@ struct CordonAppTests {
     }
 
     @Test func missedDeadlineMakesTheAppOverdue() async throws {
-        let lifecycle = LifecycleConfiguration.builtin { $0.ackDeadlineMs = 100 }
-        try await withTestAgent(lifecycle: lifecycle) { agent in
+        let settings = PolicySettingValues.with { $0[PolicyKeys.Lock.ackDeadlineMs] = 100 }
+        try await withTestAgent(settings: settings) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")
@@ -187,8 +188,8 @@ struct CordonAppTests {
     }
 
     @Test func keyReturningClearsThePendingAcknowledgement() async throws {
-        let lifecycle = LifecycleConfiguration.builtin { $0.ackDeadlineMs = 600_000 }
-        try await withTestAgent(lifecycle: lifecycle) { agent in
+        let settings = PolicySettingValues.with { $0[PolicyKeys.Lock.ackDeadlineMs] = 600_000 }
+        try await withTestAgent(settings: settings) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")

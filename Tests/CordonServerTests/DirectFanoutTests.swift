@@ -1,5 +1,6 @@
 import CordonKit
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import Glibc
 import Testing
@@ -14,9 +15,9 @@ import Testing
 struct DirectFanoutTests {
     private static let subscribe = #"{"method":"io.cordon.App.Subscribe","more":true,"parameters":{}}"#
 
-    private static let lifecycle = LifecycleConfiguration.builtin {
-        $0.idleTimeoutSeconds = 0
-        $0.reauthGraceSeconds = 3600
+    private static let settings = PolicySettingValues.with {
+        $0[PolicyKeys.Lock.idleTimeoutSeconds] = 0
+        $0[PolicyKeys.Lock.reauthGraceSeconds] = 3600
     }
 
     /// The event bus's counters and its number of subscribers, read on the agent's loop.
@@ -43,7 +44,7 @@ struct DirectFanoutTests {
         var limits = ConnectionLimits.standard
         // The subscriber that does not read falls back to NIO and its backlog, and is never dropped.
         limits.maxQueuedEvents = 100_000
-        try await withTestAgent(lifecycle: Self.lifecycle, limits: limits) { agent in
+        try await withTestAgent(settings: Self.settings, limits: limits) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")
@@ -106,7 +107,7 @@ struct DirectFanoutTests {
     }
 
     @Test func aSubscriberWhosePeerIsGoneIsDroppedAndOthersCarryOn() async throws {
-        try await withTestAgent(lifecycle: Self.lifecycle) { agent in
+        try await withTestAgent(settings: Self.settings) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")

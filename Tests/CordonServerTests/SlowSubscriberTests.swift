@@ -1,5 +1,6 @@
 import CordonKit
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import Testing
 
@@ -8,11 +9,11 @@ struct SlowSubscriberTests {
     @Test func slowSubscriberIsDroppedAndOthersSeeEveryEvent() async throws {
         var limits = ConnectionLimits.standard
         limits.maxQueuedEvents = 8
-        let lifecycle = LifecycleConfiguration.builtin {
-            $0.idleTimeoutSeconds = 0
-            $0.reauthGraceSeconds = 3600
+        let settings = PolicySettingValues.with {
+            $0[PolicyKeys.Lock.idleTimeoutSeconds] = 0
+            $0[PolicyKeys.Lock.reauthGraceSeconds] = 3600
         }
-        try await withTestAgent(lifecycle: lifecycle, limits: limits) { agent in
+        try await withTestAgent(settings: settings, limits: limits) { agent in
             let client = try await agent.client()
             try await client.initialize(passcode: "1234")
             try await client.unlock(passcode: "1234")

@@ -1,5 +1,6 @@
 import CordonKit
 import CordonLifecycle
+import CordonPolicy
 import CordonProtocol
 import CordonServer
 import Foundation
@@ -31,7 +32,7 @@ final class TestAgent: Sendable {
     /// With `policies`, the agent reads admin files from `<directory>/admin` (and user files from
     /// its config directory, keys from `<directory>/trust`).
     static func start(
-        lifecycle: LifecycleConfiguration, limits: ConnectionLimits, policies: Bool = false,
+        settings: PolicySettingValues, backoff: Backoff, limits: ConnectionLimits, policies: Bool = false,
         trustUnboundApps: Bool = true, shortPasscodes: Bool = true,
         configure: (inout AgentConfiguration) -> Void = { _ in }
     ) async throws -> TestAgent {
@@ -50,7 +51,8 @@ final class TestAgent: Sendable {
                 admin: directory + "/admin", user: paths.configDirectory + "/policy.d", trust: directory + "/trust")
             : nil
         var configuration = AgentConfiguration(
-            paths: paths, lifecycle: lifecycle, limits: limits, insecureFastKDF: true, allowedUID: getuid(),
+            paths: paths, settingsOverlay: settings, backoff: backoff, limits: limits, insecureFastKDF: true,
+            allowedUID: getuid(),
             policyDirectories: directories)
         // A test's apps get their keys without binding each one; tests of the default pass false.
         configuration.trustUnboundApps = trustUnboundApps
@@ -118,7 +120,8 @@ final class TestAgent: Sendable {
 
 /// Runs `body` against a freshly started agent, then stops it and removes its directory.
 func withTestAgent<R>(
-    lifecycle: LifecycleConfiguration = .builtin,
+    settings: PolicySettingValues = PolicySettingValues(),
+    backoff: Backoff = Backoff(),
     limits: ConnectionLimits = .standard,
     policies: Bool = false,
     trustUnboundApps: Bool = true,
@@ -127,7 +130,7 @@ func withTestAgent<R>(
     _ body: (TestAgent) async throws -> R
 ) async throws -> R {
     let agent = try await TestAgent.start(
-        lifecycle: lifecycle, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps,
+        settings: settings, backoff: backoff, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps,
         shortPasscodes: shortPasscodes, configure: configure)
     let result: R
     do {
@@ -215,11 +218,11 @@ private struct CaptureHandler: LogHandler {
     }
 }
 
-extension LifecycleConfiguration {
-    /// The built-in policy's lifecycle settings with `change` applied.
-    static func builtin(_ change: (inout LifecycleConfiguration) -> Void) -> LifecycleConfiguration {
-        var configuration = LifecycleConfiguration.builtin
-        change(&configuration)
-        return configuration
+extension PolicySettingValues {
+    /// The settings `change` sets (as a test-mode cordond's flags would).
+    static func with(_ change: (inout PolicySettingValues) -> Void) -> PolicySettingValues {
+        var settings = PolicySettingValues()
+        change(&settings)
+        return settings
     }
 }

@@ -11,18 +11,7 @@ extension Agent {
     /// tightened by their overrides' container-wide keys (`SettingScope.container`). The daemon's
     /// back-off stays.
     func lifecycleConfiguration(from effective: EffectivePolicy) -> LifecycleConfiguration {
-        typealias Lock = PolicyKeys.Lock
-        typealias Passcode = PolicyKeys.Passcode
-        let defaults = configuration.lifecycle
-        let settings = containerSettings(of: effective)
-        return LifecycleConfiguration(
-            idleTimeoutSeconds: settings[Lock.idleTimeoutSeconds].value,
-            reauthGraceSeconds: settings[Lock.reauthGraceSeconds].value ?? defaults.reauthGraceSeconds,
-            discardKeyOnLock: settings[Lock.discardKeyOnLock].value,
-            maxAttempts: settings[Passcode.maxAttempts].value ?? defaults.maxAttempts,
-            ackDeadlineMs: settings[Lock.ackDeadlineMs].value ?? defaults.ackDeadlineMs,
-            minPasscodeLength: max(settings[Passcode.minLength].value, 1), backoff: defaults.backoff,
-            onMaxAttempts: settings[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout)
+        LifecycleConfiguration(containerSettings(of: effective), backoff: configuration.backoff)
     }
 
     /// The container-wide settings in force: the base tightened by every registered app's override.

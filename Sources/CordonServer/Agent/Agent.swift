@@ -84,7 +84,7 @@ final class Agent {
         self.storePool = storePool
         self.logger = logger
         self.clock = clock
-        machine = LifecycleMachine(configuration: configuration.lifecycle)
+        machine = LifecycleMachine(configuration: configuration.initialLifecycle)
         let attempts = try database.loadAttempts()
         vault = try KeyVault(host: self)
         _ = machine.handle(

@@ -9,7 +9,12 @@ import Foundation
 /// Everything the agent is started with.
 public struct AgentConfiguration: Sendable {
     public var paths: CordonPaths
-    public var lifecycle: LifecycleConfiguration
+    /// Test mode: the lock and passcode settings cordond's flags give (`--idle-timeout`, …), as the
+    /// policy document they are: laid over the built-in default, beneath every policy file
+    /// (``defaultPolicy``). Empty outside test mode.
+    public var settingsOverlay: PolicySettingValues
+    /// The back-off between failed attempts (not a policy setting).
+    public var backoff: Backoff
     public var limits: ConnectionLimits
     /// INSECURE: use near-free KDF parameters. For tests only; logged loudly.
     public var insecureFastKDF: Bool
@@ -78,8 +83,9 @@ public struct AgentConfiguration: Sendable {
     public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"
 
     public init(
-        paths: CordonPaths, lifecycle: LifecycleConfiguration = .builtin,
-        limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false, kdfTargetSeconds: Double = 0.25,
+        paths: CordonPaths, settingsOverlay: PolicySettingValues = PolicySettingValues(),
+        backoff: Backoff = Backoff(), limits: ConnectionLimits = .standard, insecureFastKDF: Bool = false,
+        kdfTargetSeconds: Double = 0.25,
         allowedUID: UInt32, policyDirectories: PolicyDirectories? = nil, auditAllows: Bool = false,
         auditRetention: AuditRetention = AuditRetention(), lockTriggers: LockTriggerAddresses? = nil,
         promptProgram: String? = nil, adminSettingsPath: String = Self.defaultAdminSettingsPath
@@ -91,7 +97,8 @@ public struct AgentConfiguration: Sendable {
         self.auditAllows = auditAllows
         self.auditRetention = auditRetention
         self.paths = paths
-        self.lifecycle = lifecycle
+        self.settingsOverlay = settingsOverlay
+        self.backoff = backoff
         self.limits = limits
         self.insecureFastKDF = insecureFastKDF
         self.kdfTargetSeconds = kdfTargetSeconds
@@ -106,36 +113,43 @@ extension AgentConfiguration {
         return URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("cordon").path
     }
 
-    /// The built-in default policy with the daemon's lifecycle settings in place of
-    /// its lock and passcode values. It is the fallback: it fills the keys no file sets.
+    /// The built-in default policy with the settings overlay in place of its values. It is the
+    /// fallback: it fills the keys no file sets.
     public var defaultPolicy: PolicyDocument {
         var document = BuiltinPolicy.document
-        document[PolicyKeys.Lock.idleTimeoutSeconds] = lifecycle.idleTimeoutSeconds
-        document[PolicyKeys.Lock.reauthGraceSeconds] = lifecycle.reauthGraceSeconds
-        document[PolicyKeys.Lock.discardKeyOnLock] = lifecycle.discardKeyOnLock
-        document[PolicyKeys.Lock.ackDeadlineMs] = lifecycle.ackDeadlineMs
-        document[PolicyKeys.Passcode.maxAttempts] = lifecycle.maxAttempts
-        document[PolicyKeys.Passcode.minLength] = lifecycle.minPasscodeLength
-        document[PolicyKeys.Passcode.onMaxAttempts] = lifecycle.onMaxAttempts == .wipe ? .wipe : .lockout
+        document.settings = document.settings.overlaid(with: settingsOverlay)
         if trustUnboundApps { document[PolicyKeys.Apps.unknown] = .trusted }
         return document
+    }
+
+    /// The lifecycle settings the agent starts with, before any policy file is read.
+    public var initialLifecycle: LifecycleConfiguration {
+        LifecycleConfiguration(
+            EffectivePolicy(document: defaultPolicy, source: BuiltinPolicy.source).base, backoff: backoff)
     }
 }
 
 extension LifecycleConfiguration {
-    /// The lifecycle settings of the built-in default policy (each declared once in `PolicyKeys`),
-    /// with the default back-off: what the agent runs with before any policy file applies.
-    public static var builtin: LifecycleConfiguration {
+    /// The lifecycle settings `settings` give — the one place they are read. A setting with no
+    /// value (`reauthGraceSeconds`, `maxAttempts`, `ackDeadlineMs` are optional in the schema)
+    /// takes the built-in default's, which sets each of them (`BuiltinPolicyTests`).
+    public init(_ settings: EffectivePolicySettings, backoff: Backoff = Backoff()) {
         typealias Lock = PolicyKeys.Lock
         typealias Passcode = PolicyKeys.Passcode
-        // The default sets every one of these keys (a test parses it); the fallbacks are never taken.
-        let policy = EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source)
-        return LifecycleConfiguration(
-            idleTimeoutSeconds: policy[Lock.idleTimeoutSeconds].value,
-            reauthGraceSeconds: policy[Lock.reauthGraceSeconds].value ?? 0,
-            discardKeyOnLock: policy[Lock.discardKeyOnLock].value,
-            maxAttempts: policy[Passcode.maxAttempts].value ?? 1, ackDeadlineMs: policy[Lock.ackDeadlineMs].value ?? 0,
-            minPasscodeLength: policy[Passcode.minLength].value,
-            onMaxAttempts: policy[Passcode.onMaxAttempts].value == .wipe ? .wipe : .lockout)
+        let builtin = EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source).base
+        func value(_ setting: PolicySetting<Int, Int?>) -> Int {
+            settings[setting].value ?? builtin[setting].value ?? 0
+        }
+        self.init(
+            idleTimeoutSeconds: settings[Lock.idleTimeoutSeconds].value,
+            reauthGraceSeconds: value(Lock.reauthGraceSeconds), discardKeyOnLock: settings[Lock.discardKeyOnLock].value,
+            maxAttempts: value(Passcode.maxAttempts), ackDeadlineMs: value(Lock.ackDeadlineMs),
+            minPasscodeLength: max(settings[Passcode.minLength].value, 1), backoff: backoff,
+            onMaxAttempts: settings[Passcode.onMaxAttempts].value)
+    }
+
+    /// The lifecycle settings of the built-in default policy, with the default back-off.
+    public static var builtin: LifecycleConfiguration {
+        LifecycleConfiguration(EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source).base)
     }
 }

@@ -50,6 +50,8 @@ final class FakeHost: ComponentHost {
     private(set) var decisions: [PolicyDecision] = []
     private(set) var closed: [ConnectionID] = []
     private(set) var policyAppliedCount = 0
+    /// Objects a test's component holds `unowned` (a narrower host wrapping this one), kept alive here.
+    var retained: [AnyObject] = []
 
     init(loop: any EventLoop, storePool: NIOThreadPool, documents: [(PolicyDocument, PolicySource)] = []) throws {
         self.loop = loop
@@ -79,6 +81,16 @@ final class FakeHost: ComponentHost {
     func run(_ input: LifecycleInput, request: LifecycleRequest?) {
         inputs.append(input)
         if let request { requests.append(request) }
+        if !inputWaiters.isEmpty { inputWaiters.removeFirst().succeed(input) }
+    }
+
+    private var inputWaiters: [EventLoopPromise<LifecycleInput>] = []
+
+    /// The next input a component feeds the lifecycle (work on the store pool ends with one).
+    func nextInput() -> EventLoopFuture<LifecycleInput> {
+        let promise = loop.makePromise(of: LifecycleInput.self)
+        inputWaiters.append(promise)
+        return promise.futureResult
     }
 
     func snapshot() -> CordonEvent {
@@ -239,7 +251,7 @@ final class ComponentFixture<Component>: Sendable {
     /// Calls one method the way the router does, and waits for its reply's JSON.
     func call(
         _ method: Method, _ parameters: [String: JSONValue] = [:], from id: ConnectionID = 1,
-        _ serve: @escaping @Sendable (Component, ComponentCall) throws(VarlinkError) -> CallOutcome
+        _ serve: @escaping @Sendable (Component, ComponentCall) throws -> CallOutcome
     ) async throws -> JSONValue {
         let bound = self.bound
         let future = try await loop.submit { () -> EventLoopFuture<ByteBuffer> in
@@ -249,9 +261,9 @@ final class ComponentFixture<Component>: Sendable {
             let message = try VarlinkCodec().decodeCall(bytes)
             let call = ComponentCall(method: method, message: message, connection: connection, encoder: encoder)
             let outcome: CallOutcome
-            do throws(VarlinkError) {
+            do {
                 outcome = try serve(bound.value.component, call)
-            } catch {
+            } catch let error as VarlinkError {
                 outcome = .reply(encoder.error(error))
             }
             switch outcome {
