@@ -101,10 +101,20 @@ let package = Package(
                 .linkedLibrary("tss2-mu"),
             ]),
         .target(name: "CordonTPM", dependencies: ["CCordonTPM", "CordonSecrets"], swiftSettings: strict),
+        // One app's encrypted records (`AppStorage`), the format the SDK and the agent share; not the
+        // agent's own database (docs/ARCHITECTURE.md, "Storage").
+        .target(
+            name: "CordonAppStorage",
+            dependencies: [
+                "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "CordonStore",
             dependencies: [
-                "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                "CordonAppStorage", "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
@@ -126,8 +136,8 @@ let package = Package(
             name: "CordonServer",
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
-                "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens", "CordonTPM",
-                "CordonIdentity", "CCordonLinux", "CCordonSenders",
+                "CordonAppStorage", "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens",
+                "CordonTPM", "CordonIdentity", "CCordonLinux", "CCordonSenders",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -141,8 +151,7 @@ let package = Package(
         .target(
             name: "CordonKit",
             dependencies: [
-                "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonStore", "CordonAge",
-                "CordonPolicy",
+                "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonAppStorage", "CordonAge",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -165,14 +174,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `cordon run`'s work: the wrapped program, its supervisor, the pinned tunnels (docs/ARCHITECTURE.md,
+        // "Freezing" and "Pinned channel").
+        .target(
+            name: "CordonRun",
+            dependencies: [
+                "CordonKit", "CordonProtocol", "CordonSystem",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "cordon",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonPinentry", "CordonSystem", "CordonPolicy", "CordonTrust",
+                "CordonRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -181,7 +199,8 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
-                "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonSecrets",
+                "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonAppStorage",
+                "CordonSecrets",
                 "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonSenders",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -204,6 +223,7 @@ let package = Package(
         .testTarget(
             name: "CordonProtocolTests",
             dependencies: ["CordonProtocol", .product(name: "PropertyBased", package: "swift-property-based")],
+            exclude: ["fixtures"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -245,6 +265,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "CordonAppStorageTests",
+            dependencies: [
+                "CordonAppStorage", "CordonProtocol", "CordonSecrets",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CordonSystemTests",
             dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
@@ -253,14 +281,22 @@ let package = Package(
             name: "CordonServerTests",
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
-                "CordonStore", "CordonSecrets", "CordonIdentity", "CordonPolicy", "CCordonSenders",
+                "CordonStore", "CordonAppStorage", "CordonSecrets", "CordonIdentity", "CordonPolicy", "CCordonSenders",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
-            name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol", "CordonSecrets", "CordonStore"],
+            name: "CordonRunTests",
+            dependencies: [
+                "CordonRun", "CordonKit", "CordonProtocol", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CordonKitTests", dependencies: ["CordonKit", "CordonProtocol", "CordonSecrets"],
             swiftSettings: strict),
         // The pinned channel against real peers: certificates from openssl, servers in Python (`peers/`),
         // curl as the reference verifier.

@@ -1,4 +1,3 @@
-import CordonPolicy
 import CordonProtocol
 import Crypto
 import Foundation

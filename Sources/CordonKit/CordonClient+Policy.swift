@@ -20,7 +20,7 @@ extension CordonClient {
     ///     print(setting.path, setting.value, setting.rules)
     /// }
     /// ```
-    public func effectivePolicy() async throws -> EffectivePolicy {
+    public func effectivePolicy() async throws -> CordonEffectivePolicy {
         try await connection.call(.getEffectivePolicy, NoParameters(), returning: EffectivePolicyReply.self)
     }
 
@@ -56,13 +56,13 @@ extension CordonClient {
     /// Throws `CordonError.unknownAction` when the agent does not decide `action`.
     public func explain(
         appId: String, action: PolicyAction, target: String? = nil, context: [String: String] = [:]
-    ) async throws -> PolicyExplanation {
+    ) async throws -> CordonPolicyExplanation {
         let reply = try await connection.call(
             .explainPolicy,
             ExplainParameters(
                 appId: appId, action: action.rawValue, target: target, context: PolicyContext.wire(context)),
             returning: ExplainReply.self)
-        return PolicyExplanation(
+        return CordonPolicyExplanation(
             decision: reply.decision,
             steps: reply.steps.map { step in
                 PolicyExplanationStep(

@@ -7,10 +7,10 @@ import Foundation
 /// let policy = try await client.effectivePolicy()
 /// let copyOut = policy.settings.first { $0.path == "/pasteboard/copyOut" }
 /// ```
-public typealias EffectivePolicy = EffectivePolicyReply
+public typealias CordonEffectivePolicy = EffectivePolicyReply
 
 /// One resolved setting of the effective policy: its JSON pointer, value and winning rules.
-public typealias PolicySetting = WireSetting
+public typealias CordonPolicySetting = WireSetting
 
 /// The outcome of validating a policy document: `valid` and every problem.
 public typealias PolicyValidation = ValidateReply
@@ -34,7 +34,7 @@ extension WireProblem: CustomStringConvertible {
 /// let why = try await client.explain(appId: "com.example.notes", action: .pasteboardCopy)
 /// for step in why.steps { print(step.setting, step.value, step.candidates.filter(\.won).map(\.rule)) }
 /// ```
-public struct PolicyExplanation: Sendable, Equatable, Codable {
+public struct CordonPolicyExplanation: Sendable, Equatable, Codable {
     /// The decision the policy makes.
     public var decision: CordonDecision
     /// The settings consulted, in order.

@@ -1,6 +1,6 @@
+import CordonAppStorage
 import CordonProtocol
 import CordonSecrets
-import CordonStore
 import Foundation
 
 /// An encrypted key-value store for a wrapped app, kept in the app's own process: records in a

@@ -1,3 +1,5 @@
+import CordonProtocol
+
 /// What a file may write in the `network` section (docs/ARCHITECTURE.md, "Pinned channel"): the
 /// parser (every problem at its JSON pointer) and the JSON Schema, from one declaration each.
 extension ValueSyntax where Parsed == [NetworkPinEntry] {

@@ -1,3 +1,4 @@
+import CordonAppStorage
 import CordonSecrets
 import Foundation
 import GRDB
@@ -28,7 +29,7 @@ public final class CordonDatabase: Sendable {
             // Created 0600 before SQLite would create it 0644 (less the umask).
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             if descriptor >= 0 { close(descriptor) }
-            tightened += Self.makePrivate(Self.files(of: path))
+            tightened += SQLiteFiles.makePrivate(Self.files(of: path))
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -48,22 +49,13 @@ public final class CordonDatabase: Sendable {
             try db.execute(sql: "PRAGMA journal_mode = WAL")
         }
         try Self.migrator.migrate(queue)
-        tightened += Self.makePrivate(Self.files(of: path))
+        tightened += SQLiteFiles.makePrivate(Self.files(of: path))
         permissionsTightened = tightened
     }
 
     /// The database file, its WAL and its shared-memory file.
     public static func files(of path: String) -> [String] {
-        [path, path + "-wal", path + "-shm"]
-    }
-
-    /// Sets each existing file in `paths` to mode 0600; returns what it changed.
-    static func makePrivate(_ paths: [String]) -> [String] {
-        paths.compactMap { file in
-            var info = stat()
-            guard stat(file, &info) == 0, info.st_mode & 0o7777 != 0o600, chmod(file, 0o600) == 0 else { return nil }
-            return "\(file): " + String(format: "%04o", info.st_mode & 0o7777) + " -> 0600"
-        }
+        SQLiteFiles.files(of: path)
     }
 
     static var migrator: DatabaseMigrator {

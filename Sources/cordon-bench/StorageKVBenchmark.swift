@@ -1,8 +1,8 @@
 import ArgumentParser
 import CCordonBench
+import CordonAppStorage
 import CordonBenchSummary
 import CordonSecrets
-import CordonStore
 import Dispatch
 import Foundation
 import GRDB

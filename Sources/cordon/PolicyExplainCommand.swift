@@ -36,7 +36,7 @@ struct PolicyExplainCommand: AsyncParsableCommand {
     }
 
     /// The human-readable lines for `explanation`.
-    static func describe(_ explanation: PolicyExplanation, appId: String) -> [String] {
+    static func describe(_ explanation: CordonPolicyExplanation, appId: String) -> [String] {
         var lines = DecisionFormat.lines(explanation.decision, appId: appId)
         guard !explanation.steps.isEmpty else { return lines }
         lines.append("")

@@ -38,7 +38,7 @@ struct PolicyShowCommand: AsyncParsableCommand {
         var version: String
         var settings: [Setting]
 
-        init(_ policy: EffectivePolicy) {
+        init(_ policy: CordonEffectivePolicy) {
             version = policy.version
             settings = policy.settings.map {
                 // An agent too old to send JSON: the printed value, as a string.
@@ -48,7 +48,7 @@ struct PolicyShowCommand: AsyncParsableCommand {
     }
 
     /// The human-readable lines for `policy`.
-    static func describe(_ policy: EffectivePolicy) -> [String] {
+    static func describe(_ policy: CordonEffectivePolicy) -> [String] {
         let header = ["SETTING", "VALUE", "FROM"]
         let rows = policy.settings.map { setting in
             [setting.path, setting.value, setting.rules.isEmpty ? "-" : setting.rules.joined(separator: ", ")]

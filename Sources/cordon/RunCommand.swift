@@ -1,9 +1,6 @@
 import ArgumentParser
-import CordonKit
 import CordonProtocol
-import CordonSystem
-import Dispatch
-import Foundation
+import CordonRun
 
 /// `cordon run --app ID -- program args…`: quick integration for an unmodified program.
 struct RunCommand: AsyncParsableCommand {
@@ -67,73 +64,13 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let socket = global.socketPath
-        var environment = ProcessInfo.processInfo.environment
-        environment["CORDON_SOCKET"] = socket
-        environment["CORDON_APP_ID"] = app
-        // Handled here and forwarded, never acted on by cordon run itself.
-        let forwarded = [SIGINT, SIGTERM, SIGHUP]
-        for signal in forwarded { Foundation.signal(signal, SIG_IGN) }
-        let parent: Cgroup?
-        do {
-            parent = try Cgroup.delegatedParent(override: cgroupParent ?? environment[Cgroup.parentEnvironmentKey])
-        } catch {
-            throw CLIError(
-                "--cgroup-parent: \(error)",
-                hint: "give a directory of the cgroup2 hierarchy delegated to you, or none to freeze with signals",
-                code: .usage)
+        let session = RunSession(
+            appId: app, socketPath: global.socketPath, command: command, freezeOnLock: freezeOnLock,
+            cgroupParent: cgroupParent, tunnels: try tunnels.map { try Tunnel(parsing: $0) })
+        let status: Int32
+        do { status = try await session.run(note: Output.note) } catch let failure as RunFailure {
+            throw CLIError(failure)
         }
-        let tunnels = try self.tunnels.map { try Tunnel(parsing: $0) }
-        let gate = ChannelGate(appId: app)
-        let upstream = TunnelUpstream()
-        let tunnelSet = try await TunnelSet.start(
-            tunnels, environment: environment, upstream: upstream, gate: gate)
-        environment.merge(tunnelSet.environment) { $1 }
-        let program = try WrappedProgram(
-            arguments: command, environment: environment, cgroup: parent?.child("cordon-\(app)-\(getpid())"))
-        program.freeze()
-        program.takeTerminal()
-        let sources = forwarded.map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                if let note = program.forward(number) { Output.note(note) }
-            }
-            source.resume()
-            return source
-        }
-        let supervisor = RunSupervisor(
-            program: program, appId: app, socketPath: socket, freezeOnLock: freezeOnLock,
-            gate: tunnels.isEmpty ? nil : gate)
-        let registered: CordonApp
-        do {
-            registered = try await CordonApp.connect(appId: app, socketPath: socket, process: program.pid)
-            // Before the supervisor thaws the program: its tunnels know the policy from the start.
-            if !tunnels.isEmpty { upstream.set(try await tunnelConnector(registered)) }
-        } catch {
-            program.terminate()
-            program.returnTerminal()
-            _ = await program.waitForExit()
-            program.removeCgroup()
-            await tunnelSet.close()
-            throw error
-        }
-        let watcher = Task { await supervisor.follow(registered) }
-        let status = await program.waitForExit()
-        // Before the registration ends: what the program left is gone when cordond hears it end.
-        program.removeCgroup()
-        watcher.cancel()
-        sources.forEach { $0.cancel() }
-        program.returnTerminal()
-        await supervisor.close()
-        await tunnelSet.close()
         throw ExitCode(status)
-    }
-
-    /// The tunnels' connector: the app's network policy from the agent (`GetNetworkPolicy`).
-    private func tunnelConnector(_ app: CordonApp) async throws -> ChannelConnector {
-        let policy = try await app.networkPolicy()
-        do { return try ChannelConnector(verifier: ChannelVerifier(policy: policy), alpn: []) } catch {
-            throw CLIError("--tunnel: \(error)", hint: "fix the network policy", code: .failure)
-        }
     }
 }

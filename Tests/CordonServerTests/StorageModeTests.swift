@@ -1,6 +1,6 @@
+import CordonAppStorage
 import CordonProtocol
 import CordonSecrets
-import CordonStore
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import CordonAppStorage
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol

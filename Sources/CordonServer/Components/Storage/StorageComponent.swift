@@ -1,8 +1,8 @@
+import CordonAppStorage
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
 import CordonSecrets
-import CordonStore
 import Foundation
 import NIOCore
 

@@ -29,9 +29,7 @@ final class WrappedProgram: @unchecked Sendable {
         do {
             try SpawnDescriptors.closeAllButStandard(&actions)
         } catch {
-            throw CLIError(
-                "cannot start \(arguments[0]): \(error)", hint: "this is a fault of the system: try again",
-                code: .failure)
+            throw RunFailure("cannot start \(arguments[0]): \(error)", hint: "this is a fault of the system: try again")
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -63,19 +61,19 @@ final class WrappedProgram: @unchecked Sendable {
             } catch {
                 if child > 0 { kill(-child, SIGKILL) }
                 try? cgroup.remove()
-                throw CLIError(
+                throw RunFailure(
                     "cannot start the program in the cgroup \(cgroup.directory): \(error)",
                     hint: "pass --cgroup-parent none (or set CORDON_CGROUP_PARENT=none) to freeze it with signals",
-                    code: .usage)
+                    kind: .usage)
             }
         } else {
             result = spawn()
         }
         guard result == 0 else {
             try? cgroup?.remove()
-            throw CLIError(
+            throw RunFailure(
                 "cannot start \(arguments[0]): \(String(cString: strerror(result)))",
-                hint: "check the program's name and PATH", code: .usage)
+                hint: "check the program's name and PATH", kind: .usage)
         }
         pid = child
         self.cgroup = cgroup
@@ -137,8 +135,9 @@ final class WrappedProgram: @unchecked Sendable {
     }
 
     /// Once the program has exited: kills what it left in its cgroup (its registration ends with
-    /// `cordon run`, so nothing would freeze them any more) and removes the cgroup.
-    func removeCgroup() {
+    /// `cordon run`, so nothing would freeze them any more) and removes the cgroup; a failure is
+    /// told to `note`.
+    func removeCgroup(note: RunNote) {
         guard let cgroup, cgroup.exists else { return }
         if cgroup.events()?.populated == true {
             try? cgroup.kill()
@@ -147,7 +146,7 @@ final class WrappedProgram: @unchecked Sendable {
         do {
             try cgroup.remove()
         } catch {
-            Output.note("cordon: could not remove the program's cgroup \(cgroup.directory): \(error)")
+            note("cordon: could not remove the program's cgroup \(cgroup.directory): \(error)")
         }
     }
 

@@ -235,7 +235,7 @@ public final class AppStorage: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try Self.migrator.migrate(queue)
-            _ = CordonDatabase.makePrivate(CordonDatabase.files(of: path))
+            _ = SQLiteFiles.makePrivate(SQLiteFiles.files(of: path))
             return queue
         } catch {
             throw .storageFailed(appId: appId, reason: Self.describe(error))

@@ -32,22 +32,23 @@ final class TunnelListener: Sendable {
     }
 
     /// Listens for `tunnel` in `directory` (which must exist, mode 0700); connections wait for
-    /// `upstream` to hold a connector (the app's policy) and for `gate` to be open.
+    /// `upstream` to hold a connector (the app's policy) and for `gate` to be open; each refused or
+    /// failed connection is told to `note`.
     static func start(
-        _ tunnel: Tunnel, directory: String, upstream: TunnelUpstream, gate: ChannelGate,
+        _ tunnel: Tunnel, directory: String, upstream: TunnelUpstream, gate: ChannelGate, note: @escaping RunNote,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> TunnelListener {
         let socketPath = directory + "/" + tunnel.name + ".sock"
         guard socketPath.utf8.count < 108 else {
-            throw CLIError(
+            throw RunFailure(
                 "--tunnel \(tunnel.name): the socket path \(socketPath) is too long for a Unix socket",
-                hint: "set XDG_RUNTIME_DIR (or CORDON_RUNTIME_DIR) to a shorter directory", code: .usage)
+                hint: "set XDG_RUNTIME_DIR (or CORDON_RUNTIME_DIR) to a shorter directory", kind: .usage)
         }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { child in
-                Task { await relay(child, tunnel: tunnel, upstream: upstream, gate: gate) }
+                Task { await relay(child, tunnel: tunnel, upstream: upstream, gate: gate, note: note) }
                 return child.eventLoop.makeSucceededVoidFuture()
             }
         // Created 0600 from the start: no moment where another user could connect.
@@ -91,22 +92,22 @@ final class TunnelListener: Sendable {
         }
     }
 
-    private static func relay(_ local: any Channel, tunnel: Tunnel, upstream: TunnelUpstream, gate: ChannelGate)
-        async
-    {
+    private static func relay(
+        _ local: any Channel, tunnel: Tunnel, upstream: TunnelUpstream, gate: ChannelGate, note: @escaping RunNote
+    ) async {
         let label = "cordon: tunnel \(tunnel.name)"
         if let stranger = stranger(local) {
-            Output.note("\(label): connection refused: \(stranger)")
+            note("\(label): connection refused: \(stranger)")
             local.close(promise: nil)
             return
         }
         if let refusal = gate.refusal {
-            Output.note("\(label): connection refused: \(refusal)")
+            note("\(label): connection refused: \(refusal)")
             local.close(promise: nil)
             return
         }
         guard let connector = upstream.connector else {
-            Output.note("\(label): connection refused: the app's network policy is not loaded yet")
+            note("\(label): connection refused: the app's network policy is not loaded yet")
             local.close(promise: nil)
             return
         }
@@ -115,12 +116,12 @@ final class TunnelListener: Sendable {
             let id: Int
             do {
                 id = try gate.open { error in
-                    Output.note("\(label): \(error)")
+                    note("\(label): \(error)")
                     local.close(promise: nil)
                     remote.close(promise: nil)
                 }
             } catch {
-                Output.note("\(label): connection refused: \(error)")
+                note("\(label): connection refused: \(error)")
                 remote.close(promise: nil)
                 local.close(promise: nil)
                 return
@@ -134,17 +135,22 @@ final class TunnelListener: Sendable {
                 local.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in local.close(promise: nil) }
             }.get()
         } catch {
-            Output.note("\(label): \(tunnel.host):\(tunnel.port): \(error)")
+            note("\(label): \(tunnel.host):\(tunnel.port): \(error)")
             local.close(promise: nil)
         }
     }
 }
 
 /// The connector of a run's tunnels, set once the app's network policy is known.
-final class TunnelUpstream: Sendable {
+public final class TunnelUpstream: Sendable {
     private let value = Mutex<ChannelConnector?>(nil)
 
-    var connector: ChannelConnector? { value.withLock { $0 } }
+    /// None yet.
+    public init() {}
 
-    func set(_ connector: ChannelConnector) { value.withLock { $0 = connector } }
+    /// The connector, once set.
+    public var connector: ChannelConnector? { value.withLock { $0 } }
+
+    /// Sets the connector every later connection uses.
+    public func set(_ connector: ChannelConnector) { value.withLock { $0 = connector } }
 }

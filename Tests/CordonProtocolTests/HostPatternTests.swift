@@ -1,7 +1,6 @@
+import CordonProtocol
 import Foundation
 import Testing
-
-@testable import CordonPolicy
 
 /// `HostPattern`: the rules of its doc comment, and the host-name cases of C2SP x509-limbo
 /// (`fixtures/x509-limbo/`, see its README).
@@ -91,8 +90,8 @@ struct HostPatternTests {
     }
 
     static let limboCases: [LimboCase] = {
-        let url = ParserTestSupport.repositoryRoot.appendingPathComponent(
-            "Tests/CordonPolicyTests/fixtures/x509-limbo/hostname-cases.json")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "fixtures/x509-limbo/hostname-cases.json")
         guard let data = try? Data(contentsOf: url) else { return [] }
         return (try? JSONDecoder().decode(LimboFile.self, from: data).cases) ?? []
     }()

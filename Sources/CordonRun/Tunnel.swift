@@ -2,14 +2,16 @@ import Foundation
 
 /// One `cordon run --tunnel NAME=https://host:port` (docs/CLI.md, "cordon run"): what the
 /// program connects to locally, and the pinned upstream the bytes go to.
-struct Tunnel: Sendable, Equatable {
+public struct Tunnel: Sendable, Equatable {
     /// As written (letters, digits, `_`); the environment names use it upper-cased.
-    let name: String
-    let host: String
-    let port: Int
+    public let name: String
+    /// The upstream's host, lower-cased.
+    public let host: String
+    /// The upstream's port (443 unless given).
+    public let port: Int
 
     /// Parses `NAME=https://host[:port]`; the message names what is wrong.
-    init(parsing text: String) throws(TunnelSpecError) {
+    public init(parsing text: String) throws(TunnelSpecError) {
         guard let equals = text.firstIndex(of: "=") else {
             throw TunnelSpecError(text: text, problem: "give NAME=https://host:port")
         }
@@ -33,15 +35,18 @@ struct Tunnel: Sendable, Equatable {
     }
 
     /// `CORDON_TUNNEL_<NAME>`: `unix:` and the socket's path.
-    var unixVariable: String { "CORDON_TUNNEL_\(name.uppercased())" }
+    public var unixVariable: String { "CORDON_TUNNEL_\(name.uppercased())" }
     /// `CORDON_TUNNEL_<NAME>_TCP`: `127.0.0.1:` and the port.
-    var tcpVariable: String { unixVariable + "_TCP" }
+    public var tcpVariable: String { unixVariable + "_TCP" }
 }
 
 /// A `--tunnel` value that is not `NAME=https://host:port`.
-struct TunnelSpecError: Error, CustomStringConvertible {
-    let text: String
-    let problem: String
+public struct TunnelSpecError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The value as given.
+    public let text: String
+    /// What is wrong with it.
+    public let problem: String
 
-    var description: String { "--tunnel \(text): \(problem)" }
+    /// `--tunnel TEXT: PROBLEM`.
+    public var description: String { "--tunnel \(text): \(problem)" }
 }

@@ -88,7 +88,7 @@ extension AppStorage {
                     (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM records") ?? 0 }) ?? 0
                 try? queue.close()
             }
-            let bytes = CordonDatabase.files(of: path).reduce(0) { total, file in
+            let bytes = SQLiteFiles.files(of: path).reduce(0) { total, file in
                 var info = stat()
                 return total + (stat(file, &info) == 0 ? Int(info.st_size) : 0)
             }
@@ -99,7 +99,7 @@ extension AppStorage {
     /// Deletes `appId`'s file, its WAL and its shared-memory file (after a key rotation, so what
     /// a copy holds stays sealed under a key no one derives again).
     public static func erase(dataDirectory: String, appId: String) throws {
-        for file in CordonDatabase.files(of: path(dataDirectory: dataDirectory, appId: appId))
+        for file in SQLiteFiles.files(of: path(dataDirectory: dataDirectory, appId: appId))
         where unlink(file) != 0 && errno != ENOENT {
             throw CordonError.storageFailed(
                 appId: appId, reason: "cannot delete \(file): \(String(cString: strerror(errno)))")
