@@ -14,6 +14,8 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# The package's targets treat warnings as errors (Package.swift, `strict`): a warning in the
+# project's sources fails this build and `make test`; the dependencies' warnings do not.
 build: deps
 	$(SWIFT) build
 

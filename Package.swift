@@ -1,7 +1,10 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+// Every target of this package is built in Swift 6 mode with its warnings as errors, so `make test`
+// (and CI, which runs it) fails on a warning in Sources/, Tests/ or examples/. The setting applies to
+// these targets only: the dependencies build with their own settings.
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .treatAllWarnings(as: .error)]
 
 let package = Package(
     name: "Cordon",

@@ -133,7 +133,7 @@ public final class AppStorage: Sendable {
                 try db.execute(sql: "DELETE FROM records WHERE lookup = ?", arguments: [Data(lookup)])
                 return db.changesCount > 0
             }
-        } ?? false
+        }
     }
 
     /// The names in `namespace` that start with `prefix`, sorted. A name that does not open
@@ -164,7 +164,7 @@ public final class AppStorage: Sendable {
                 if name.hasPrefix(prefix) { names.append(name) }
             }
             return names.sorted()
-        } ?? []
+        }
     }
 
     // MARK: - Checks

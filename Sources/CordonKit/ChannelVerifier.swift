@@ -4,7 +4,8 @@ import Foundation
 import NIOCore
 import NIOSSL
 import SwiftASN1
-import X509
+// The chain is checked at the verifier's clock (`now`, fixed in tests), not the wall clock.
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Decides and verifies a pinned TLS connection from an app's `NetworkPolicy`
 /// (docs/ARCHITECTURE.md, "Pinned channel"): which entries govern a host, and, in NIOSSL's
@@ -104,7 +105,7 @@ public struct ChannelVerifier: Sendable {
         let time = now()
         let isAddress = HostPattern.isAddress(host)
         var full = Verifier(rootCertificates: CertificateStore(roots)) {
-            RFC5280Policy(validationTime: time)
+            RFC5280Policy(fixedExpiryValidationTime: time)
             ServerIdentityPolicy(serverHostname: isAddress ? nil : host, serverIP: isAddress ? host : nil)
         }
         let intermediates = CertificateStore(certificates.dropFirst())
@@ -116,7 +117,9 @@ public struct ChannelVerifier: Sendable {
                 throw .certificateExpired(
                     host: host, subject: "\(stale.subject)", notAfter: "\(stale.notValidAfter)")
             }
-            var chainOnly = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: time) }
+            var chainOnly = Verifier(rootCertificates: CertificateStore(roots)) {
+                RFC5280Policy(fixedExpiryValidationTime: time)
+            }
             if case .validCertificate = await chainOnly.validate(leaf: certificates[0], intermediates: intermediates) {
                 let names = failures.map(\.policyFailureReason.description)
                 throw .hostNameMismatch(host: host, reason: names.first ?? "no subject alternative name matches")

@@ -69,29 +69,5 @@ extension InterfaceDescriptions {
         # The providers, their domains and sessions (expiry and times, never a token).
         method Status() -> (providers: []Provider)
 
-        # No provider signs in for domain (identity.domains).
-        error UnknownDomain (domain: string)
-
-        # No provider has this name, or none was named and there are several.
-        error UnknownProvider (provider: string, known: []string)
-
-        # The app is in no access group with domain.
-        error NotInAccessGroup (appId: string, domain: string)
-
-        # The container is not unlocked.
-        error Locked (state: string)
-
-        # The sign-in was cancelled (the user, a lock, a sign-out).
-        error SignInCancelled (provider: string, step: string)
-
-        # The sign-in expired before the user approved it.
-        error SignInExpired (provider: string, step: string)
-
-        # The sign-in or refresh failed at step.
-        error SignInFailed (provider: string, step: string, reason: string)
-
-        # The session went past identity.offlineGraceMinutes without reaching its provider.
-        error SessionExpired (provider: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Identity")
 }

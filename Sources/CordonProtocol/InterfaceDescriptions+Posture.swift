@@ -31,8 +31,5 @@ extension InterfaceDescriptions {
         # The device's public key (Ed25519, base64) and its id; made on first use (unlocked only).
         method GetKey() -> (publicKey: string, keyId: string)
 
-        # The nonce is not 1 to 128 letters, digits or -_.~+/=.
-        error InvalidNonce (reason: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Posture")
 }

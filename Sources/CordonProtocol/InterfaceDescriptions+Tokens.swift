@@ -54,42 +54,5 @@ extension InterfaceDescriptions {
         # Deletes every token and moves to a new key generation.
         method Reset(passcode: string) -> ()
 
-        # A token with this serial is imported already.
-        error DuplicateToken (serial: string)
-
-        # No token has this serial.
-        error TokenNotFound (serial: string)
-
-        # The token expired at 00:00:00 UTC of expiryDay.
-        error TokenExpired (expiryDay: string)
-
-        # The token is bound to another device, or needs a device id.
-        error TokenBoundElsewhere (reason: string)
-
-        # The import or a parameter is not acceptable (field names it).
-        error TokenFormat (field: string, reason: string)
-
-        # The policy's tokens.maxTokens tokens are imported already.
-        error TokenLimit (maximum: int)
-
-        # The token needs a PIN and none was given or stored.
-        error PinRequired (serial: string)
-
-        # The policy's tokens.importKinds does not allow this kind.
-        error KindNotAllowed (kind: string)
-
-        # The caller may not read codes (tokens.codeReaders, tokens.cliReadsCodes).
-        error NotCodeReader (appId: string)
-
-        # Locked under tokens.dataAccess whenUnlocked, or the key is not held.
-        error Locked (state: string)
-
-        # A CT-KIP provisioning from server failed at step (ClientHello, ServerHello, ClientNonce,
-        # ServerFinished); nothing was stored.
-        error CTKIPFailed (server: string, step: string, reason: string)
-
-        # insecure was asked and tokens.ctkipAllowInsecure is false.
-        error CTKIPInsecureNotAllowed (server: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Tokens")
 }

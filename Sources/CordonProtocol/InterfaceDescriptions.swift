@@ -174,83 +174,7 @@ public enum InterfaceDescriptions {
         # Opts into (enabled: true, with the passcode; the container unlocked) or out of fingerprint unlock.
         method SetBiometrics(enabled: bool, passcode: ?string) -> ()
 
-        # No passcode is set yet: call Initialize.
-        error NotInitialized ()
-
-        # A passcode is already set.
-        error AlreadyInitialized ()
-
-        # The passcode was wrong.
-        error WrongPasscode (attemptsLeft: int, retryAfterSeconds: float)
-
-        # Too many recent failures: try again after the delay.
-        error RetryLater (retryAfterSeconds: float)
-
-        # The passcode is required.
-        error PasscodeRequired ()
-
-        # The passcode does not meet the rules.
-        error InvalidPasscode (reason: string)
-
-        # The container must be unlocked for this.
-        error Locked ()
-
-        # Another passcode check is in progress.
-        error Busy ()
-
-        # The key was revoked while the passcode was being checked: unlock again.
-        error Revoked (reason: string)
-
-        # The agent failed internally.
-        error InternalError (reason: string)
-
-        # The message is not a valid varlink call; the connection is closed.
-        error InvalidMessage (reason: string)
-
-        # The message exceeds the size limit; the connection is closed.
-        error MessageTooLarge (limit: int)
-
-        # Too many connections from this user; the connection is closed.
-        error TooManyConnections (limit: int)
-
-        # Too many connections from this process; the connection is closed.
-        error TooManyProcessConnections (pid: int, limit: int)
-
-        # The connection was idle too long without registering an app; it is closed.
-        error ConnectionIdle (seconds: float)
-
-        # A message was written by process `sender`, not by the process `pid` that connected; it
-        # is not served and the connection is closed.
-        error ForeignSender (pid: int, sender: int)
-
-        # The policy requires a TPM (passcode.hardware: required) and none is usable.
-        error HardwareRequired (reason: string)
-
-        # The TPM sealing the key is in dictionary-attack lockout.
-        error HardwareLockedOut (retryAfterSeconds: float)
-
-        # The TPM refuses the sealed key (cleared, replaced, or the bound PCRs changed): use the recovery key.
-        error HardwareKeyRejected (reason: string)
-
-        # The TPM sealing the key cannot be reached.
-        error HardwareUnavailable (reason: string)
-
-        # The recovery key does not open the stored key.
-        error InvalidRecoveryKey (reason: string)
-
-        # passcode.biometrics is disabled: only the passcode unlocks.
-        error BiometricsDisabled ()
-
-        # The user has not opted into fingerprint unlock.
-        error BiometricsNotEnabled ()
-
-        # The first unlock after the agent starts, or 48 hours after the last passcode unlock: the passcode unlocks.
-        error BiometricsPasscodeNeeded (reason: string)
-
-        # fprintd, a reader or an enrolled finger is missing, or the reader failed.
-        error BiometricsUnavailable (reason: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Agent")
 
     /// `io.cordon.App`: what wrapped apps call.
     public static let app = """
@@ -382,71 +306,7 @@ public enum InterfaceDescriptions {
         # the registration when called on another connection of the registered process.
         method GetNetworkPolicy(token: ?string) -> (policy: NetworkPolicy)
 
-        # Call Register first.
-        error NotRegistered ()
-
-        # This connection already registered an app.
-        error AlreadyRegistered (appId: string)
-
-        # The app id is not acceptable.
-        error InvalidAppId (appId: string, reason: string)
-
-        # No key: the container is locked without a key, or uninitialized.
-        error KeyUnavailable (state: string)
-
-        # The app is registered unmanaged and gets no key.
-        error NotManaged (appId: string)
-
-        # The subscriber did not read its events and was disconnected.
-        error SubscriberTooSlow (limit: int)
-
-        # The registration token is unknown or belongs to another process.
-        error InvalidToken ()
-
-        # The acknowledged seq was never sent to this app.
-        error UnknownSequence (seq: int)
-
-        # The action name is not one the policy decides.
-        error UnknownAction (action: string)
-
-        # The policy refuses this client.
-        error Refused (appId: string, reason: string)
-
-        # RequestUnlock cannot prompt: no pinentry program, or no display or terminal.
-        error UnlockUnavailable (reason: string)
-
-        # RequestUnlock: the user cancelled the prompt.
-        error UnlockCancelled ()
-
-        # RequestUnlock: the container was not unlocked in time.
-        error UnlockTimedOut (seconds: float)
-
-        # The policy denies the action.
-        error Denied (action: string, reason: string, rules: []string)
-
-        # The target app is not running (registered and subscribed).
-        error TargetNotRunning (appId: string)
-
-        # Register(pid) named a process this connection may not register for.
-        error InvalidProcess (pid: int, reason: string)
-
-        # The registered process is no longer the one that registered, or no longer passes its checks.
-        error ProcessChanged (appId: string, reason: string)
-
-        # The registered process is dumpable: no key or data until it makes itself non-dumpable.
-        error ProcessNotHardened (appId: string)
-
-        # A registration made on another process's behalf gets enforcement, never a key or data.
-        error RegisteredOnBehalf (appId: string)
-
-        # A live process is already registered as this managed app.
-        error AppIdInUse (appId: string, pid: int)
-
-        # A device posture check the policy's conditions set to block or wipe fails: the registration
-        # is refused (reason is always posture).
-        error PostureRefused (appId: string, check: string, evidence: string, reason: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.App")
 
     /// `io.cordon.Pasteboard`: the managed pasteboard.
     public static let pasteboard = """
@@ -472,13 +332,7 @@ public enum InterfaceDescriptions {
         # Empties the pasteboard.
         method Clear() -> ()
 
-        # The pasteboard is empty.
-        error Empty ()
-
-        # The content exceeds the pasteboard's size limit (bytes of UTF-8).
-        error ContentTooLarge (limit: int)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Pasteboard")
 
     /// `io.cordon.Policy`: the effective policy, validation, explanation and reload.
     public static let policy = """
@@ -527,10 +381,7 @@ public enum InterfaceDescriptions {
         # Sources, rejected files and the version in force.
         method GetStatus() -> (status: Status)
 
-        # The action name is not one the policy decides.
-        error UnknownAction (action: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Policy")
 
     /// `io.cordon.Audit`: the audit log.
     public static let audit = """
@@ -599,23 +450,5 @@ public enum InterfaceDescriptions {
         # audited.
         method ExportIdentity(appId: string, passcode: string) -> (identity: string, recipient: string)
 
-        # The app's storage is closed: locked under storage.dataAccess whenUnlocked, or no key.
-        error ContainerLocked (appId: string, state: string)
-
-        # No record has this name in this namespace.
-        error NotFound (namespace: string, name: string)
-
-        # The value is over the bound (bytes).
-        error ValueTooLarge (size: int, limit: int)
-
-        # A namespace, name or prefix is empty, too long or holds a NUL (field says which).
-        error InvalidName (field: string, reason: string)
-
-        # The stored record does not open: changed, copied from another slot, or wiped.
-        error Tampered (namespace: string, name: string)
-
-        # The storage file could not be written (a full disk); nothing stored was changed.
-        error StorageFailed (appId: string, reason: string)
-
-        """
+        """ + ErrorDeclarations.idl(for: "io.cordon.Storage")
 }

@@ -32,9 +32,9 @@ public final class SecureBytes: @unchecked Sendable {
     /// Copies `bytes` into locked memory. The caller should zero its own copy.
     public convenience init<Bytes: Collection>(copying bytes: Bytes) where Bytes.Element == UInt8 {
         self.init(count: max(bytes.count, 1))
-        let copied = bytes.withContiguousStorageIfAvailable { source in
-            guard let base = source.baseAddress else { return }
-            pointer.copyMemory(from: base, byteCount: source.count)
+        let copied: Bool? = bytes.withContiguousStorageIfAvailable { source in
+            if let base = source.baseAddress { pointer.copyMemory(from: base, byteCount: source.count) }
+            return true
         }
         if copied != nil { return }
         var index = 0

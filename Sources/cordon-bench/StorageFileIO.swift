@@ -7,7 +7,7 @@ enum StorageFileIO {
         var generator = SystemRandomNumberGenerator()
         var block = [UInt8](repeating: 0, count: 1 << 20)
         for index in block.indices { block[index] = UInt8.random(in: 0...255, using: &generator) }
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var written = 0

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CordonProtocol
 
 /// The exit codes of `cordon`, stable for scripts (documented in docs/CLI.md and `cordon --help`).
 enum CLIExitCode: Int32, Sendable, CaseIterable {
@@ -21,6 +22,19 @@ enum CLIExitCode: Int32, Sendable, CaseIterable {
     case invalidPasscode = 7
     /// The user cancelled the passcode prompt (pinentry's Cancel).
     case cancelled = 8
+
+    /// The code for an error's declared exit.
+    init(_ exit: ErrorText.Exit) {
+        switch exit {
+        case .failure: self = .failure
+        case .usage: self = .usage
+        case .passcode: self = .passcode
+        case .initialization: self = .initialization
+        case .locked: self = .locked
+        case .invalidPasscode: self = .invalidPasscode
+        case .cancelled: self = .cancelled
+        }
+    }
 
     /// The ArgumentParser exit code.
     var exitCode: ExitCode { ExitCode(rawValue) }

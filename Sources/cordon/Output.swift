@@ -61,14 +61,10 @@ enum Output {
 /// Small formatting helpers shared by the commands.
 enum Format {
     /// `1 attempt`, `3 attempts`.
-    static func count(_ value: Int, _ noun: String) -> String {
-        "\(value) \(noun)\(value == 1 ? "" : "s")"
-    }
+    static func count(_ value: Int, _ noun: String) -> String { ErrorText.count(value, noun) }
 
     /// Whole seconds, rounded up: `1 second`, `4 seconds`.
-    static func seconds(_ value: Double) -> String {
-        count(Int(value.rounded(.up)), "second")
-    }
+    static func seconds(_ value: Double) -> String { ErrorText.seconds(value) }
 
     /// An ISO 8601 UTC timestamp with milliseconds.
     static func time(_ date: Date) -> String {

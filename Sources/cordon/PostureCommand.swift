@@ -150,7 +150,7 @@ extension PostureCommand {
         guard let data = try? handle.read(upToCount: 1 << 20) else {
             throw CLIError("cannot read the \(what) \(path)", hint: "check the path")
         }
-        return data ?? Data()
+        return data
     }
 }
 

@@ -34,7 +34,7 @@ struct AgeInteropTests {
     /// Streams `source` through `AgeFile.encrypt` into `target`.
     static func encryptFile(_ source: URL, _ target: URL, recipients: [any AgeRecipient], armor: Bool) throws {
         let input = try FileHandle(forReadingFrom: source)
-        FileManager.default.createFile(atPath: target.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: target.path, contents: nil)
         let output = try FileHandle(forWritingTo: target)
         defer {
             try? input.close()
@@ -48,7 +48,7 @@ struct AgeInteropTests {
     static func decryptFile(_ source: URL, identities: [any AgeIdentity]) throws -> [UInt8] {
         let target = source.appendingPathExtension("out")
         let input = try FileHandle(forReadingFrom: source)
-        FileManager.default.createFile(atPath: target.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: target.path, contents: nil)
         let output = try FileHandle(forWritingTo: target)
         defer {
             try? input.close()

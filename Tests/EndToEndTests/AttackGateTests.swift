@@ -103,11 +103,11 @@ import Testing
         #expect(answer["sameId"] is NSNull, "registered, but unmanaged: \(answer)")
         #expect(answer["sameIdPaste"] as? String == "io.cordon.App.NotManaged")
         // The real app itself waits for the unlock.
-        FileManager.default.createFile(atPath: marks + "/locked", contents: nil)
+        _ = FileManager.default.createFile(atPath: marks + "/locked", contents: nil)
         try await eventually("the app tried to paste") { FileManager.default.fileExists(atPath: marks + "/pasted") }
         let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n")
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
-        FileManager.default.createFile(atPath: marks + "/unlocked", contents: nil)
+        _ = FileManager.default.createFile(atPath: marks + "/unlocked", contents: nil)
         let app = try await notes
         #expect(app["managed"] as? Bool == true, "\(app)")
         #expect(app["copy"] is NSNull, "\(app)")

@@ -159,7 +159,7 @@ import Testing
             eof = [read_message(s) is None for s in sockets]
             print(json.dumps({"closed": closed, "eof": eof}))
             """, agent)
-        FileManager.default.createFile(atPath: marks + "/attacked", contents: nil)
+        _ = FileManager.default.createFile(atPath: marks + "/attacked", contents: nil)
         let closed = try #require(result["closed"] as? [[String: Any]], "\(result)")
         #expect(closed.count == 20)
         for reply in closed {

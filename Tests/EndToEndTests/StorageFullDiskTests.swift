@@ -65,10 +65,10 @@ import Testing
         }
         let filled = FullDiskTests.fill(data + "/filler")
         print("storage full disk: wrote \(filled) bytes of filler on a 2 MiB tmpfs")
-        FileManager.default.createFile(atPath: marks.appending("filled"), contents: nil)
+        _ = FileManager.default.createFile(atPath: marks.appending("filled"), contents: nil)
         try await eventually("a write failed") { FileManager.default.fileExists(atPath: marks.appending("failed")) }
         try FileManager.default.removeItem(atPath: data + "/filler")
-        FileManager.default.createFile(atPath: marks.appending("freed"), contents: nil)
+        _ = FileManager.default.createFile(atPath: marks.appending("freed"), contents: nil)
         let answer = try await app
         #expect(answer["error"] as? String == "io.cordon.Storage.StorageFailed", "64 writes all fit: \(answer)")
         let parameters = answer["parameters"] as? [String: Any]

@@ -53,7 +53,7 @@ import Testing
     {
         let process = Process()
         let stderr = setup.agent.system.appending("run-\(appId).err")
-        FileManager.default.createFile(atPath: stderr, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr, contents: nil)
         process.environment = environment(setup)
         process.executableURL = URL(fileURLWithPath: UserAgent.asUser[0])
         process.arguments =

@@ -1,6 +1,6 @@
-/// The state of one client connection, as a value: which calls wait, whether one is in flight,
-/// whether the connection streams, whether reading is held back, whether it is closing, and
-/// since when it has been idle.
+/// The state of one client connection, as a value: where it is (``State``: unadmitted, ready, a
+/// call in flight, streaming, closing, each with whether reading is held back), which calls wait,
+/// and since when it has been idle.
 ///
 /// Back-pressure keeps a client's footprint bounded: while a call is in flight or the socket's
 /// send buffer is full, further calls wait in a bounded backlog; once it holds half its calls or
@@ -46,12 +46,30 @@ struct ConnectionStateMachine<Frame: Sendable> {
         case close
     }
 
-    private(set) var identified = false
-    private(set) var busy = false
-    private(set) var streaming = false
-    private(set) var readHeld = false
-    private(set) var closing = false
-    private(set) var needsFlush = false
+    /// Where the connection is: admitted or not, a call in flight, streaming, or closing.
+    enum State: Equatable {
+        /// Connected; the peer is not yet identified and admitted: calls wait.
+        case unadmitted(Reads)
+        /// Admitted, no call in flight: the next waiting call may be served.
+        case ready(Reads)
+        /// A deferred call's reply is awaited: later calls wait for it.
+        case awaitingReply(Reads)
+        /// The connection streams events: it serves no call and keeps none of what it is sent.
+        case streaming(Reads)
+        /// The connection failed with a final error: nothing more is served or kept.
+        case closing
+    }
+
+    /// Whether reading from the socket is held back until the backlog drains.
+    enum Reads: Equatable {
+        case flowing
+        case held
+    }
+
+    /// Where the connection is; it starts unadmitted.
+    private(set) var state: State = .unadmitted(.flowing)
+    /// A reply was written and not yet flushed (an output latch, whatever the state).
+    private var needsFlush = false
     /// The bytes of the calls waiting.
     private(set) var pendingBytes = 0
     /// When the last call arrived or was answered (nanoseconds on the loop's clock).
@@ -77,19 +95,51 @@ struct ConnectionStateMachine<Frame: Sendable> {
 
     /// The peer is identified and admitted at `now`: calls may be served.
     mutating func admitted(now: UInt64) {
-        identified = true
+        if case .unadmitted(let reads) = state { state = .ready(reads) }
         lastActivity = now
+    }
+
+    /// A deferred call's reply is awaited.
+    var busy: Bool {
+        if case .awaitingReply = state { return true }
+        return false
+    }
+
+    /// Reading is held back until the backlog drains.
+    var readHeld: Bool { reads == .held }
+
+    /// How reading stands (`flowing` once the connection closes).
+    private var reads: Reads {
+        switch state {
+        case .unadmitted(let reads), .ready(let reads), .awaitingReply(let reads), .streaming(let reads): reads
+        case .closing: .flowing
+        }
+    }
+
+    /// The state with reading set to `reads` (a closing connection has none to set).
+    private mutating func setReads(_ reads: Reads) {
+        switch state {
+        case .unadmitted: state = .unadmitted(reads)
+        case .ready: state = .ready(reads)
+        case .awaitingReply: state = .awaitingReply(reads)
+        case .streaming: state = .streaming(reads)
+        case .closing: break
+        }
     }
 
     /// Whether a frame arriving now would be served at once (else it waits in the backlog, and
     /// the handler copies it out of the read buffer it shares, so it holds only its own bytes).
     func servesAtOnce(isWritable: Bool) -> Bool {
-        identified && !busy && !streaming && !closing && isWritable && backlog.isEmpty
+        guard case .ready = state else { return false }
+        return isWritable && backlog.isEmpty
     }
 
     /// A frame of `bytes` bytes arrived from the socket at `now`.
     mutating func received(_ frame: Frame, bytes: Int, now: UInt64) -> ReceiveAction {
-        guard !closing, !streaming else { return .drop }
+        switch state {
+        case .closing, .streaming: return .drop
+        case .unadmitted, .ready, .awaitingReply: break
+        }
         lastActivity = now
         guard backlog.push(Pending(frame: frame, bytes: bytes)) else { return .failTooManyPipelined }
         pendingBytes += bytes
@@ -99,7 +149,7 @@ struct ConnectionStateMachine<Frame: Sendable> {
     /// The next call to serve now, if any may be: the peer is identified, no call is in flight,
     /// the connection neither streams nor closes, and the socket has room for the reply.
     mutating func nextCall(isWritable: Bool) -> Frame? {
-        guard identified, !busy, !streaming, !closing, isWritable, let next = backlog.pop() else { return nil }
+        guard case .ready = state, isWritable, let next = backlog.pop() else { return nil }
         pendingBytes -= next.bytes
         return next.frame
     }
@@ -108,8 +158,12 @@ struct ConnectionStateMachine<Frame: Sendable> {
     mutating func started(_ kind: CallKind) {
         switch kind {
         case .reply(let send): if send { needsFlush = true }
-        case .deferred: busy = true
-        case .streaming: streaming = true
+        case .deferred: if case .ready(let reads) = state { state = .awaitingReply(reads) }
+        case .streaming:
+            switch state {
+            case .unadmitted(let reads), .ready(let reads), .awaitingReply(let reads): state = .streaming(reads)
+            case .streaming, .closing: break
+            }
         case .close: break
         }
     }
@@ -117,9 +171,13 @@ struct ConnectionStateMachine<Frame: Sendable> {
     /// A deferred call's reply is ready at `now`: `send` tells whether to write it (not for a
     /// oneway call, nor once the connection closes).
     mutating func deferredCompleted(oneway: Bool, now: UInt64) -> Bool {
-        busy = false
         lastActivity = now
-        guard !oneway, !closing else { return false }
+        switch state {
+        case .closing: return false
+        case .awaitingReply(let reads): state = .ready(reads)
+        case .unadmitted, .ready, .streaming: break
+        }
+        guard !oneway else { return false }
         needsFlush = true
         return true
     }
@@ -132,17 +190,19 @@ struct ConnectionStateMachine<Frame: Sendable> {
 
     /// NIO asks to read: whether to pass the read on (false holds it until the backlog drains).
     mutating func readRequested() -> Bool {
-        if backlogFull && !streaming && !closing {
-            readHeld = true
+        switch state {
+        case .unadmitted, .ready, .awaitingReply:
+            guard backlogFull else { return true }
+            setReads(.held)
             return false
+        case .streaming, .closing: return true
         }
-        return true
     }
 
     /// After serving what could be served: whether to resume a held read.
     mutating func shouldResumeReading() -> Bool {
-        guard readHeld, !backlogFull else { return false }
-        readHeld = false
+        guard reads == .held, !backlogFull else { return false }
+        setReads(.flowing)
         return true
     }
 
@@ -154,8 +214,13 @@ struct ConnectionStateMachine<Frame: Sendable> {
     /// The idle timer fired at `now`: close a connection idle for `timeout` nanoseconds that has
     /// not `registered` an app, check again later, or stop for good.
     func idleCheck(now: UInt64, timeout: UInt64, registered: Bool) -> IdleVerdict {
-        guard !closing, !streaming, !registered else { return .stop }
-        guard !busy, backlog.isEmpty else { return .checkAfter(timeout) }
+        switch state {
+        case .closing, .streaming: return .stop
+        case .awaitingReply: return registered ? .stop : .checkAfter(timeout)
+        case .unadmitted, .ready: break
+        }
+        guard !registered else { return .stop }
+        guard backlog.isEmpty else { return .checkAfter(timeout) }
         let idle = now >= lastActivity ? now - lastActivity : 0
         return idle >= timeout ? .close : .checkAfter(timeout - idle)
     }
@@ -164,12 +229,11 @@ struct ConnectionStateMachine<Frame: Sendable> {
     /// the error, half-close, and resume a held read so the client's close is seen). Waiting
     /// calls are dropped.
     mutating func failing() -> (first: Bool, resumeReading: Bool) {
-        guard !closing else { return (false, false) }
-        closing = true
+        if case .closing = state { return (false, false) }
+        let resume = reads == .held
+        state = .closing
         backlog = BoundedQueue(capacity: backlog.capacity)
         pendingBytes = 0
-        let resume = readHeld
-        readHeld = false
         return (true, resume)
     }
 }

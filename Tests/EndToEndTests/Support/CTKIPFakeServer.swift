@@ -56,7 +56,7 @@ final class CTKIPFakeServer: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-u", directory + "/serve.py", directory + "/server.pem", mode]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        FileManager.default.createFile(atPath: directory + "/log", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/log"))
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -26,8 +26,9 @@ extension IdentityComponent {
                 "the sign-in code is not shown as a desktop notification",
                 metadata: ["provider": "\(prompt.provider)", "reason": "\(error)"])
         }
+        let flightLoop = flight.future.eventLoop
         shown.and(flight.future.map { _ in () }.recover { _ in () }).whenSuccess { id, _ in
-            _ = NIOThreadPool.singleton.runIfActive(eventLoop: flight.future.eventLoop) { try notifier.close(id) }
+            _ = NIOThreadPool.singleton.runIfActive(eventLoop: flightLoop) { try notifier.close(id) }
         }
     }
 

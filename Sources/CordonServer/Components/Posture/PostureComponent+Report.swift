@@ -128,7 +128,7 @@ extension PostureComponent {
     static func deviceKey(_ database: CordonDatabase, sealer: RecordSealer, now: Double) throws -> StoredDeviceKey {
         if let stored = try database.deviceKey() { return stored }
         var (secret, publicKey) = DeviceKeySigning.generate()
-        defer { secret.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { secret.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         let sealed = try sealer.seal(secret, slot: StoredDeviceKey.slot)
         return try database.storeDeviceKeyIfAbsent(
             StoredDeviceKey(publicKey: publicKey, sealed: sealed, createdAt: now))
