@@ -31,6 +31,10 @@ import Testing
         let program = try WrappedProgram(arguments: ["/bin/sh", "-c", "exec sleep 600"], environment: [:])
         program.freeze()
         #expect(program.isFrozen)
+        // SIGSTOP is sent, not yet acted on: a SIGINT pending with it would be taken first. Wait
+        // (without reaping) until the program is stopped, as a user's second Ctrl-C comes later.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(program.pid), &info, WSTOPPED | WNOWAIT) < 0 && errno == EINTR {}
         let first = program.forward(SIGINT)
         #expect(first?.contains("frozen until the container unlocks") == true)
         #expect(program.forward(SIGINT) == "cordon: the program was frozen: killed it")

@@ -134,3 +134,12 @@ extension Agent: RegistrationHooks {
 
     func thaw(_ apps: [AppRegistration]) { enforcement.thaw(apps) }
 }
+
+/// The lock triggers' hooks into the settings, the posture and the event bus.
+extension Agent: LockTriggerHooks {
+    func containerSettingsNow() -> EffectivePolicySettings { containerSettings() }
+
+    func refreshPosture(why: String) { _ = posture.refresh(why: why) }
+
+    func eventsWritten() -> EventLoopFuture<Void> { eventBus.flushed() }
+}

@@ -102,7 +102,7 @@ extension Agent {
             idleTimeoutSeconds: lifecycle.idleTimeoutSeconds, reauthGraceSeconds: lifecycle.reauthGraceSeconds,
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: apps.registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
-            lockTriggers: activeLockTriggers, auditProblem: auditLog.problem,
+            lockTriggers: lockTriggers.active, auditProblem: auditLog.problem,
             testMode: configuration.testMode ? true : nil, keyProtection: vault.keyProtection)
     }
 }

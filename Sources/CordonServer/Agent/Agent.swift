@@ -36,10 +36,6 @@ final class Agent {
     /// Called on the loop after every machine step (the service manager's `STATUS=` updates).
     var stateObserver: (() -> Void)?
 
-    /// The D-Bus lock triggers (see Agent+LockTriggers.swift), and those in force.
-    var lockTriggers: BusLockTriggers?
-    var activeLockTriggers: [String] = []
-
     /// The components (`Agent+Components.swift`), each owning its state; the agent routes calls
     /// to them (`Agent+Routing.swift`) and provides their capabilities (`ComponentHost`).
     /// Key custody: the master key, its wrapping, passcode, recovery and fingerprint checks.
@@ -58,6 +54,8 @@ final class Agent {
     private(set) lazy var enforcement = EnforcementComponent(host: self)
     /// The device's posture and the conditions on it.
     private(set) lazy var posture = PostureComponent(host: self)
+    /// The D-Bus lock triggers and those in force.
+    private(set) lazy var lockTriggers = LockTriggersComponent(host: self)
     /// App storage and selective wipe.
     private(set) lazy var storage = StorageComponent(host: self)
     private(set) lazy var pasteboard = PasteboardComponent(host: self)

@@ -11,9 +11,9 @@ extension AgentServer {
         // The bus thread calls back: it reaches the agent only back on the loop.
         let triggers = BusLockTriggers(
             addresses: addresses, logger: logger,
-            onTrigger: { trigger in loop.execute { agent.value.lockTriggerFired(trigger) } },
-            onActive: { names in loop.execute { agent.value.activeLockTriggers = names } })
-        try await loop.submit { agent.value.lockTriggers = triggers }.get()
+            onTrigger: { trigger in loop.execute { agent.value.lockTriggers.fired(trigger) } },
+            onActive: { names in loop.execute { agent.value.lockTriggers.active = names } })
+        try await loop.submit { agent.value.lockTriggers.triggers = triggers }.get()
         try triggers.start()
     }
 
@@ -21,8 +21,8 @@ extension AgentServer {
     func stopLockTriggers() async {
         let agent = self.agent
         let triggers = try? await loop.submit { () -> BusLockTriggers? in
-            defer { agent.value.lockTriggers = nil }
-            return agent.value.lockTriggers
+            defer { agent.value.lockTriggers.triggers = nil }
+            return agent.value.lockTriggers.triggers
         }.get()
         triggers?.stop()
     }

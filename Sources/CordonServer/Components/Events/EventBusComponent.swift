@@ -9,6 +9,10 @@ import NIOCore
 /// `SubscriberTooSlow` so the others are never held up (docs/ARCHITECTURE.md, "An event, from
 /// the lifecycle machine to every subscriber").
 final class EventBusComponent: AgentComponent {
+    /// How long a suspend waits at most for a slow subscriber to take its `DidLock`
+    /// (logind's own `InhibitDelayMaxSec` is 5 s by default).
+    static let suspendFlushSeconds: Int64 = 4
+
     private unowned let host: any ComponentHost
     private var subscribers = SubscriberTable()
     /// How frames went out, since the agent started.
@@ -120,7 +124,7 @@ final class EventBusComponent: AgentComponent {
     /// Completes once every event broadcast so far has been written to every subscriber's
     /// socket (a queued backlog is waited for, up to `suspendFlushSeconds`).
     func flushed() -> EventLoopFuture<Void> {
-        let deadline = NIODeadline.now() + .seconds(Agent.suspendFlushSeconds)
+        let deadline = NIODeadline.now() + .seconds(Self.suspendFlushSeconds)
         let barriers = subscribers.values.map { subscriber -> EventLoopFuture<Void> in
             let id = subscriber.connection.id
             let promise = loop.makePromise(of: Void.self)
