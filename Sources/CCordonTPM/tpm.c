@@ -1,4 +1,4 @@
-// ESYS glue for CordonTPM (docs/ARCHITECTURE.md, "Module map": CCordonTPM). See CCordonTPM.h.
+// ESYS glue for CordonTPM (docs/ARCHITECTURE.md, "Modules": CCordonTPM). See CCordonTPM.h.
 #include "CCordonTPM.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 import CordonProtocol
 
 /// The settings the lifecycle follows, read from the policy in force (CordonServer's
-/// `LifecycleConfiguration(_:backoff:)`, docs/ARCHITECTURE.md "Settings").
+/// `LifecycleConfiguration(_:backoff:)`, docs/ARCHITECTURE.md "Policy settings").
 public struct LifecycleConfiguration: Sendable, Equatable {
     /// Seconds without activity before the container locks; 0 disables the idle lock.
     public var idleTimeoutSeconds: Int

@@ -1,5 +1,5 @@
 /// The methods the agent serves: one enum per varlink interface, so that whoever serves an
-/// interface switches over exactly its methods (docs/ARCHITECTURE.md, "Methods").
+/// interface switches over exactly its methods (docs/ARCHITECTURE.md, "The path of a call").
 ///
 /// Clients name a method as before (`.copy`, `.getKey`): each has a static member of the same
 /// name. The agent routes a call by its interface, and a component that serves an interface

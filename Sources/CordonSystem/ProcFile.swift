@@ -2,7 +2,7 @@ import Glibc
 
 /// Reads and parses the small text files of `/proc/PID` (`stat`, `status`) as bytes, without
 /// Foundation or `String`: every call an app makes for its data reads two of them again
-/// (docs/ARCHITECTURE.md, "Trust"), so this stays a few system calls and a scan.
+/// (docs/ARCHITECTURE.md, "App identity"), so this stays a few system calls and a scan.
 public enum ProcFile {
     /// The most bytes read of one file; `status` is under 2 KiB, `stat` under 1 KiB.
     static let limit = 16 * 1024

@@ -2,7 +2,7 @@ import Foundation
 
 /// What pins a registration to one process image: the process's start time (a recycled pid has
 /// another) and the device and inode of the executable it runs (an `exec` of another program
-/// changes them), read through `/proc` (docs/ARCHITECTURE.md, "Trust").
+/// changes them), read through `/proc` (docs/ARCHITECTURE.md, "App identity").
 public struct ProcessFingerprint: Sendable, Equatable, CustomStringConvertible {
     /// Field 22 of `/proc/PID/stat`: clock ticks after boot at which the process started.
     public let startTime: UInt64

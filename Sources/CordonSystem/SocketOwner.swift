@@ -2,7 +2,7 @@ import CCordonLinux
 import Foundation
 
 /// Who owns the other end of a loopback TCP connection: the uid the kernel's socket diagnostics
-/// report for the connecting socket (`NETLINK_SOCK_DIAG`, the exact 4-tuple; docs/ARCHITECTURE.md,
+/// report for the connecting socket (`NETLINK_SOCK_DIAG`, the exact 4-tuple; docs/components/pinned-channel.md,
 /// "Channel and tunnel"). A loopback port carries no credentials of its own; this is how a server
 /// on one learns which user connected.
 public enum SocketOwner {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `SocketOwner`: the kernel's socket diagnostics name the uid of the socket at the other end of
-/// a loopback connection (docs/ARCHITECTURE.md, "Channel and tunnel").
+/// a loopback connection (docs/components/pinned-channel.md, "Channel and tunnel").
 @Suite struct SocketOwnerTests {
     static let nobody: uid_t = 65534
     static let asNobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]

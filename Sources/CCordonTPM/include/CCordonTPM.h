@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Fixed-signature C glue over ESYS (docs/ARCHITECTURE.md, "Module map": CCordonTPM). The TPM2B and
+// Fixed-signature C glue over ESYS (docs/ARCHITECTURE.md, "Modules": CCordonTPM). The TPM2B and
 // TPMT structures are nested unions and fixed arrays; building them here keeps them out of Swift.
 // Every function returns a TSS2_RC (0 on success). Secrets pass through caller buffers only, and
 // every ESYS-allocated copy is zeroed before it is freed.
