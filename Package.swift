@@ -75,6 +75,11 @@ let package = Package(
         ),
         // The Assuan protocol as pinentry speaks it (the CLI's passcode prompt).
         .target(name: "CordonPinentry", swiftSettings: strict),
+        // The CLI's passcode prompt: pinentry (which program, the Assuan dialogue), the terminal
+        // without echo, standard input (docs/ARCHITECTURE.md, "Modules").
+        .target(
+            name: "CordonPrompt", dependencies: ["CordonPinentry", "CordonKit", "CordonProtocol", "CordonSystem"],
+            swiftSettings: strict),
         // Policy signatures and the admin trust store (reads files).
         .target(
             name: "CordonTrust",
@@ -191,7 +196,8 @@ let package = Package(
         .executableTarget(
             name: "cordon",
             dependencies: [
-                "CordonKit", "CordonProtocol", "CordonPinentry", "CordonSystem", "CordonPolicy", "CordonTrust",
+                "CordonKit", "CordonProtocol", "CordonPinentry", "CordonPrompt", "CordonSystem", "CordonPolicy",
+                "CordonTrust",
                 "CordonRun",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -260,6 +266,7 @@ let package = Package(
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
+        .testTarget(name: "CordonPromptTests", dependencies: ["CordonPrompt"], swiftSettings: strict),
         .testTarget(
             name: "CordonStoreTests",
             dependencies: [

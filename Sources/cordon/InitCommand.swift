@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonPrompt
 import CordonProtocol
 
 /// `cordon init`: sets the first passcode and prints the recovery key; `--recovery` restores with it.

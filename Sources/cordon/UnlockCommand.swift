@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonKit
+import CordonPrompt
 import CordonProtocol
 import Foundation
 

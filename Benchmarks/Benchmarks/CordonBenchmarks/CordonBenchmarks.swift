@@ -18,4 +18,5 @@ let benchmarks: @Sendable () -> Void = {
     PolicyBenchmarks.register()
     KeyBenchmarks.register()
     VarlinkBenchmarks.register()
+    JSONReaderBenchmarks.register()
 }

@@ -6,12 +6,12 @@ import Foundation
 ///
 /// Bytes are read into buffers that are zeroed before they are freed; the passcode is never printed.
 /// A pinentry started for one command serves all its prompts; `finish()` ends it.
-final class PasscodeReader {
+public final class PasscodeReader {
     /// The longest passcode accepted, in bytes.
-    static let maxBytes = 1024
+    public static let maxBytes = 1024
 
     /// Where passcodes come from.
-    enum Method: Equatable {
+    public enum Method: Equatable {
         case standardInput
         case pinentry(PinentryProgram)
         case terminal
@@ -31,7 +31,7 @@ final class PasscodeReader {
     private var resolved: Method?
     private var session: PinentrySession?
 
-    init(
+    public init(
         fromStandardInput: Bool, pinentryAllowed: Bool = true, pinentryRequired: Bool = false,
         pinentryProgram: String? = nil, pinentryDescriptor: Int32? = nil
     ) {
@@ -45,7 +45,7 @@ final class PasscodeReader {
     deinit { session?.close() }
 
     /// How passcodes will be read; fails when there is neither pinentry nor a terminal.
-    func method() throws -> Method {
+    public func method() throws -> Method {
         if let resolved { return resolved }
         let method: Method
         if fromStandardInput {
@@ -55,8 +55,8 @@ final class PasscodeReader {
         {
             method = .pinentry(program)
         } else if pinentryRequired {
-            throw CLIError(
-                "no pinentry program and display to ask for the passcode on", hint: Self.pinentryHint, code: .usage)
+            throw PromptFailure(
+                "no pinentry program and display to ask for the passcode on", hint: Self.pinentryHint, kind: .usage)
         } else if isatty(STDIN_FILENO) == 1 {
             method = .terminal
         } else {
@@ -67,16 +67,16 @@ final class PasscodeReader {
     }
 
     /// Whether the passcodes come from pinentry.
-    var usesPinentry: Bool {
+    public var usesPinentry: Bool {
         if case .pinentry = resolved { return true }
         return false
     }
 
     /// Fails unless a passcode can be read: call it before connecting, so scripts fail fast.
-    func checkAvailable() throws { _ = try method() }
+    public func checkAvailable() throws { _ = try method() }
 
     /// Reads one passcode for `request`.
-    func read(_ request: PasscodeRequest) throws -> String {
+    public func read(_ request: PasscodeRequest) throws -> String {
         switch try method() {
         case .standardInput: return try Self.readStandardInput(prompt: request.prompt)
         case .terminal: return try Self.readTerminal(prompt: request.prompt)
@@ -88,45 +88,52 @@ final class PasscodeReader {
     }
 
     /// Reads a new passcode twice (once from stdin) and checks that both match.
-    func readNew(_ request: PasscodeRequest, repeat confirmation: PasscodeRequest) throws -> String {
+    public func readNew(_ request: PasscodeRequest, repeat confirmation: PasscodeRequest) throws -> String {
         let first = try read(request)
         if fromStandardInput { return first }
         let second = try read(confirmation)
         guard first == second else {
-            throw CLIError("the two passcodes do not match", hint: "run the command again and type the same passcode")
+            throw PromptFailure(
+                "the two passcodes do not match", hint: "run the command again and type the same passcode")
         }
         return first
     }
 
     /// Ends the pinentry dialogue, if one was started.
-    func finish() {
+    public func finish() {
         session?.close()
         session = nil
     }
 
     /// The error when there is no terminal to ask on.
-    static let pinentryHint =
+    public static let pinentryHint =
         "install pinentry (e.g. pinentry-gnome3 or pinentry-curses) or set $PINENTRY / \"pinentry\" in settings.json "
         + "(for cordond's prompt: \"pinentry\" in /etc/cordon/settings.json); a display (DISPLAY or WAYLAND_DISPLAY) "
         + "or a terminal is needed, or run `cordon unlock` yourself"
 
-    static let noTerminal = CLIError(
+    public static let noTerminal = PromptFailure(
         "standard input is not a terminal and no pinentry can be used, so the passcode cannot be asked for",
         hint: "add --passcode-stdin and pipe the passcode in, one per line (e.g. `... --passcode-stdin < file`)",
-        code: .usage)
+        kind: .usage)
 }
 
 /// What a passcode is asked for: a terminal prompt and, for pinentry, a description and an error.
-struct PasscodeRequest {
+public struct PasscodeRequest: Sendable {
     /// The terminal prompt, e.g. `Passcode: `.
-    var prompt: String
+    public var prompt: String
     /// The pinentry description (SETDESC).
-    var description: String
+    public var description: String
     /// The pinentry error on a retry (SETERROR).
-    var error: String?
+    public var error: String?
+
+    public init(prompt: String, description: String, error: String? = nil) {
+        self.prompt = prompt
+        self.description = description
+        self.error = error
+    }
 
     /// Who asked for an unlock, as cordond tells (`--requested-by`, `--unmanaged`, `--unregistered`).
-    enum Requester: Equatable {
+    public enum Requester: Equatable, Sendable {
         /// A registered app (its verified reverse-DNS id).
         case app(String)
         /// A registered app the policy does not manage.
@@ -146,7 +153,7 @@ struct PasscodeRequest {
     }
 
     /// The passcode to unlock; `error` after a wrong one; `requester` says who asked.
-    static func unlock(error: String? = nil, requester: Requester? = nil) -> PasscodeRequest {
+    public static func unlock(error: String? = nil, requester: Requester? = nil) -> PasscodeRequest {
         let asker = requester.map { $0.line + "\n" } ?? ""
         return PasscodeRequest(
             prompt: "Passcode: ",
@@ -156,14 +163,14 @@ struct PasscodeRequest {
     }
 
     /// The current passcode, for `passwd`.
-    static let current = PasscodeRequest(
+    public static let current = PasscodeRequest(
         prompt: "Current passcode: ", description: "Enter the current passcode of the Cordon container.")
 
     /// A new passcode.
-    static let new = PasscodeRequest(
+    public static let new = PasscodeRequest(
         prompt: "New passcode: ", description: "Choose the new passcode for the Cordon container.")
 
     /// The new passcode again.
-    static let repeated = PasscodeRequest(
+    public static let repeated = PasscodeRequest(
         prompt: "Repeat the new passcode: ", description: "Repeat the passcode to confirm it.")
 }

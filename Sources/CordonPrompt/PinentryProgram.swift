@@ -11,21 +11,21 @@ import Foundation
 /// `~/.config/cordon/settings.json`), `pinentry` on `PATH`. A name without a slash is looked up on `PATH`.
 /// The user's own `cordon unlock` honours `$PINENTRY` and the settings file: the user started it,
 /// in their own terminal and environment.
-struct PinentryProgram: Equatable {
+public struct PinentryProgram: Equatable, Sendable {
     /// The program's path.
-    var path: String
+    public var path: String
     /// The terminal pinentry may ask on (`OPTION ttyname`), when standard input is one.
-    var ttyName: String?
+    public var ttyName: String?
     /// The terminal type (`OPTION ttytype`), from `TERM`.
-    var ttyType: String?
+    public var ttyType: String?
     /// The program opened by cordond, run through this descriptor rather than by `path`
     /// (`cordon unlock --pinentry-from-stdin`).
-    var descriptor: Int32? = nil
+    public var descriptor: Int32? = nil
 
     /// The program to use, or `nil` when none is configured or found, or when there is neither a
     /// display (`DISPLAY`, `WAYLAND_DISPLAY`) nor a terminal to ask on. `program` (an absolute
     /// path) is used as it is, without looking at `$PINENTRY` or the settings file.
-    static func find(
+    public static func find(
         environment: [String: String] = ProcessInfo.processInfo.environment, program: String? = nil,
         descriptor: Int32? = nil
     ) throws -> PinentryProgram? {
@@ -39,7 +39,7 @@ struct PinentryProgram: Equatable {
         if let program {
             let checked = descriptor.map { "/proc/self/fd/\($0)" } ?? program
             guard program.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: checked) else {
-                throw CLIError(
+                throw PromptFailure(
                     "the pinentry program '\(program)' (from --pinentry) is not an executable file",
                     hint: "give the absolute path of an installed pinentry, e.g. /usr/bin/pinentry")
             }
@@ -59,7 +59,7 @@ struct PinentryProgram: Equatable {
     }
 
     /// The settings file's path.
-    static func settingsPath(environment: [String: String]) -> String {
+    public static func settingsPath(environment: [String: String]) -> String {
         CordonPaths.resolve(environment: environment, uid: UInt32(getuid())).configDirectory + "/settings.json"
     }
 
@@ -69,12 +69,12 @@ struct PinentryProgram: Equatable {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let object = try? JSONSerialization.jsonObject(with: data)
         guard let settings = object as? [String: Any] else {
-            throw CLIError(
+            throw PromptFailure(
                 "\(path) is not a JSON object", hint: "fix the file, e.g. {\"pinentry\": \"/usr/bin/pinentry\"}")
         }
         guard let value = settings["pinentry"] else { return nil }
         guard let program = value as? String else {
-            throw CLIError("\(path): \"pinentry\" must be a string", hint: "give the program's name or path")
+            throw PromptFailure("\(path): \"pinentry\" must be a string", hint: "give the program's name or path")
         }
         return nonEmpty(program)
     }
@@ -87,7 +87,7 @@ struct PinentryProgram: Equatable {
         } else if let found = lookUp(program, environment: environment) {
             return found
         }
-        throw CLIError(
+        throw PromptFailure(
             "the pinentry program '\(program)' (from \(source)) is not an executable file",
             hint: "fix \(source), or add --no-pinentry to type the passcode on the terminal")
     }

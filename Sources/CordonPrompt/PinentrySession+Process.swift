@@ -1,3 +1,4 @@
+import CordonProtocol
 import CordonSystem
 import Foundation
 
@@ -97,7 +98,7 @@ extension PinentrySession {
             let remaining = (deadline - .now).components
             let milliseconds = remaining.seconds * 1000 + remaining.attoseconds / 1_000_000_000_000_000
             guard milliseconds > 0 else {
-                throw Self.failure("pinentry did not finish within \(Format.seconds(timeoutSeconds))")
+                throw Self.failure("pinentry did not finish within \(ErrorText.seconds(timeoutSeconds))")
             }
             var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(clamping: milliseconds))

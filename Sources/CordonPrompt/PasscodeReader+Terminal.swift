@@ -14,9 +14,9 @@ extension PasscodeReader {
         if interactive { write("\n", to: STDERR_FILENO) }
         guard let line, !line.isEmpty else {
             let what = prompt.trimmingCharacters(in: CharacterSet(charactersIn: ": ")).lowercased()
-            throw CLIError(
+            throw PromptFailure(
                 "standard input holds no \(what) (\(line == nil ? "it ended" : "the line is empty"))",
-                hint: "give one passcode per line on stdin", code: .usage)
+                hint: "give one passcode per line on stdin", kind: .usage)
         }
         return line
     }
@@ -31,7 +31,7 @@ extension PasscodeReader {
         let line = try TerminalEcho.withEchoDisabled(on: input) { try readLine(from: input) }
         write("\n", to: output)
         guard let line, !line.isEmpty else {
-            throw CLIError("no passcode was entered", hint: "type the passcode, then press Enter", code: .usage)
+            throw PromptFailure("no passcode was entered", hint: "type the passcode, then press Enter", kind: .usage)
         }
         return line
     }
@@ -51,7 +51,7 @@ extension PasscodeReader {
             let result = Foundation.read(descriptor, &byte, 1)
             if result < 0 {
                 if errno == EINTR { continue }
-                throw CLIError("cannot read the passcode: \(String(cString: strerror(errno)))", hint: "try again")
+                throw PromptFailure("cannot read the passcode: \(String(cString: strerror(errno)))", hint: "try again")
             }
             if result == 0 { break }
             if byte == 10 {
@@ -60,8 +60,8 @@ extension PasscodeReader {
             }
             guard count < maxBytes else {
                 byte = 0
-                throw CLIError(
-                    "the passcode is longer than \(maxBytes) bytes", hint: "use a shorter passcode", code: .usage)
+                throw PromptFailure(
+                    "the passcode is longer than \(maxBytes) bytes", hint: "use a shorter passcode", kind: .usage)
             }
             buffer[count] = byte
             byte = 0
@@ -71,7 +71,7 @@ extension PasscodeReader {
         if count > 0 && buffer[count - 1] == 13 { count -= 1 }
         guard let passcode = String(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
         else {
-            throw CLIError("the passcode is not valid UTF-8", hint: "check the terminal's or the file's encoding")
+            throw PromptFailure("the passcode is not valid UTF-8", hint: "check the terminal's or the file's encoding")
         }
         return passcode
     }
