@@ -266,7 +266,8 @@ let package = Package(
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
-        .testTarget(name: "CordonPromptTests", dependencies: ["CordonPrompt"], swiftSettings: strict),
+        .testTarget(
+            name: "CordonPromptTests", dependencies: ["CordonPrompt", "CordonProtocol"], swiftSettings: strict),
         .testTarget(
             name: "CordonStoreTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 
 /// Reading a passcode from standard input or, without echo, from the terminal.
@@ -14,9 +15,9 @@ extension PasscodeReader {
         if interactive { write("\n", to: STDERR_FILENO) }
         guard let line, !line.isEmpty else {
             let what = prompt.trimmingCharacters(in: CharacterSet(charactersIn: ": ")).lowercased()
-            throw PromptFailure(
+            throw ErrorText(
                 "standard input holds no \(what) (\(line == nil ? "it ended" : "the line is empty"))",
-                hint: "give one passcode per line on stdin", kind: .usage)
+                hint: "give one passcode per line on stdin", exit: .usage)
         }
         return line
     }
@@ -31,7 +32,7 @@ extension PasscodeReader {
         let line = try TerminalEcho.withEchoDisabled(on: input) { try readLine(from: input) }
         write("\n", to: output)
         guard let line, !line.isEmpty else {
-            throw PromptFailure("no passcode was entered", hint: "type the passcode, then press Enter", kind: .usage)
+            throw ErrorText("no passcode was entered", hint: "type the passcode, then press Enter", exit: .usage)
         }
         return line
     }
@@ -51,7 +52,7 @@ extension PasscodeReader {
             let result = Foundation.read(descriptor, &byte, 1)
             if result < 0 {
                 if errno == EINTR { continue }
-                throw PromptFailure("cannot read the passcode: \(String(cString: strerror(errno)))", hint: "try again")
+                throw ErrorText("cannot read the passcode: \(String(cString: strerror(errno)))", hint: "try again")
             }
             if result == 0 { break }
             if byte == 10 {
@@ -60,8 +61,8 @@ extension PasscodeReader {
             }
             guard count < maxBytes else {
                 byte = 0
-                throw PromptFailure(
-                    "the passcode is longer than \(maxBytes) bytes", hint: "use a shorter passcode", kind: .usage)
+                throw ErrorText(
+                    "the passcode is longer than \(maxBytes) bytes", hint: "use a shorter passcode", exit: .usage)
             }
             buffer[count] = byte
             byte = 0
@@ -71,7 +72,7 @@ extension PasscodeReader {
         if count > 0 && buffer[count - 1] == 13 { count -= 1 }
         guard let passcode = String(validating: UnsafeRawBufferPointer(rebasing: buffer[0..<count]), as: UTF8.self)
         else {
-            throw PromptFailure("the passcode is not valid UTF-8", hint: "check the terminal's or the file's encoding")
+            throw ErrorText("the passcode is not valid UTF-8", hint: "check the terminal's or the file's encoding")
         }
         return passcode
     }

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 
 /// Reads passcodes, in this order of preference: standard input (`--passcode-stdin`); pinentry,
@@ -55,8 +56,8 @@ public final class PasscodeReader {
         {
             method = .pinentry(program)
         } else if pinentryRequired {
-            throw PromptFailure(
-                "no pinentry program and display to ask for the passcode on", hint: Self.pinentryHint, kind: .usage)
+            throw ErrorText(
+                "no pinentry program and display to ask for the passcode on", hint: Self.pinentryHint, exit: .usage)
         } else if isatty(STDIN_FILENO) == 1 {
             method = .terminal
         } else {
@@ -93,7 +94,7 @@ public final class PasscodeReader {
         if fromStandardInput { return first }
         let second = try read(confirmation)
         guard first == second else {
-            throw PromptFailure(
+            throw ErrorText(
                 "the two passcodes do not match", hint: "run the command again and type the same passcode")
         }
         return first
@@ -111,10 +112,10 @@ public final class PasscodeReader {
         + "(for cordond's prompt: \"pinentry\" in /etc/cordon/settings.json); a display (DISPLAY or WAYLAND_DISPLAY) "
         + "or a terminal is needed, or run `cordon unlock` yourself"
 
-    public static let noTerminal = PromptFailure(
+    public static let noTerminal = ErrorText(
         "standard input is not a terminal and no pinentry can be used, so the passcode cannot be asked for",
         hint: "add --passcode-stdin and pipe the passcode in, one per line (e.g. `... --passcode-stdin < file`)",
-        kind: .usage)
+        exit: .usage)
 }
 
 /// What a passcode is asked for: a terminal prompt and, for pinentry, a description and an error.

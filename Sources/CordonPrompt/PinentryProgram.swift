@@ -39,7 +39,7 @@ public struct PinentryProgram: Equatable, Sendable {
         if let program {
             let checked = descriptor.map { "/proc/self/fd/\($0)" } ?? program
             guard program.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: checked) else {
-                throw PromptFailure(
+                throw ErrorText(
                     "the pinentry program '\(program)' (from --pinentry) is not an executable file",
                     hint: "give the absolute path of an installed pinentry, e.g. /usr/bin/pinentry")
             }
@@ -69,12 +69,12 @@ public struct PinentryProgram: Equatable, Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let object = try? JSONSerialization.jsonObject(with: data)
         guard let settings = object as? [String: Any] else {
-            throw PromptFailure(
+            throw ErrorText(
                 "\(path) is not a JSON object", hint: "fix the file, e.g. {\"pinentry\": \"/usr/bin/pinentry\"}")
         }
         guard let value = settings["pinentry"] else { return nil }
         guard let program = value as? String else {
-            throw PromptFailure("\(path): \"pinentry\" must be a string", hint: "give the program's name or path")
+            throw ErrorText("\(path): \"pinentry\" must be a string", hint: "give the program's name or path")
         }
         return nonEmpty(program)
     }
@@ -87,7 +87,7 @@ public struct PinentryProgram: Equatable, Sendable {
         } else if let found = lookUp(program, environment: environment) {
             return found
         }
-        throw PromptFailure(
+        throw ErrorText(
             "the pinentry program '\(program)' (from \(source)) is not an executable file",
             hint: "fix \(source), or add --no-pinentry to type the passcode on the terminal")
     }

@@ -69,18 +69,18 @@ final class PinentrySession {
         try send(Assuan.command("GETPIN"))
         try expectOK(after: "GETPIN")
         guard !secretOverflow else {
-            throw PromptFailure(
+            throw ErrorText(
                 "the passcode is longer than \(PasscodeReader.maxBytes) bytes", hint: "use a shorter passcode",
-                kind: .usage)
+                exit: .usage)
         }
         guard secretCount > 0 else {
-            throw PromptFailure("no passcode was entered", hint: "type the passcode, then press Enter", kind: .usage)
+            throw ErrorText("no passcode was entered", hint: "type the passcode, then press Enter", exit: .usage)
         }
         guard
             let passcode = String(
                 validating: UnsafeRawBufferPointer(rebasing: secret[0..<secretCount]), as: UTF8.self)
         else {
-            throw PromptFailure("the passcode is not valid UTF-8", hint: "check the keyboard layout and try again")
+            throw ErrorText("the passcode is not valid UTF-8", hint: "check the keyboard layout and try again")
         }
         return passcode
     }
@@ -92,7 +92,7 @@ final class PinentrySession {
     }
 
     /// Reads responses until `OK` (collecting `D` data into the secret buffer), answering
-    /// `INQUIRE` with `CAN`; `ERR` becomes a PromptFailure (cancellation: exit code `cancelled`).
+    /// `INQUIRE` with `CAN`; `ERR` becomes a ErrorText (cancellation: exit code `cancelled`).
     private func expectOK(after what: String) throws {
         while true {
             let length = try nextLine()
@@ -109,9 +109,9 @@ final class PinentrySession {
             switch response {
             case .ok: return
             case .error(let code, _) where Assuan.isCancellation(code):
-                throw PromptFailure(
+                throw ErrorText(
                     "the passcode prompt was cancelled", hint: "run the command again to enter the passcode",
-                    kind: .cancelled)
+                    exit: .cancelled)
             case .error(let code, let message):
                 throw Self.failure("pinentry failed at \(what): \(message) (error \(code))")
             case .inquire: try send(Assuan.command("CAN"))
@@ -136,8 +136,8 @@ final class PinentrySession {
     }
 
     /// An error in the dialogue with pinentry, with the hint to avoid it.
-    static func failure(_ message: String) -> PromptFailure {
-        PromptFailure(
+    static func failure(_ message: String) -> ErrorText {
+        ErrorText(
             message,
             hint: "check the pinentry program ($PINENTRY or \"pinentry\" in settings.json), or add --no-pinentry "
                 + "to type the passcode on the terminal, or --passcode-stdin to pipe it")

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 
 /// The terminal to restore if a signal interrupts a passcode prompt (read by the signal handler).
@@ -26,7 +27,7 @@ enum TerminalEcho {
     static func withEchoDisabled<T>(on descriptor: Int32, _ body: () throws -> T) throws -> T {
         var original = termios()
         guard tcgetattr(descriptor, &original) == 0 else {
-            throw PromptFailure(
+            throw ErrorText(
                 "cannot read the terminal settings: \(String(cString: strerror(errno)))",
                 hint: "run the command on a terminal, or pipe the passcode with --passcode-stdin")
         }
@@ -48,7 +49,7 @@ enum TerminalEcho {
             interruptedDescriptor = -1
         }
         guard tcsetattr(descriptor, TCSAFLUSH, &silent) == 0 else {
-            throw PromptFailure(
+            throw ErrorText(
                 "cannot turn off the terminal's echo: \(String(cString: strerror(errno)))",
                 hint: "run the command on a terminal, or pipe the passcode with --passcode-stdin")
         }

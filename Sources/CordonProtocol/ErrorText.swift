@@ -44,3 +44,7 @@ public struct ErrorText: Sendable, Equatable {
         count(Int(value.rounded(.up)), "second")
     }
 }
+
+/// A failure the CLI's libraries (`cordon run`'s CordonRun, the prompt's CordonPrompt) throw: the
+/// text the user is told, as is.
+extension ErrorText: Error {}

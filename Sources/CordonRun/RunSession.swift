@@ -40,7 +40,7 @@ public struct RunSession: Sendable {
     }
 
     /// Runs the program to its end and returns its exit code (128 + N when signal N ended it);
-    /// the lines for the user go to `note`. Throws `RunFailure` when it cannot start, and the SDK's
+    /// the lines for the user go to `note`. Throws `ErrorText` when it cannot start, and the SDK's
     /// errors when cordond does not register it (the program is killed then).
     public func run(note: @escaping RunNote) async throws -> Int32 {
         let app = appId
@@ -55,10 +55,10 @@ public struct RunSession: Sendable {
         do {
             parent = try Cgroup.delegatedParent(override: cgroupParent ?? environment[Cgroup.parentEnvironmentKey])
         } catch {
-            throw RunFailure(
+            throw ErrorText(
                 "--cgroup-parent: \(error)",
                 hint: "give a directory of the cgroup2 hierarchy delegated to you, or none to freeze with signals",
-                kind: .usage)
+                exit: .usage)
         }
         let gate = ChannelGate(appId: app)
         let upstream = TunnelUpstream()
@@ -109,7 +109,7 @@ public struct RunSession: Sendable {
     private static func tunnelConnector(_ app: CordonApp) async throws -> ChannelConnector {
         let policy = try await app.networkPolicy()
         do { return try ChannelConnector(verifier: ChannelVerifier(policy: policy), alpn: []) } catch {
-            throw RunFailure("--tunnel: \(error)", hint: "fix the network policy")
+            throw ErrorText("--tunnel: \(error)", hint: "fix the network policy")
         }
     }
 }

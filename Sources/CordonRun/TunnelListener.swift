@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import CordonSystem
 import Foundation
 import NIOCore
@@ -40,9 +41,9 @@ final class TunnelListener: Sendable {
     ) async throws -> TunnelListener {
         let socketPath = directory + "/" + tunnel.name + ".sock"
         guard socketPath.utf8.count < 108 else {
-            throw RunFailure(
+            throw ErrorText(
                 "--tunnel \(tunnel.name): the socket path \(socketPath) is too long for a Unix socket",
-                hint: "set XDG_RUNTIME_DIR (or CORDON_RUNTIME_DIR) to a shorter directory", kind: .usage)
+                hint: "set XDG_RUNTIME_DIR (or CORDON_RUNTIME_DIR) to a shorter directory", exit: .usage)
         }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)

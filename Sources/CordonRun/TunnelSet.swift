@@ -51,7 +51,7 @@ public struct TunnelSet: Sendable {
     /// with no access for others (a symlink included).
     private static func makePrivateDirectory(_ path: String) throws {
         if mkdir(path, 0o700) != 0, errno != EEXIST {
-            throw RunFailure(
+            throw ErrorText(
                 "--tunnel: cannot create \(path): \(String(cString: strerror(errno)))",
                 hint: "check XDG_RUNTIME_DIR")
         }
@@ -59,7 +59,7 @@ public struct TunnelSet: Sendable {
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
             info.st_mode & 0o077 == 0
         else {
-            throw RunFailure(
+            throw ErrorText(
                 "--tunnel: \(path) is not a private directory of this user's (mode 0700, owned by uid \(getuid()))",
                 hint: "remove it or set XDG_RUNTIME_DIR to a directory of your own")
         }

@@ -1,3 +1,4 @@
+import CordonProtocol
 import CordonSystem
 import Foundation
 
@@ -29,7 +30,7 @@ final class WrappedProgram: @unchecked Sendable {
         do {
             try SpawnDescriptors.closeAllButStandard(&actions)
         } catch {
-            throw RunFailure("cannot start \(arguments[0]): \(error)", hint: "this is a fault of the system: try again")
+            throw ErrorText("cannot start \(arguments[0]): \(error)", hint: "this is a fault of the system: try again")
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -61,19 +62,19 @@ final class WrappedProgram: @unchecked Sendable {
             } catch {
                 if child > 0 { kill(-child, SIGKILL) }
                 try? cgroup.remove()
-                throw RunFailure(
+                throw ErrorText(
                     "cannot start the program in the cgroup \(cgroup.directory): \(error)",
                     hint: "pass --cgroup-parent none (or set CORDON_CGROUP_PARENT=none) to freeze it with signals",
-                    kind: .usage)
+                    exit: .usage)
             }
         } else {
             result = spawn()
         }
         guard result == 0 else {
             try? cgroup?.remove()
-            throw RunFailure(
+            throw ErrorText(
                 "cannot start \(arguments[0]): \(String(cString: strerror(result)))",
-                hint: "check the program's name and PATH", kind: .usage)
+                hint: "check the program's name and PATH", exit: .usage)
         }
         pid = child
         self.cgroup = cgroup

@@ -1,7 +1,5 @@
 import CordonKit
-import CordonPrompt
 import CordonProtocol
-import CordonRun
 
 /// An error as the user sees it: what went wrong, what to do, and the exit code.
 struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -28,8 +26,7 @@ struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as CLIError: self = error
         case let error as CordonError: self.init(error)
         case let error as CordonClientError: self.init(error)
-        case let error as PromptFailure: self.init(error)
-        case let error as RunFailure: self.init(error)
+        case let error as ErrorText: self.init(error)
         default: return nil
         }
     }

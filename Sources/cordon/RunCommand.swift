@@ -68,7 +68,7 @@ struct RunCommand: AsyncParsableCommand {
             appId: app, socketPath: global.socketPath, command: command, freezeOnLock: freezeOnLock,
             cgroupParent: cgroupParent, tunnels: try tunnels.map { try Tunnel(parsing: $0) })
         let status: Int32
-        do { status = try await session.run(note: Output.note) } catch let failure as RunFailure {
+        do { status = try await session.run(note: Output.note) } catch let failure as ErrorText {
             throw CLIError(failure)
         }
         throw ExitCode(status)

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 import Testing
 
@@ -53,9 +54,9 @@ import Testing
         let session = try Self.session(fake.program)
         defer { session.close() }
         #expect(
-            throws: PromptFailure(
+            throws: ErrorText(
                 "the passcode prompt was cancelled", hint: "run the command again to enter the passcode",
-                kind: .cancelled)
+                exit: .cancelled)
         ) { try session.getPin(description: "Unlock") }
     }
 
@@ -65,13 +66,13 @@ import Testing
         let session = try Self.session(fake.program)
         defer { session.close() }
         #expect(
-            throws: PromptFailure("no passcode was entered", hint: "type the passcode, then press Enter", kind: .usage)
+            throws: ErrorText("no passcode was entered", hint: "type the passcode, then press Enter", exit: .usage)
         ) { try session.getPin(description: "Unlock") }
     }
 
     @Test func aProgramThatIsNotThereIsRefusedNamingWhereItWasConfigured() throws {
         #expect(
-            throws: PromptFailure(
+            throws: ErrorText(
                 "the pinentry program '/nonexistent/pinentry' (from PINENTRY) is not an executable file",
                 hint: "fix PINENTRY, or add --no-pinentry to type the passcode on the terminal")
         ) { try PinentryProgram.find(environment: ["DISPLAY": ":0", "PINENTRY": "/nonexistent/pinentry"]) }
@@ -83,7 +84,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try #"{"pinentry": 7}"#.write(toFile: directory + "/settings.json", atomically: true, encoding: .utf8)
         #expect(
-            throws: PromptFailure(
+            throws: ErrorText(
                 "\(directory)/settings.json: \"pinentry\" must be a string", hint: "give the program's name or path")
         ) { try PinentryProgram.find(environment: ["DISPLAY": ":0", "CORDON_CONFIG_DIR": directory]) }
     }

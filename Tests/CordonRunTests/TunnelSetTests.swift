@@ -1,4 +1,5 @@
 import CordonKit
+import CordonProtocol
 import Foundation
 import Synchronization
 import Testing
@@ -51,7 +52,7 @@ import Testing
         chmod(root + "/rt", 0o700)
         chmod(root + "/rt/tunnels", 0o755)
         await #expect(
-            throws: RunFailure(
+            throws: ErrorText(
                 "--tunnel: \(root)/rt/tunnels is not a private directory of this user's (mode 0700, owned by uid \(getuid()))",
                 hint: "remove it or set XDG_RUNTIME_DIR to a directory of your own")
         ) { try await start(["api=https://api.example.com"]) }
@@ -59,7 +60,7 @@ import Testing
 
     @Test func aSocketPathTooLongIsAUsageFailure() async throws {
         let long = root + "/" + String(repeating: "d", count: 60)
-        await #expect(throws: RunFailure.self) {
+        await #expect(throws: ErrorText.self) {
             try await TunnelSet.start(
                 [try Tunnel(parsing: "api=https://api.example.com")], environment: ["CORDON_RUNTIME_DIR": long],
                 upstream: TunnelUpstream(), gate: ChannelGate(appId: "com.example.notes"), note: notes.sink)

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 import Testing
 
@@ -60,10 +61,10 @@ import Testing
 
     @Test func aProgramThatIsNotThereIsAUsageFailure() {
         #expect(
-            throws: RunFailure(
+            throws: ErrorText(
                 "cannot start cordon-no-such-program: No such file or directory",
                 hint: "check the program's name and PATH",
-                kind: .usage)
+                exit: .usage)
         ) {
             try WrappedProgram(arguments: ["cordon-no-such-program"], environment: ["PATH": "/usr/bin:/bin"])
         }
