@@ -50,6 +50,16 @@ final class FakeHost: ComponentHost {
     private(set) var decisions: [PolicyDecision] = []
     private(set) var closed: [ConnectionID] = []
     private(set) var policyAppliedCount = 0
+    /// What enforcement recorded of each app (also set in `registry`, as the agent does).
+    private(set) var enforcements: [(ConnectionID, EnforcementAction)] = []
+    /// The subscribers bound to a registration by its token, and those told they got their snapshot.
+    private(set) var boundSubscribers: [ConnectionID] = []
+    private(set) var subscribersBound: [ConnectionID] = []
+    /// The frames components handed to `deliver`, with the connection of their subscriber.
+    private(set) var delivered: [(ConnectionID, ByteBuffer)] = []
+    /// The apps whose data a component asked to wipe, and the apps whose key posture revoked.
+    private(set) var wiped: [String] = []
+    private(set) var revokedForPosture: [String] = []
     /// Objects a test's component holds `unowned` (a narrower host wrapping this one), kept alive here.
     var retained: [AnyObject] = []
 
@@ -69,6 +79,13 @@ final class FakeHost: ComponentHost {
             EffectivePolicy.merge(documents, fallback: (BuiltinPolicy.document, BuiltinPolicy.source)))
     }
 
+    /// Registers `registration` both ways a component may look it up: as the registration its
+    /// connection's calls verify as, and in `registry`.
+    func register(_ registration: AppRegistration) throws {
+        registrations[registration.connection] = registration
+        try registry.register(registration)
+    }
+
     /// Removes the store's directory.
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -86,11 +103,29 @@ final class FakeHost: ComponentHost {
 
     private var inputWaiters: [EventLoopPromise<LifecycleInput>] = []
 
+    /// Fails every wait for an input still pending (`FixtureError.noInput`).
+    func failInputWaiters() {
+        let waiting = inputWaiters
+        inputWaiters = []
+        for promise in waiting { promise.fail(FixtureError.noInput) }
+    }
+
     /// The next input a component feeds the lifecycle (work on the store pool ends with one).
     func nextInput() -> EventLoopFuture<LifecycleInput> {
         let promise = loop.makePromise(of: LifecycleInput.self)
         inputWaiters.append(promise)
         return promise.futureResult
+    }
+
+    private var answered = 0
+
+    /// Answers the oldest request no one answered yet as the machine would: with the empty reply
+    /// (an authorized passcode check, a success), or with `error`.
+    func answerRequest(with error: CordonError? = nil) {
+        guard answered < requests.count else { return }
+        let request = requests[answered]
+        answered += 1
+        request.promise.succeed(error.map { request.encoder.error($0.varlinkError) } ?? request.encoder.empty())
     }
 
     func snapshot() -> CordonEvent {
@@ -154,9 +189,18 @@ final class FakeHost: ComponentHost {
         return registration
     }
 
-    func bindSubscriber(token: String, connection: AgentConnection) throws(CordonError) {}
-    func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction) {}
-    func appKeyRevokedForPosture(_ appId: String) {}
+    /// Binds for real in `registry` (the token must name a registration of the same process).
+    func bindSubscriber(token: String, connection: AgentConnection) throws(CordonError) {
+        try registry.bindSubscriber(token: token, subscriber: connection.id, pid: Int(connection.identity.pid))
+        boundSubscribers.append(connection.id)
+    }
+
+    func recordEnforcement(_ id: ConnectionID, _ action: EnforcementAction) {
+        registry.enforced(id, action)
+        enforcements.append((id, action))
+    }
+
+    func appKeyRevokedForPosture(_ appId: String) { revokedForPosture.append(appId) }
     func appKeyReturnedForPosture(_ appId: String) {}
     func closeConnection(_ id: ConnectionID) { closed.append(id) }
 
@@ -177,9 +221,12 @@ final class FakeHost: ComponentHost {
     // MARK: EventSink, AppDataWiper
 
     func subscriber(_ id: ConnectionID) -> Subscriber? { nil }
-    func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) {}
-    func subscriberBound(_ id: ConnectionID) {}
-    func wipeAppData(_ appId: String, reason: String) -> EventLoopFuture<Void> { loop.makeSucceededVoidFuture() }
+    func deliver(_ frame: ByteBuffer, to subscriber: Subscriber) { delivered.append((subscriber.connection.id, frame)) }
+    func subscriberBound(_ id: ConnectionID) { subscribersBound.append(id) }
+    func wipeAppData(_ appId: String, reason: String) -> EventLoopFuture<Void> {
+        wiped.append(appId)
+        return loop.makeSucceededVoidFuture()
+    }
 }
 
 /// A component under test with its fake host, made and used on the host's loop: the test reaches
@@ -250,14 +297,15 @@ final class ComponentFixture<Component>: Sendable {
 
     /// Calls one method the way the router does, and waits for its reply's JSON.
     func call(
-        _ method: Method, _ parameters: [String: JSONValue] = [:], from id: ConnectionID = 1,
+        _ method: Method, _ parameters: [String: JSONValue] = [:], from id: ConnectionID = 1, more: Bool = false,
         _ serve: @escaping @Sendable (Component, ComponentCall) throws -> CallOutcome
     ) async throws -> JSONValue {
         let bound = self.bound
         let future = try await loop.submit { () -> EventLoopFuture<ByteBuffer> in
             guard let connection = bound.value.connections[id] else { throw FixtureError.noConnection(id) }
             let encoder = ReplyEncoder(allocator: ByteBufferAllocator())
-            let bytes = try VarlinkCodec().encodeBytes(VarlinkCall(method: method.rawValue, parameters: parameters))
+            let bytes = try VarlinkCodec().encodeBytes(
+                VarlinkCall(method: method.rawValue, parameters: parameters, more: more))
             let message = try VarlinkCodec().decodeCall(bytes)
             let call = ComponentCall(method: method, message: message, connection: connection, encoder: encoder)
             let outcome: CallOutcome
@@ -272,10 +320,64 @@ final class ComponentFixture<Component>: Sendable {
             case .streaming: return bound.value.host.loop.makeSucceededFuture(encoder.empty())
             }
         }.get()
-        var frame = try await future.get()
-        let bytes = frame.readBytes(length: frame.readableBytes) ?? []
-        // A frame ends with its NUL terminator.
+        return try Self.json(try await future.get())
+    }
+
+    /// Calls a method that needs the passcode checked by the lifecycle machine (`authorized`):
+    /// returns the input the call fed the machine, and the reply once the fake machine answered
+    /// the request — with `error`, or as an authorized check. A call answered without feeding the
+    /// machine anything throws `FixtureError.notAuthorizing` with its reply.
+    func callAuthorized(
+        _ method: Method, _ parameters: [String: JSONValue] = [:], from id: ConnectionID = 1,
+        answer error: CordonError? = nil,
+        _ serve: @escaping @Sendable (Component, ComponentCall) throws -> CallOutcome
+    ) async throws -> (input: LifecycleInput, reply: JSONValue) {
+        let next = try await run { host, _, _ in host.nextInput() }
+        let reply = Task { [self] in
+            let reply: JSONValue
+            do {
+                reply = try await call(method, parameters, from: id, serve)
+            } catch {
+                _ = try? await run { host, _, _ in host.failInputWaiters() }
+                throw error
+            }
+            // Answered: no input is coming any more if none came.
+            _ = try? await run { host, _, _ in host.failInputWaiters() }
+            return reply
+        }
+        let input: LifecycleInput
+        do {
+            input = try await next.get()
+        } catch {
+            throw FixtureError.notAuthorizing(try await reply.value)
+        }
+        try await run { host, _, _ in host.answerRequest(with: error) }
+        return (input, try await reply.value)
+    }
+
+    /// The JSON of one varlink frame (it ends with its NUL terminator).
+    static func json(_ frame: ByteBuffer) throws -> JSONValue {
+        let bytes = Array(frame.readableBytesView)
         return try JSONDecoder().decode(JSONValue.self, from: Data(bytes.prefix { $0 != 0 }))
+    }
+
+    /// The frames written to connection `id`'s channel so far (a subscriber's events), as JSON.
+    func written(to id: ConnectionID) async throws -> [JSONValue] {
+        let bound = self.bound
+        let frames = try await loop.submit { () -> [ByteBuffer] in
+            guard let channel = bound.value.connections[id]?.channel as? EmbeddedChannel else {
+                throw FixtureError.noConnection(id)
+            }
+            var frames: [ByteBuffer] = []
+            while let frame = try channel.readOutbound(as: ByteBuffer.self) { frames.append(frame) }
+            return frames
+        }.get()
+        // A write may hold several frames: split at each NUL.
+        return try frames.flatMap { frame in
+            try Array(frame.readableBytesView).split(separator: 0).map {
+                try JSONDecoder().decode(JSONValue.self, from: Data($0))
+            }
+        }
     }
 
     private func stop() async throws {
@@ -289,6 +391,10 @@ final class ComponentFixture<Component>: Sendable {
 enum FixtureError: Error {
     case noContext
     case noConnection(ConnectionID)
+    /// No input came for the lifecycle.
+    case noInput
+    /// A call expected to wait for the passcode check was answered without one.
+    case notAuthorizing(JSONValue)
 }
 
 /// Keeps the context of the channel it is added to (an `AgentConnection` needs one).
@@ -296,4 +402,40 @@ final class ContextGrabber: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private(set) var context: ChannelHandlerContext?
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+}
+
+extension JSONValue {
+    /// This value decoded as `type` (a reply's parameters as the wire type they encode).
+    func decoded<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONDecoder().decode(type, from: JSONEncoder().encode(self))
+    }
+}
+
+/// A temporary directory with its real path (`/tmp` may be a symbolic link), removed on deinit.
+final class TemporaryTree: Sendable {
+    let root: String
+
+    init() throws {
+        let made = NSTemporaryDirectory() + "cordon-tree-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        root = URL(fileURLWithPath: made).resolvingSymlinksInPath().path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    func directory(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: root + "/" + path, withIntermediateDirectories: true)
+    }
+
+    /// Writes `contents` at `path` under the root, making its directories.
+    func write(_ path: String, _ contents: String) throws {
+        try write(path, Array(contents.utf8))
+    }
+
+    func write(_ path: String, _ bytes: [UInt8]) throws {
+        let full = root + "/" + path
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: full))
+    }
 }

@@ -1,0 +1,116 @@
+import CordonLifecycle
+import CordonPolicy
+import CordonProtocol
+import Foundation
+import Testing
+
+@testable import CordonServer
+
+/// `BiometricsComponent` against a fake host: turning fingerprint unlock on needs the policy, the
+/// passcode and an unlocked container, and is stored; a fingerprint unlock is refused with the
+/// typed error that says why, before any scan (docs/THREAT-MODEL.md, "Fingerprint unlock").
+@Suite struct BiometricsComponentTests {
+    typealias Fixture = ComponentFixture<BiometricsComponent>
+
+    static let admin = PolicySource(path: "/etc/cordon/policy.d/test.json", origin: .admin)
+
+    /// The component and its vault (kept alive by the host); the machine initialised and locked.
+    static func with(
+        _ biometrics: BiometricsPolicy = .allowed, state: LifecycleState, _ body: (Fixture) async throws -> Void
+    ) async throws {
+        try await Fixture.with(
+            documents: [(PolicyDocument(PolicyKeys.Passcode.biometrics(biometrics)), admin)],
+            configure: { host in
+                host.lifecycleState = state
+                var machine = LifecycleMachine(configuration: .builtin)
+                if state != .uninitialized {
+                    _ = machine.handle(.start(initialized: true, failedAttempts: 0, lastFailureAt: nil, now: 0))
+                }
+                host.lifecycle = machine
+            },
+            make: { host in
+                let vault = try KeyVault(host: host)
+                host.retained.append(vault)
+                return BiometricsComponent(host: host, vault: vault)
+            }
+        ) { fixture in
+            try await body(fixture)
+            try await fixture.run { _, biometrics, _ in biometrics.shutdown() }
+        }
+    }
+
+    static func set(_ enabled: Bool, passcode: String? = "2468", in fixture: Fixture) async throws -> JSONValue {
+        var parameters: [String: JSONValue] = ["enabled": .bool(enabled)]
+        if let passcode { parameters["passcode"] = .string(passcode) }
+        return try await fixture.call(.setBiometrics, parameters) { try $0.serveSetBiometrics($1) }
+    }
+
+    static func unlock(_ fixture: Fixture) async throws -> JSONValue {
+        try await fixture.call(.unlockWithFingerprint) { try $0.serveUnlock($1) }
+    }
+
+    @Test func turningItOnWhileLockedIsRefused() async throws {
+        try await Self.with(state: .lockedKeyHeld) { fixture in
+            #expect(try await Self.set(true, in: fixture)["error"] == .string("io.cordon.Agent.Locked"))
+            let (inputs, stored) = try await fixture.run { host, _, _ throws in
+                (host.inputs, try host.database.loadBiometricsOptIn())
+            }
+            #expect(inputs.isEmpty)
+            #expect(!stored)
+        }
+    }
+
+    @Test func turningItOnNeedsThePolicyAndThePasscode() async throws {
+        try await Self.with(.disabled, state: .unlocked) { fixture throws in
+            #expect(try await Self.set(true, in: fixture)["error"] == .string("io.cordon.Agent.BiometricsDisabled"))
+        }
+        try await Self.with(state: .unlocked) { fixture in
+            let reply = try await Self.set(true, passcode: nil, in: fixture)
+            #expect(reply["error"] == .string("io.cordon.Agent.PasscodeRequired"))
+        }
+    }
+
+    @Test func turningItOnWithThePasscodeStoresTheOptIn() async throws {
+        try await Self.with(state: .unlocked) { fixture in
+            let (input, reply) = try await fixture.callAuthorized(
+                .setBiometrics, ["enabled": .bool(true), "passcode": .string("2468")]
+            ) { try $0.serveSetBiometrics($1) }
+            #expect(input == .authorizeRequested(hasPasscode: true, now: 1_000_000))
+            #expect(reply["error"] == nil)
+            let (optedIn, stored) = try await fixture.run { host, biometrics, _ throws in
+                (biometrics.optedIn, try host.database.loadBiometricsOptIn())
+            }
+            #expect(optedIn)
+            #expect(stored)
+        }
+    }
+
+    @Test func aFingerprintUnlockWithoutTheOptInIsRefused() async throws {
+        try await Self.with(state: .lockedNoKey) { fixture throws in
+            #expect(try await Self.unlock(fixture)["error"] == .string("io.cordon.Agent.BiometricsNotEnabled"))
+            #expect(try await fixture.run { host, _, _ in host.inputs.isEmpty })
+        }
+        try await Self.with(.disabled, state: .lockedNoKey) { fixture throws in
+            #expect(try await Self.unlock(fixture)["error"] == .string("io.cordon.Agent.BiometricsDisabled"))
+        }
+        try await Self.with(state: .uninitialized) { fixture throws in
+            #expect(try await Self.unlock(fixture)["error"] == .string("io.cordon.Agent.NotInitialized"))
+        }
+    }
+
+    @Test func aFingerprintUnlockNeedsAPasscodeUnlockFirst() async throws {
+        try await Self.with(state: .unlocked) { fixture in
+            _ = try await fixture.callAuthorized(
+                .setBiometrics, ["enabled": .bool(true), "passcode": .string("2468")]
+            ) { try $0.serveSetBiometrics($1) }
+            var machine = LifecycleMachine(configuration: .builtin)
+            _ = machine.handle(.start(initialized: true, failedAttempts: 0, lastFailureAt: nil, now: 0))
+            try await fixture.run { [machine] host, _, _ in
+                host.lifecycleState = machine.state
+                host.lifecycle = machine
+            }
+            let reply = try await Self.unlock(fixture)
+            #expect(reply["error"] == .string("io.cordon.Agent.BiometricsPasscodeNeeded"))
+        }
+    }
+}
