@@ -69,7 +69,7 @@ public final class ChannelGate: Sendable {
     /// A posture revocation holds until the agent lifts it (`EncryptionKeyAvailable` with reason
     /// `posture`), whatever the container does meanwhile.
     public func follow(_ event: CordonEvent) {
-        switch event.kind {
+        switch event.payload {
         case .state:
             if event.keyAvailable { keyBecameAvailable() } else { keyBecameUnavailable(reason: event.state.rawValue) }
         case .encryptionKeyAvailable:
@@ -81,7 +81,7 @@ public final class ChannelGate: Sendable {
                 if event.reason == .agentUnavailable { state.postureBlocked = false }
             }
             keyBecameUnavailable(reason: event.reason.rawValue)
-        case .wiped where event.appId == nil || event.appId == appId: keyBecameUnavailable(reason: "wiped")
+        case .wiped(let wipedApp) where wipedApp == nil || wipedApp == appId: keyBecameUnavailable(reason: "wiped")
         default: break
         }
     }

@@ -5,7 +5,7 @@ extension CordonEvent {
     /// The event CordonKit reports when the agent is gone: the key must be treated as revoked.
     public static func agentUnavailable(lastSeq: Int) -> CordonEvent {
         CordonEvent(
-            seq: lastSeq, kind: .encryptionKeyUnavailable, reason: .agentUnavailable,
+            seq: lastSeq, payload: .encryptionKeyUnavailable(ackDeadline: nil), reason: .agentUnavailable,
             time: Date().timeIntervalSince1970, state: .lockedNoKey)
     }
 }

@@ -80,9 +80,9 @@ final class AppKeyState: Sendable {
 
     /// Whether `event` ends the key's use in this app.
     static func revokes(_ event: CordonEvent, appId: String) -> Bool {
-        switch event.kind {
+        switch event.payload {
         case .didLock, .encryptionKeyUnavailable: return true
-        case .wiped: return event.appId == nil || event.appId == appId
+        case .wiped(let wipedApp): return wipedApp == nil || wipedApp == appId
         default: return false
         }
     }

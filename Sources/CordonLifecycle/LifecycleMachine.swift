@@ -126,17 +126,11 @@ public struct LifecycleMachine: Sendable {
             guard let deadline = nextDeadline, now >= deadline else { return [] }
             return lock(reason: .idleTimeout, now: now)
         case .policyChanged(let version, let now):
-            return [.emit(event(.policyDidChange, .policy, now, policyVersion: version))]
+            return [.emit(event(.policyDidChange(policyVersion: version), .policy, now))]
         case .appEnforced(let appId, let pid, let action, let now):
-            var enforced = event(.appEnforced, .policy, now)
-            enforced.appId = appId
-            enforced.pid = pid
-            enforced.enforcement = action
-            return [.emit(enforced)]
+            return [.emit(event(.appEnforced(appId: appId, pid: pid, enforcement: action), .policy, now))]
         case .signedOut(let provider, let now):
-            var signedOut = event(.didSignOut, .userRequest, now)
-            signedOut.provider = provider
-            return [.emit(signedOut)]
+            return [.emit(event(.didSignOut(provider: provider), .userRequest, now))]
         }
     }
 
@@ -198,7 +192,7 @@ public struct LifecycleMachine: Sendable {
                 if state == .lockedNoKey {
                     state = .lockedKeyHeld
                     actions.append(.installKey)
-                    actions.append(.emit(event(.encryptionKeyAvailable, .userRequest, now)))
+                    actions.append(.emit(event(.encryptionKeyAvailable(), .userRequest, now)))
                 }
                 if state != .unlocked {
                     state = .unlocked
@@ -241,7 +235,7 @@ public struct LifecycleMachine: Sendable {
             lockedAt = now
             let deadline = now + Double(configuration.ackDeadlineMs) / 1000
             actions.append(.discardKey)
-            actions.append(.emit(event(.encryptionKeyUnavailable, reason, now, ackDeadline: deadline)))
+            actions.append(.emit(event(.encryptionKeyUnavailable(ackDeadline: deadline), reason, now)))
         }
         return actions
     }
@@ -254,7 +248,7 @@ public struct LifecycleMachine: Sendable {
         lastFailureAt = nil
         actions.append(.eraseKeystore)
         actions.append(.persistFailedAttempts(count: 0, lastFailureAt: nil))
-        actions.append(.emit(event(.wiped, reason, now)))
+        actions.append(.emit(event(.wiped(), reason, now)))
         return actions
     }
 
@@ -273,18 +267,13 @@ public struct LifecycleMachine: Sendable {
         return nil
     }
 
-    private mutating func event(
-        _ kind: EventKind, _ reason: EventReason, _ now: Double, ackDeadline: Double? = nil,
-        policyVersion: String? = nil
-    ) -> CordonEvent {
+    private mutating func event(_ payload: CordonEvent.Payload, _ reason: EventReason, _ now: Double) -> CordonEvent {
         seq += 1
-        return CordonEvent(
-            seq: seq, kind: kind, reason: reason, time: now, state: state, ackDeadline: ackDeadline,
-            policyVersion: policyVersion)
+        return CordonEvent(seq: seq, payload: payload, reason: reason, time: now, state: state)
     }
 
     /// The current state as a snapshot event (the first reply of a subscription).
     public func snapshot(now: Double) -> CordonEvent {
-        CordonEvent(seq: seq, kind: .state, reason: .startup, time: now, state: state)
+        CordonEvent(seq: seq, payload: .state, reason: .startup, time: now, state: state)
     }
 }

@@ -36,7 +36,7 @@ struct SupervisorDecider: Sendable {
 
     /// The action for `event`, the next event of the app.
     mutating func decide(_ event: CordonEvent) -> Action {
-        switch event.kind {
+        switch event.payload {
         case .state, .encryptionKeyAvailable, .didUnlock:
             if event.kind == .encryptionKeyAvailable && event.reason == .posture { postureBlocked = false }
             let runs = event.keyAvailable && (!freezeOnLock || event.state == .unlocked) && !postureBlocked
@@ -53,8 +53,8 @@ struct SupervisorDecider: Sendable {
             return freezeOnLock ? .freeze : .none
         case .wiped:
             return .freeze
-        case .postureWarning:
-            let checks = (event.posture ?? []).map { "\($0.check.rawValue) (\($0.evidence))" }
+        case .postureWarning(let notice):
+            let checks = notice.results.map { "\($0.check.rawValue) (\($0.evidence))" }
             return .note("cordon: device posture warning: \(checks.joined(separator: ", "))")
         case .policyDidChange, .appEnforced, .openDocument, .didSignOut:
             return .none

@@ -41,17 +41,18 @@ struct EventsCommand: AsyncParsableCommand {
 
     /// One line for `event`.
     func render(_ event: CordonEvent) throws -> String {
-        if json { return try Output.json(EventRecord(event), compact: true) }
+        let record = EventRecord(event)
+        if json { return try Output.json(record, compact: true) }
         var fields = [
             Format.time(event.date), "seq=\(event.seq)", event.kind.rawValue, "reason=\(event.reason.rawValue)",
             "state=\(event.state.rawValue)",
         ]
         if let deadline = event.ackDeadlineDate { fields.append("ackDeadline=\(Format.time(deadline))") }
-        if let version = event.policyVersion { fields.append("policyVersion=\(version)") }
-        if let appId = event.appId { fields.append("app=\(appId)") }
-        if let pid = event.pid { fields.append("pid=\(pid)") }
-        if let enforcement = event.enforcement { fields.append("enforcement=\(enforcement.rawValue)") }
-        if let provider = event.provider { fields.append("provider=\(provider)") }
+        if let version = record.policyVersion { fields.append("policyVersion=\(version)") }
+        if let appId = record.appId { fields.append("app=\(appId)") }
+        if let pid = record.pid { fields.append("pid=\(pid)") }
+        if let enforcement = record.enforcement { fields.append("enforcement=\(enforcement.rawValue)") }
+        if let provider = record.provider { fields.append("provider=\(provider)") }
         return fields.joined(separator: " ")
     }
 }
@@ -68,7 +69,8 @@ struct EventRecord: Encodable {
     var ackDeadline: Double?
     /// For `PolicyDidChange`: the policy version now in force; the key is left out when absent.
     var policyVersion: String?
-    /// For `AppEnforced`: the app, its process and what the agent did; left out when absent.
+    /// For `AppEnforced`: the app, its process and what the agent did (the app also for a `Wiped`
+    /// of one app and the posture events); left out when absent.
     var appId: String?
     var pid: Int?
     var enforcement: EnforcementAction?
@@ -76,17 +78,18 @@ struct EventRecord: Encodable {
     var provider: String?
 
     init(_ event: CordonEvent) {
-        provider = event.provider
-        appId = event.appId
-        pid = event.pid
-        enforcement = event.enforcement
+        let members = event.payload.members
+        provider = members.provider
+        appId = members.appId
+        pid = members.pid
+        enforcement = members.enforcement
+        policyVersion = members.policyVersion
         kind = event.kind
         reason = event.reason
         seq = event.seq
         time = event.time
         state = event.state
         ackDeadline = event.ackDeadline
-        policyVersion = event.policyVersion
     }
 
     private enum CodingKeys: String, CodingKey {

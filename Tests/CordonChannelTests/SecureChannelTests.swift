@@ -211,7 +211,8 @@ struct SecureChannelTests {
         await gate.opened(atLeast: 1)
         gate.follow(
             CordonEvent(
-                seq: 7, kind: .encryptionKeyUnavailable, reason: .logout, time: 0, state: .lockedNoKey))
+                seq: 7, payload: .encryptionKeyUnavailable(ackDeadline: nil), reason: .logout, time: 0,
+                state: .lockedNoKey))
         let error = await request.value.failure
         #expect(error == .revoked(appId: "com.example.notes", reason: "logout"))
         #expect(gate.openConnections == 0)
@@ -221,21 +222,21 @@ struct SecureChannelTests {
     /// `posture`) or a new agent reopens the gate.
     @Test func aPostureBlockOutlastsTheContainersUnlock() throws {
         let gate = ChannelGate(appId: "com.example.notes", available: true)
-        func event(_ kind: EventKind, _ reason: EventReason, _ state: LifecycleState) -> CordonEvent {
-            CordonEvent(seq: 1, kind: kind, reason: reason, time: 0, state: state)
+        func event(_ payload: CordonEvent.Payload, _ reason: EventReason, _ state: LifecycleState) -> CordonEvent {
+            CordonEvent(seq: 1, payload: payload, reason: reason, time: 0, state: state)
         }
-        gate.follow(event(.encryptionKeyUnavailable, .posture, .unlocked))
+        gate.follow(event(.encryptionKeyUnavailable(ackDeadline: nil), .posture, .unlocked))
         #expect(gate.refusal == .keyUnavailable(appId: "com.example.notes", reason: "posture"))
-        gate.follow(event(.encryptionKeyAvailable, .userRequest, .unlocked))
+        gate.follow(event(.encryptionKeyAvailable(), .userRequest, .unlocked))
         gate.follow(event(.state, .userRequest, .unlocked))
         #expect(gate.refusal == .keyUnavailable(appId: "com.example.notes", reason: "posture"))
         #expect(throws: SecureChannelError.keyUnavailable(appId: "com.example.notes", reason: "posture")) {
             _ = try gate.open { _ in }
         }
-        gate.follow(event(.encryptionKeyAvailable, .posture, .unlocked))
+        gate.follow(event(.encryptionKeyAvailable(), .posture, .unlocked))
         #expect(gate.isOpen)
-        gate.follow(event(.encryptionKeyUnavailable, .posture, .unlocked))
-        gate.follow(event(.encryptionKeyUnavailable, .agentUnavailable, .lockedNoKey))
+        gate.follow(event(.encryptionKeyUnavailable(ackDeadline: nil), .posture, .unlocked))
+        gate.follow(event(.encryptionKeyUnavailable(ackDeadline: nil), .agentUnavailable, .lockedNoKey))
         gate.follow(event(.state, .startup, .unlocked))
         #expect(gate.isOpen, "a new agent says the posture anew")
     }

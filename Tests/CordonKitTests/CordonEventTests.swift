@@ -8,8 +8,8 @@ import Testing
 struct CordonEventTests {
     @Test func readsTimesAsDates() {
         let event = CordonEvent(
-            seq: 7, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.5, state: .lockedNoKey,
-            ackDeadline: 1_700_000_002.5)
+            seq: 7, payload: .encryptionKeyUnavailable(ackDeadline: 1_700_000_002.5), reason: .logout,
+            time: 1_700_000_000.5, state: .lockedNoKey)
         #expect(event.kind == .encryptionKeyUnavailable)
         #expect(event.reason == .logout)
         #expect(event.seq == 7)
@@ -20,14 +20,14 @@ struct CordonEventTests {
     }
 
     @Test func eventWithoutDeadline() {
-        let event = CordonEvent(seq: 2, kind: .didUnlock, reason: .userRequest, time: 10, state: .unlocked)
+        let event = CordonEvent(seq: 2, payload: .didUnlock, reason: .userRequest, time: 10, state: .unlocked)
         #expect(event.ackDeadlineDate == nil)
         #expect(event.keyAvailable)
     }
 
     @Test(arguments: LifecycleState.allCases)
     func keyAvailabilityFollowsTheState(state: LifecycleState) {
-        let event = CordonEvent(seq: 0, kind: .state, reason: .startup, time: 0, state: state)
+        let event = CordonEvent(seq: 0, payload: .state, reason: .startup, time: 0, state: state)
         #expect(event.keyAvailable == (state == .unlocked || state == .lockedKeyHeld))
     }
 

@@ -36,10 +36,11 @@ struct AppRegistryComplianceTests {
         #expect(registry.registrations[1]?.deadline == 100)
     }
 
-    @Test(arguments: [EventKind.didLock, .didUnlock, .state, .policyDidChange])
-    func otherEventsAskNothing(kind: EventKind) throws {
+    @Test(arguments: [CordonEvent.Payload.didLock, .didUnlock, .state, .policyDidChange(policyVersion: "v")])
+    func otherEventsAskNothing(payload: CordonEvent.Payload) throws {
         var registry = try populated()
-        registry.eventEmitted(CordonEvent(seq: 1, kind: kind, reason: .userRequest, time: 1, state: .lockedKeyHeld))
+        registry.eventEmitted(
+            CordonEvent(seq: 1, payload: payload, reason: .userRequest, time: 1, state: .lockedKeyHeld))
         #expect(registry.all.allSatisfy { $0.pendingSeq == nil && $0.deadline == nil })
         #expect(registry.nextDeadline == nil)
     }
@@ -125,13 +126,14 @@ struct AppRegistryComplianceTests {
         #expect(registry.registrations[1]?.overdue == false)
     }
 
-    @Test(arguments: [EventKind.encryptionKeyAvailable, .wiped])
-    func keyReturnOrWipeLiftsEveryObligation(kind: EventKind) throws {
+    @Test(arguments: [CordonEvent.Payload.encryptionKeyAvailable(), .wiped()])
+    func keyReturnOrWipeLiftsEveryObligation(payload: CordonEvent.Payload) throws {
         var registry = try populated()
         registry.eventEmitted(keyUnavailable(seq: 5, deadline: 102))
         _ = registry.tick(now: 103)
         #expect(registry.registrations[1]?.compliance == .overdue)
-        registry.eventEmitted(CordonEvent(seq: 6, kind: kind, reason: .userRequest, time: 104, state: .lockedKeyHeld))
+        registry.eventEmitted(
+            CordonEvent(seq: 6, payload: payload, reason: .userRequest, time: 104, state: .lockedKeyHeld))
         for app in registry.all {
             #expect(app.pendingSeq == nil)
             #expect(app.deadline == nil)
@@ -145,7 +147,8 @@ struct AppRegistryComplianceTests {
         registry.eventEmitted(keyUnavailable(seq: 5, time: 100, deadline: 102))
         #expect(registry.tick(now: 103).count == 2)
         registry.eventEmitted(
-            CordonEvent(seq: 6, kind: .encryptionKeyAvailable, reason: .userRequest, time: 110, state: .lockedKeyHeld))
+            CordonEvent(
+                seq: 6, payload: .encryptionKeyAvailable(), reason: .userRequest, time: 110, state: .lockedKeyHeld))
         registry.eventEmitted(keyUnavailable(seq: 8, time: 120, deadline: 122))
         #expect(registry.registrations[1]?.pendingSeq == 8)
         #expect(registry.tick(now: 122).map(\.connection) == [1, 2])

@@ -5,7 +5,8 @@ import Testing
 @Suite("AppRegistry: enforcement, thawing and registrations on behalf of a child")
 struct AppRegistryEnforcementTests {
     private func keyAvailable(seq: Int) -> CordonEvent {
-        CordonEvent(seq: seq, kind: .encryptionKeyAvailable, reason: .userRequest, time: 200, state: .lockedKeyHeld)
+        CordonEvent(
+            seq: seq, payload: .encryptionKeyAvailable(), reason: .userRequest, time: 200, state: .lockedKeyHeld)
     }
 
     @Test(arguments: [
@@ -40,7 +41,7 @@ struct AppRegistryEnforcementTests {
         registry.eventEmitted(keyUnavailable(seq: 5, deadline: 102))
         _ = registry.tick(now: 103)
         registry.enforced(1, .freeze)
-        let wiped = CordonEvent(seq: 6, kind: .wiped, reason: .wipe, time: 104, state: .uninitialized)
+        let wiped = CordonEvent(seq: 6, payload: .wiped(), reason: .wipe, time: 104, state: .uninitialized)
         #expect(registry.eventEmitted(wiped).isEmpty)
         #expect(registry.registrations[1]?.compliance == .frozen)
         #expect(registry.eventEmitted(keyAvailable(seq: 9)).map(\.connection) == [1])

@@ -15,8 +15,8 @@ func registration(
 /// A revocation event as the lifecycle machine emits it.
 func keyUnavailable(seq: Int, time: Double = 100, deadline: Double? = 102) -> CordonEvent {
     CordonEvent(
-        seq: seq, kind: .encryptionKeyUnavailable, reason: .logout, time: time, state: .lockedNoKey,
-        ackDeadline: deadline)
+        seq: seq, payload: .encryptionKeyUnavailable(ackDeadline: deadline), reason: .logout, time: time,
+        state: .lockedNoKey)
 }
 
 @Suite("AppRegistry: registration and subscribers")

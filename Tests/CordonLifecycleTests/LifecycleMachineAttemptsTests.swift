@@ -107,7 +107,7 @@ struct LifecycleMachineAttemptsTests {
             h.checked(false) == [
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 1, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 1, payload: .wiped(), reason: .maxAttempts, time: h.now, state: .uninitialized)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
             ])
         #expect(h.machine.state == .uninitialized)
@@ -132,11 +132,11 @@ struct LifecycleMachineAttemptsTests {
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
-                        state: .lockedNoKey, ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .maxAttempts,
+                        time: h.now, state: .lockedNoKey)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .maxAttempts, time: h.now, state: .uninitialized)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
             ])
         #expect(h.machine.state == .uninitialized)

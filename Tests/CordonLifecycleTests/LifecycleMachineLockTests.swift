@@ -11,7 +11,7 @@ struct LifecycleMachineLockTests {
         let actions = h.lock()
         #expect(
             actions == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .userRequest, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .userRequest, time: h.now, state: .lockedKeyHeld)),
                 .succeed,
             ])
         #expect(h.machine.state == .lockedKeyHeld)
@@ -50,12 +50,12 @@ struct LifecycleMachineLockTests {
         let actions = h.lock(.screenLock)
         #expect(
             actions == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .screenLock, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .screenLock, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .screenLock, time: h.now,
-                        state: .lockedNoKey, ackDeadline: h.now + 1.5)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 1.5), reason: .screenLock,
+                        time: h.now, state: .lockedNoKey)),
                 .succeed,
             ])
         #expect(h.machine.state == .lockedNoKey)
@@ -83,7 +83,7 @@ struct LifecycleMachineLockTests {
         h.advance(0.5)
         #expect(
             h.tick() == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld))
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld))
             ], "a timer lock answers no request, so there is no succeed")
         #expect(h.machine.state == .lockedKeyHeld)
         #expect(h.machine.nextDeadline == nil)
@@ -140,12 +140,12 @@ struct LifecycleMachineLockTests {
         let actions = h.tick()
         #expect(
             actions == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .idleTimeout, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .idleTimeout, time: h.now,
-                        state: .lockedNoKey, ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .idleTimeout,
+                        time: h.now, state: .lockedNoKey)),
             ])
         #expect(h.machine.state == .lockedNoKey)
     }
@@ -156,12 +156,12 @@ struct LifecycleMachineLockTests {
         h.advance(3)
         #expect(
             h.revoke(.logout) == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .logout, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .logout, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .logout, time: h.now, state: .lockedNoKey,
-                        ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .logout,
+                        time: h.now, state: .lockedNoKey)),
                 .succeed,
             ])
         #expect(h.machine.state == .lockedNoKey)
@@ -177,8 +177,8 @@ struct LifecycleMachineLockTests {
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
-                        ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .policy,
+                        time: h.now, state: .lockedNoKey)),
                 .succeed,
             ])
     }

@@ -66,15 +66,15 @@ struct LifecycleMachinePasscodeTests {
         h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
         #expect(
             h.checked(false) == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
-                        state: .lockedNoKey, ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .maxAttempts,
+                        time: h.now, state: .lockedNoKey)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .maxAttempts, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .maxAttempts, time: h.now, state: .uninitialized)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
             ])
         #expect(h.machine.state == .uninitialized)
@@ -91,15 +91,15 @@ struct LifecycleMachinePasscodeTests {
         #expect(
             h.checked(true) == [
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .wipe, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .wipe, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .wipe, time: h.now, state: .lockedNoKey,
-                        ackDeadline: h.now + 3)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 3), reason: .wipe, time: h.now,
+                        state: .lockedNoKey)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .wipe, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .wipe, time: h.now, state: .uninitialized)),
                 .succeed,
             ])
         #expect(h.machine.state == .uninitialized)

@@ -33,8 +33,8 @@ struct LifecycleMachinePolicyTests {
             actions == [
                 .emit(
                     CordonEvent(
-                        seq: seq + 1, kind: .policyDidChange, reason: .policy, time: h.now, state: state,
-                        policyVersion: "sha256:0123abcd"))
+                        seq: seq + 1, payload: .policyDidChange(policyVersion: "sha256:0123abcd"), reason: .policy,
+                        time: h.now, state: state))
             ])
         #expect(h.machine.seq == seq + 1)
         #expect(h.machine.state == state, "a policy change alone changes no state")
@@ -43,7 +43,7 @@ struct LifecycleMachinePolicyTests {
 
         let next = h.handle(.policyChanged(version: "v2", now: h.now))
         #expect(next.events.map(\.seq) == [seq + 2])
-        #expect(next.events.map(\.policyVersion) == ["v2"])
+        #expect(next.events.map(\.payload) == [.policyDidChange(policyVersion: "v2")])
     }
 
     @Test func policyChangeDuringAPendingCheckLeavesTheCheckAlone() {
@@ -76,12 +76,12 @@ struct LifecycleMachinePolicyTests {
         let actions = h.checked(false)
         #expect(
             actions == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
-                        state: .lockedNoKey, ackDeadline: h.now + 1.5)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 1.5), reason: .maxAttempts,
+                        time: h.now, state: .lockedNoKey)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120)),
             ])
         #expect(!actions.contains(.eraseKeystore))
@@ -103,8 +103,8 @@ struct LifecycleMachinePolicyTests {
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .maxAttempts, time: h.now,
-                        state: .lockedNoKey, ackDeadline: h.now + 1.5)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 1.5), reason: .maxAttempts,
+                        time: h.now, state: .lockedNoKey)),
                 .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120)),
             ])
         #expect(h.machine.state == .lockedNoKey)
@@ -176,15 +176,15 @@ struct LifecycleMachinePolicyTests {
         h.advance(3)
         #expect(
             h.handle(.forceWipe(reason: .policy, now: h.now)) == [
-                .emit(CordonEvent(seq: 3, kind: .didLock, reason: .policy, time: h.now, state: .lockedKeyHeld)),
+                .emit(CordonEvent(seq: 3, payload: .didLock, reason: .policy, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
-                        ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .policy,
+                        time: h.now, state: .lockedNoKey)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.state == .uninitialized)
         #expect(h.machine.lockedAt == nil)
@@ -199,11 +199,11 @@ struct LifecycleMachinePolicyTests {
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
-                        ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .policy,
+                        time: h.now, state: .lockedNoKey)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.state == .uninitialized)
     }
@@ -215,7 +215,7 @@ struct LifecycleMachinePolicyTests {
             h.handle(.forceWipe(reason: .policy, now: h.now)) == [
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 1, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 1, payload: .wiped(), reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.state == .uninitialized)
         #expect(h.machine.failedAttempts == 0)
@@ -248,7 +248,7 @@ struct LifecycleMachinePolicyTests {
                 .fail(.revoked(reason: "policy")),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 1, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 1, payload: .wiped(), reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.machine.pending == nil)
         #expect(h.machine.revokedDuringCheck == nil)
@@ -271,11 +271,11 @@ struct LifecycleMachinePolicyTests {
                 .discardKey,
                 .emit(
                     CordonEvent(
-                        seq: 4, kind: .encryptionKeyUnavailable, reason: .policy, time: h.now, state: .lockedNoKey,
-                        ackDeadline: h.now + 2)),
+                        seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 2), reason: .policy,
+                        time: h.now, state: .lockedNoKey)),
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 5, kind: .wiped, reason: .policy, time: h.now, state: .uninitialized)),
+                .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .policy, time: h.now, state: .uninitialized)),
             ])
         #expect(h.checked(true) == [])
         #expect(h.machine.state == .uninitialized)
@@ -312,8 +312,8 @@ struct LifecycleMachinePolicyTests {
             actions == [
                 .emit(
                     CordonEvent(
-                        seq: seq + 1, kind: .appEnforced, reason: .policy, time: h.now, state: state,
-                        appId: "com.example.deaf", pid: 42, enforcement: .freeze))
+                        seq: seq + 1, payload: .appEnforced(appId: "com.example.deaf", pid: 42, enforcement: .freeze),
+                        reason: .policy, time: h.now, state: state))
             ])
         #expect(h.machine.state == state)
     }

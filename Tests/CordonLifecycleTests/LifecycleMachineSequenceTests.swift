@@ -99,7 +99,7 @@ struct LifecycleMachineSequenceTests {
         h.start(initialized: true)
         #expect(
             h.machine.snapshot(now: 5)
-                == CordonEvent(seq: 0, kind: .state, reason: .startup, time: 5, state: .lockedNoKey))
+                == CordonEvent(seq: 0, payload: .state, reason: .startup, time: 5, state: .lockedNoKey))
         h.startUnlocked()
         let snapshot = h.machine.snapshot(now: h.now)
         #expect(snapshot.seq == h.machine.seq)

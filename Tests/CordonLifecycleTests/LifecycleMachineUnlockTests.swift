@@ -37,9 +37,9 @@ struct LifecycleMachineUnlockTests {
                 .installKey,
                 .emit(
                     CordonEvent(
-                        seq: 1, kind: .encryptionKeyAvailable, reason: .userRequest, time: h.now,
+                        seq: 1, payload: .encryptionKeyAvailable(), reason: .userRequest, time: h.now,
                         state: .lockedKeyHeld)),
-                .emit(CordonEvent(seq: 2, kind: .didUnlock, reason: .userRequest, time: h.now, state: .unlocked)),
+                .emit(CordonEvent(seq: 2, payload: .didUnlock, reason: .userRequest, time: h.now, state: .unlocked)),
                 .succeed,
             ])
         #expect(h.machine.state == .unlocked)
@@ -66,7 +66,7 @@ struct LifecycleMachineUnlockTests {
         h.advance(30)
         #expect(
             h.unlock(passcode: false) == [
-                .emit(CordonEvent(seq: 4, kind: .didUnlock, reason: .userRequest, time: h.now, state: .unlocked)),
+                .emit(CordonEvent(seq: 4, payload: .didUnlock, reason: .userRequest, time: h.now, state: .unlocked)),
                 .succeed,
             ])
         #expect(h.machine.state == .unlocked)
@@ -111,7 +111,7 @@ struct LifecycleMachineUnlockTests {
         #expect(
             h.checked(true) == [
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
-                .emit(CordonEvent(seq: 4, kind: .didUnlock, reason: .userRequest, time: h.now, state: .unlocked)),
+                .emit(CordonEvent(seq: 4, payload: .didUnlock, reason: .userRequest, time: h.now, state: .unlocked)),
                 .succeed,
             ], "the key is still held: no installKey, no EncryptionKeyAvailable")
         #expect(h.machine.state == .unlocked)

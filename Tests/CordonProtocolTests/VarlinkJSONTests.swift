@@ -57,8 +57,8 @@ struct VarlinkJSONTests {
 
     @Test func wireValuesEncodeAsFoundationReadsThem() throws {
         let event = CordonEvent(
-            seq: 9, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.25, state: .lockedNoKey,
-            ackDeadline: 1_700_000_002.5)
+            seq: 9, payload: .encryptionKeyUnavailable(ackDeadline: 1_700_000_002.5), reason: .logout,
+            time: 1_700_000_000.25, state: .lockedNoKey)
         try expectFoundationAgrees(VarlinkReply(parameters: SubscribeReply(event: event), continues: true))
         let status = AgentStatus(
             state: .unlocked, seq: 3, failedAttempts: 0, maxAttempts: 10, retryAfterSeconds: 0.5,

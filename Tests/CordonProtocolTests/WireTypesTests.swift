@@ -6,8 +6,8 @@ import Testing
 struct WireTypesTests {
     @Test func wireEventEncodesWithWireNames() throws {
         let event = CordonEvent(
-            seq: 7, kind: .encryptionKeyUnavailable, reason: .logout, time: 1_700_000_000.5, state: .lockedNoKey,
-            ackDeadline: 1_700_000_002.5)
+            seq: 7, payload: .encryptionKeyUnavailable(ackDeadline: 1_700_000_002.5), reason: .logout,
+            time: 1_700_000_000.5, state: .lockedNoKey)
         #expect(
             try parse(JSONEncoder().encode(event))
                 == .object([
@@ -18,7 +18,7 @@ struct WireTypesTests {
     }
 
     @Test func wireEventOmitsAnAbsentDeadline() throws {
-        let event = CordonEvent(seq: 1, kind: .didUnlock, reason: .userRequest, time: 10.5, state: .unlocked)
+        let event = CordonEvent(seq: 1, payload: .didUnlock, reason: .userRequest, time: 10.5, state: .unlocked)
         #expect(try jsonKeys(event) == ["seq", "kind", "reason", "time", "state"])
         #expect(try JSONDecoder().decode(CordonEvent.self, from: JSONEncoder().encode(event)) == event)
     }
@@ -26,7 +26,7 @@ struct WireTypesTests {
     @Test func wireEventDecodesFromAnotherClient() throws {
         let text = #"{"seq":3,"kind":"State","reason":"startup","time":12,"state":"lockedKeyHeld"}"#
         let event = try JSONDecoder().decode(CordonEvent.self, from: json(text))
-        #expect(event == CordonEvent(seq: 3, kind: .state, reason: .startup, time: 12, state: .lockedKeyHeld))
+        #expect(event == CordonEvent(seq: 3, payload: .state, reason: .startup, time: 12, state: .lockedKeyHeld))
         #expect(event.keyAvailable)
     }
 
@@ -40,7 +40,7 @@ struct WireTypesTests {
         #expect(LifecycleState.allCases.filter(\.keyAvailable) == [.unlocked, .lockedKeyHeld])
         for state in LifecycleState.allCases {
             #expect(
-                CordonEvent(seq: 0, kind: .state, reason: .startup, time: 0, state: state).keyAvailable
+                CordonEvent(seq: 0, payload: .state, reason: .startup, time: 0, state: state).keyAvailable
                     == state.keyAvailable)
         }
     }

@@ -155,7 +155,8 @@ struct CordonAppTests {
             try await client.initialize(passcode: "1234")
             let app = try await agent.app("com.example.notes")
             let bogus = CordonEvent(
-                seq: 42, kind: .encryptionKeyUnavailable, reason: .logout, time: 0, state: .lockedNoKey)
+                seq: 42, payload: .encryptionKeyUnavailable(ackDeadline: nil), reason: .logout, time: 0,
+                state: .lockedNoKey)
             await #expect(throws: CordonError.unknownSequence(seq: 42)) {
                 try await app.acknowledge(bogus, status: .halted)
             }

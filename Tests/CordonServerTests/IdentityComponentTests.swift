@@ -155,7 +155,7 @@ struct IdentityComponentTests {
             #expect(signedOut == [IdentitySignedOut(provider: "local", sessions: 2, revoked: true)])
             #expect(try provider.state().revoked.sorted() == ["access_token", "refresh_token"])
             try await eventually("DidSignOut") { events.events.contains { $0.kind == .didSignOut } }
-            #expect(events.events.first { $0.kind == .didSignOut }?.provider == "local")
+            #expect(events.events.first { $0.kind == .didSignOut }?.payload == .didSignOut(provider: "local"))
             #expect(try await client.identityStatus().first?.sessions == [])
             // A sign-in running when the user signs out ends cancelled for whoever waits on it.
             let (prompts, shown) = AsyncStream<IdentityPrompt>.makeStream()

@@ -120,7 +120,7 @@ struct StorageModeTests {
             #expect(FileManager.default.fileExists(atPath: path), "a wrong passcode wipes nothing")
             try await f.client.wipeApp("com.example.notes", passcode: "1234")
             try await eventually("notes hears Wiped") {
-                f.events.events.contains { $0.kind == .wiped && $0.appId == "com.example.notes" }
+                f.events.events.contains { $0.payload == .wiped(appId: "com.example.notes") }
             }
             #expect(!FileManager.default.fileExists(atPath: path))
             #expect(!FileManager.default.fileExists(atPath: path + "-wal"))

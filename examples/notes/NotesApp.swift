@@ -55,7 +55,7 @@ struct NotesApp {
             }
         }
         for await event in app.events {
-            switch event.kind {
+            switch event.payload {
             case .state, .encryptionKeyAvailable:
                 say("event \(event.kind.rawValue) (\(event.reason.rawValue)), state \(event.state.rawValue)")
                 guard event.keyAvailable, await !store.isOpen else { continue }
@@ -75,9 +75,8 @@ struct NotesApp {
             case .wiped:
                 await store.close()
                 say("container wiped: the notes can never be decrypted again")
-            case .openDocument:
-                let document = event.document
-                say("received document \(document?.path ?? "?") from \(document?.sender ?? "?")")
+            case .openDocument(let document):
+                say("received document \(document.path) from \(document.sender)")
             default:
                 say("event \(event.kind.rawValue) (\(event.reason.rawValue)), state \(event.state.rawValue)")
             }

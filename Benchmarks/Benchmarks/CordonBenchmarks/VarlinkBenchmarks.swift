@@ -10,8 +10,8 @@ enum VarlinkBenchmarks {
     static let event = VarlinkReply(
         parameters: SubscribeReply(
             event: CordonEvent(
-                seq: 42, kind: .encryptionKeyUnavailable, reason: .idleTimeout, time: 1_795_000_000.25,
-                state: .lockedNoKey, ackDeadline: 1_795_000_002.25)),
+                seq: 42, payload: .encryptionKeyUnavailable(ackDeadline: 1_795_000_002.25), reason: .idleTimeout,
+                time: 1_795_000_000.25, state: .lockedNoKey)),
         continues: true)
 
     static func register() {

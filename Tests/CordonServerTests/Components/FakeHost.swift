@@ -129,7 +129,7 @@ final class FakeHost: ComponentHost {
     }
 
     func snapshot() -> CordonEvent {
-        CordonEvent(seq: lastSeq, kind: .state, reason: .startup, time: now, state: lifecycleState)
+        CordonEvent(seq: lastSeq, payload: .state, reason: .startup, time: now, state: lifecycleState)
     }
 
     // MARK: AuditSink

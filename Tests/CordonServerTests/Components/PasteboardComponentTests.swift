@@ -81,7 +81,9 @@ import Testing
             _ = try await Self.copy("draft", from: 1, in: fixture)
             try await fixture.run { _, pasteboard, _ in
                 pasteboard.observe(
-                    CordonEvent(seq: 2, kind: .encryptionKeyUnavailable, reason: .logout, time: 0, state: .lockedNoKey))
+                    CordonEvent(
+                        seq: 2, payload: .encryptionKeyUnavailable(ackDeadline: nil), reason: .logout, time: 0,
+                        state: .lockedNoKey))
             }
             #expect(try await Self.paste(from: 2, in: fixture)["error"] == .string("io.cordon.Pasteboard.Empty"))
         }

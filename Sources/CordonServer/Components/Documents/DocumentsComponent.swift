@@ -176,8 +176,8 @@ final class DocumentsComponent: AgentComponent {
         keep(Waiting(document: document, info: info, target: target.connection))
         handedOver = true
         let event = CordonEvent(
-            seq: host.lastSeq, kind: .openDocument, reason: .userRequest, time: host.clock(),
-            state: host.lifecycleState, document: info)
+            seq: host.lastSeq, payload: .openDocument(info), reason: .userRequest, time: host.clock(),
+            state: host.lifecycleState)
         let frame = ReplyEncoder(allocator: subscriber.connection.channel.allocator).reply(
             SubscribeReply(event: event), continues: true)
         host.deliver(frame, to: subscriber)

@@ -213,14 +213,14 @@ final class IdentityComponent: InterfaceComponent {
     /// A lock cancels every sign-in (a waiting app hears `SignInCancelled`); a full wipe also
     /// forgets every session and moves to a new key generation.
     func observe(_ event: CordonEvent) {
-        switch event.kind {
+        switch event.payload {
         case .didLock, .encryptionKeyUnavailable:
             openSealer = nil
             cancelFlights()
         case .policyDidChange:
             // The next sign-in discovers again, for the issuer and endpoints now in force.
             discovered = [:]
-        case .wiped where event.appId == nil:
+        case .wiped(appId: nil):
             openSealer = nil
             cancelFlights()
             let database = host.database

@@ -74,9 +74,9 @@ extension PostureComponent {
     /// A subscriber bound to `registration`: it hears the posture state it would have missed.
     func subscribed(_ registration: AppRegistration) {
         if let finding = blocked[registration.appId] {
-            send(.encryptionKeyUnavailable, to: registration.appId, [finding.result])
+            send(to: registration.appId, [finding.result], Self.revocation)
         } else if let warnings = warned[registration.appId] {
-            send(.postureWarning, to: registration.appId, warnings)
+            send(to: registration.appId, warnings, CordonEvent.Payload.postureWarning)
         }
     }
 
@@ -87,14 +87,14 @@ extension PostureComponent {
         for finding in findings { audit(appId, "posture.warn", outcome: "warned", finding) }
         host.logger.warning(
             "device posture warning", metadata: ["appId": "\(appId)", "checks": "\(results.map(\.check.rawValue))"])
-        send(.postureWarning, to: appId, results)
+        send(to: appId, results, CordonEvent.Payload.postureWarning)
     }
 
     private func revoke(_ appId: String, _ finding: PostureFinding) {
         audit(appId, "posture.revoke", outcome: "revoked", finding)
         host.logger.warning(
             "device posture: the app's key is revoked", metadata: ["appId": "\(appId)", "reason": "\(finding.reason)"])
-        send(.encryptionKeyUnavailable, to: appId, [finding.result])
+        send(to: appId, [finding.result], Self.revocation)
         host.appKeyRevokedForPosture(appId)
     }
 
@@ -106,7 +106,7 @@ extension PostureComponent {
         ])
         host.logger.notice("device posture: the app's key is given back", metadata: ["appId": "\(appId)"])
         if host.lifecycleState.keyAvailable {
-            send(.encryptionKeyAvailable, to: appId, [])
+            send(to: appId, [], Self.restoration)
             host.appKeyReturnedForPosture(appId)
         } else {
             restoredWhileLocked.insert(appId)
@@ -119,7 +119,7 @@ extension PostureComponent {
         let apps = restoredWhileLocked
         restoredWhileLocked = []
         for appId in apps.sorted() where blocked[appId] == nil {
-            send(.encryptionKeyAvailable, to: appId, [])
+            send(to: appId, [], Self.restoration)
         }
     }
 
@@ -128,11 +128,26 @@ extension PostureComponent {
         host.wipeAppData(appId, reason: finding.reason)
     }
 
-    /// Sends one event to `appId`'s subscribers only (its seq is that of the latest broadcast).
-    private func send(_ kind: EventKind, to appId: String, _ results: [PostureResult]) {
+    /// The app's key is revoked for its posture (it acknowledges by the deadline its registry
+    /// entry holds, not one on the event).
+    private static func revocation(_ notice: CordonEvent.PostureNotice) -> CordonEvent.Payload {
+        .encryptionKeyUnavailable(ackDeadline: nil, posture: notice)
+    }
+
+    /// The app's posture block is lifted.
+    private static func restoration(_ notice: CordonEvent.PostureNotice) -> CordonEvent.Payload {
+        .encryptionKeyAvailable(posture: notice)
+    }
+
+    /// Sends one event with reason `posture` to `appId`'s subscribers only (its seq is that of the
+    /// latest broadcast): `payload` with the app and `results`.
+    private func send(
+        to appId: String, _ results: [PostureResult],
+        _ payload: (CordonEvent.PostureNotice) -> CordonEvent.Payload
+    ) {
         let event = CordonEvent(
-            seq: host.lastSeq, kind: kind, reason: .posture, time: host.clock(), state: host.lifecycleState,
-            appId: appId, posture: results)
+            seq: host.lastSeq, payload: payload(CordonEvent.PostureNotice(appId: appId, results: results)),
+            reason: .posture, time: host.clock(), state: host.lifecycleState)
         for registration in host.registry.registrations.values where registration.appId == appId {
             guard let id = registration.subscriber, let subscriber = host.subscriber(id) else { continue }
             let frame = ReplyEncoder(allocator: subscriber.connection.channel.allocator).reply(

@@ -39,8 +39,8 @@ extension StorageComponent {
     /// Sends `Wiped` with the app id to every subscriber of `appId` (not to other apps).
     private func tellWiped(_ appId: String) {
         let event = CordonEvent(
-            seq: host.lastSeq, kind: .wiped, reason: .policy, time: host.clock(), state: host.lifecycleState,
-            appId: appId)
+            seq: host.lastSeq, payload: .wiped(appId: appId), reason: .policy, time: host.clock(),
+            state: host.lifecycleState)
         for registration in host.registry.registrations.values where registration.appId == appId {
             guard let id = registration.subscriber, let subscriber = host.subscriber(id) else { continue }
             let frame = ReplyEncoder(allocator: subscriber.connection.channel.allocator).reply(
@@ -51,8 +51,8 @@ extension StorageComponent {
 
     /// `storage.wipeOnAckTimeout`: an app the agent had to enforce on (it did not acknowledge a
     /// revocation in time) loses its data.
-    func wipeOnEnforcement(_ event: CordonEvent) {
-        guard let appId = event.appId, let action = event.enforcement, action != .thaw,
+    func wipeOnEnforcement(_ appId: String, _ action: EnforcementAction) {
+        guard action != .thaw,
             host.policy.policy.forApp(appId)[PolicyKeys.Storage.wipeOnAckTimeout].value
         else { return }
         wipe(appId, reason: "storage.wipeOnAckTimeout: the app missed its acknowledgement deadline")

@@ -111,18 +111,18 @@ final class StorageComponent: InterfaceComponent {
     /// Closes what the key may no longer open: on a lock the storages of `whenUnlocked` apps,
     /// on revocation all of them; a full wipe deletes every app's file.
     func observe(_ event: CordonEvent) {
-        switch event.kind {
+        switch event.payload {
         case .didLock:
             close { [host] appId in
                 host.policy.policy.forApp(appId)[PolicyKeys.Storage.dataAccess].value == .whenUnlocked
             }
         case .encryptionKeyUnavailable:
             close { _ in true }
-        case .wiped where event.appId == nil:
+        case .wiped(appId: nil):
             close { _ in true }
             eraseEverything()
-        case .appEnforced:
-            wipeOnEnforcement(event)
+        case .appEnforced(let appId, _, let action):
+            wipeOnEnforcement(appId, action)
         default:
             break
         }

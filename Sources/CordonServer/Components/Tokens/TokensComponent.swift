@@ -164,11 +164,11 @@ final class TokensComponent: InterfaceComponent {
     /// A full wipe takes the tokens with the master key: the table is emptied and a new
     /// generation begins.
     func observe(_ event: CordonEvent) {
-        switch event.kind {
+        switch event.payload {
         case .didLock where host.policy.policy[PolicyKeys.Tokens.dataAccess].value == .whenUnlocked,
             .encryptionKeyUnavailable:
             closeKeys()
-        case .wiped where event.appId == nil:
+        case .wiped(appId: nil):
             closeKeys()
             let database = host.database
             host.storePool.runIfActive(eventLoop: host.loop) { try database.resetTokens() }.assumeIsolated()
