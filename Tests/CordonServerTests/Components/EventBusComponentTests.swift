@@ -60,7 +60,7 @@ import Testing
             #expect(snapshot?["state"] == .string("lockedKeyHeld"))
             // Then every event, in order.
             try await fixture.run { _, bus, _ in
-                bus.publish(CordonEvent(seq: 8, kind: .didUnlock, reason: .userRequest, time: 0, state: .unlocked))
+                bus.publish(CordonEvent(seq: 8, payload: .didUnlock, reason: .userRequest, time: 0, state: .unlocked))
             }
             let next = try await fixture.written(to: 1)
             #expect(next.map { $0["parameters"]?["event"]?["seq"] } == [.int(8)])
@@ -85,7 +85,7 @@ import Testing
             try await fixture.run { _, bus, _ in
                 bus.publish(
                     CordonEvent(
-                        seq: 8, kind: .encryptionKeyAvailable, reason: .userRequest, time: 0, state: .unlocked),
+                        seq: 8, payload: .encryptionKeyAvailable(), reason: .userRequest, time: 0, state: .unlocked),
                     withholdingFrom: ["com.example.notes"])
             }
             #expect(try await fixture.written(to: 1).isEmpty)

@@ -96,7 +96,7 @@ import Testing
             try await fixture.run { host, storage, _ in
                 host.lifecycleState = .lockedKeyHeld
                 storage.observe(
-                    CordonEvent(seq: 2, kind: .didLock, reason: .userRequest, time: 0, state: .lockedKeyHeld))
+                    CordonEvent(seq: 2, payload: .didLock, reason: .userRequest, time: 0, state: .lockedKeyHeld))
             }
             let reply = try await Self.get("agenda", in: fixture)
             #expect(reply["error"] == .string("io.cordon.Storage.ContainerLocked"))
