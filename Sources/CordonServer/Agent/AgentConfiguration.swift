@@ -136,7 +136,7 @@ extension LifecycleConfiguration {
     public init(_ settings: EffectivePolicySettings, backoff: Backoff = Backoff()) {
         typealias Lock = PolicyKeys.Lock
         typealias Passcode = PolicyKeys.Passcode
-        let builtin = EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source).base
+        let builtin = Self.builtinSettings
         func value(_ setting: PolicySetting<Int, Int?>) -> Int {
             settings[setting].value ?? builtin[setting].value ?? 0
         }
@@ -150,6 +150,11 @@ extension LifecycleConfiguration {
 
     /// The lifecycle settings of the built-in default policy, with the default back-off.
     public static var builtin: LifecycleConfiguration {
-        LifecycleConfiguration(EffectivePolicy(document: BuiltinPolicy.document, source: BuiltinPolicy.source).base)
+        LifecycleConfiguration(builtinSettings)
     }
+
+    /// The built-in default's settings, resolved once (read at every registration and policy change).
+    private static let builtinSettings = EffectivePolicy(
+        document: BuiltinPolicy.document, source: BuiltinPolicy.source
+    ).base
 }

@@ -72,24 +72,9 @@ import Testing
 }
 
 /// The fake host with registration's hooks into posture, enforcement and connections, recorded.
-final class FakeRegistrationHost: AppRegistrations.Host {
-    let base: FakeHost
-    init(_ base: FakeHost) { self.base = base }
-
-    var loop: any EventLoop { base.loop }
-    var configuration: AgentConfiguration { base.configuration }
-    var logger: Logger { base.logger }
-    var clock: @Sendable () -> Double { base.clock }
-    var database: CordonDatabase { base.database }
-    var storePool: NIOThreadPool { base.storePool }
+final class FakeRegistrationHost: ForwardingHost, PolicyProvider, AuditSink, KeySource, RegistrationHooks {
     var policy: PolicyEvaluator { base.policy }
     func policyApplied() { base.policyApplied() }
-    var lifecycleState: LifecycleState { base.lifecycleState }
-    var lastSeq: Int { base.lastSeq }
-    var lifecycle: LifecycleMachine { base.lifecycle }
-    var isShuttingDown: Bool { base.isShuttingDown }
-    func run(_ input: LifecycleInput, request: LifecycleRequest?) { base.run(input, request: request) }
-    func snapshot() -> CordonEvent { base.snapshot() }
     func writeAudit(_ records: [AuditEntry], onDisk: Bool) -> EventLoopFuture<Void> {
         base.writeAudit(records, onDisk: onDisk)
     }

@@ -439,3 +439,23 @@ final class TemporaryTree: Sendable {
         try Data(bytes).write(to: URL(fileURLWithPath: full))
     }
 }
+
+/// A narrower fake host for a component whose `Host` adds hooks of its own: the environment and
+/// the lifecycle forwarded to the `FakeHost` it wraps (kept alive in `base.retained`).
+class ForwardingHost: LifecycleDriver {
+    let base: FakeHost
+    init(_ base: FakeHost) { self.base = base }
+
+    var loop: any EventLoop { base.loop }
+    var configuration: AgentConfiguration { base.configuration }
+    var logger: Logger { base.logger }
+    var clock: @Sendable () -> Double { base.clock }
+    var database: CordonDatabase { base.database }
+    var storePool: NIOThreadPool { base.storePool }
+    var lifecycleState: LifecycleState { base.lifecycleState }
+    var lastSeq: Int { base.lastSeq }
+    var lifecycle: LifecycleMachine { base.lifecycle }
+    var isShuttingDown: Bool { base.isShuttingDown }
+    func run(_ input: LifecycleInput, request: LifecycleRequest?) { base.run(input, request: request) }
+    func snapshot() -> CordonEvent { base.snapshot() }
+}

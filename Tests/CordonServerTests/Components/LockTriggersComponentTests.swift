@@ -103,22 +103,7 @@ import Testing
 
 /// The fake host with the lock triggers' hooks: the settings from the fake's policy, the posture
 /// refreshes and the waits for written events recorded.
-final class FakeLockTriggerHost: LockTriggersComponent.Host {
-    let base: FakeHost
-    init(_ base: FakeHost) { self.base = base }
-
-    var loop: any EventLoop { base.loop }
-    var configuration: AgentConfiguration { base.configuration }
-    var logger: Logger { base.logger }
-    var clock: @Sendable () -> Double { base.clock }
-    var database: CordonDatabase { base.database }
-    var storePool: NIOThreadPool { base.storePool }
-    var lifecycleState: LifecycleState { base.lifecycleState }
-    var lastSeq: Int { base.lastSeq }
-    var lifecycle: LifecycleMachine { base.lifecycle }
-    var isShuttingDown: Bool { base.isShuttingDown }
-    func run(_ input: LifecycleInput, request: LifecycleRequest?) { base.run(input, request: request) }
-    func snapshot() -> CordonEvent { base.snapshot() }
+final class FakeLockTriggerHost: ForwardingHost, LockTriggerHooks {
 
     private(set) var postureRefreshes: [String] = []
     private(set) var eventsWaitedFor = 0
