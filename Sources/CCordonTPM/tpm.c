@@ -284,3 +284,85 @@ uint32_t cordon_tpm_load_check(
     Esys_FlushContext(tpm->esys, primary);
     return rc;
 }
+
+/// An ESYS handle for NV index `index` with `auth` set on it.
+static TSS2_RC nv_handle(cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len, ESYS_TR *out) {
+    TSS2_RC rc = Esys_TR_FromTPMPublic(tpm->esys, index, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, out);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    TPM2B_AUTH value = {0};
+    rc = make_auth(auth, auth_len, &value);
+    if (rc == TSS2_RC_SUCCESS) rc = Esys_TR_SetAuth(tpm->esys, *out, &value);
+    wipe(&value, sizeof value);
+    if (rc != TSS2_RC_SUCCESS) {
+        Esys_TR_Close(tpm->esys, out);
+        *out = ESYS_TR_NONE;
+    }
+    return rc;
+}
+
+/// Forgets `handle` in ESYS (an NV index stays defined in the TPM), clearing its authValue first.
+static void nv_release(cordon_tpm *tpm, ESYS_TR *handle) {
+    if (*handle == ESYS_TR_NONE) return;
+    TPM2B_AUTH empty = {0};
+    Esys_TR_SetAuth(tpm->esys, *handle, &empty);
+    Esys_TR_Close(tpm->esys, handle);
+}
+
+uint32_t cordon_tpm_nv_counter_define(cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len) {
+    TPM2B_AUTH value = {0};
+    TSS2_RC rc = make_auth(auth, auth_len, &value);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    TPM2B_NV_PUBLIC info = {0};
+    info.nvPublic.nvIndex = index;
+    info.nvPublic.nameAlg = TPM2_ALG_SHA256;
+    info.nvPublic.attributes = (TPM2_NT_COUNTER << TPMA_NV_TPM2_NT_SHIFT) | TPMA_NV_AUTHWRITE | TPMA_NV_AUTHREAD
+        | TPMA_NV_NO_DA;
+    info.nvPublic.dataSize = 8;
+    ESYS_TR handle = ESYS_TR_NONE;
+    rc = Esys_NV_DefineSpace(
+        tpm->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &value, &info, &handle);
+    wipe(&value, sizeof value);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    nv_release(tpm, &handle);
+    // A counter reads only once written: the first increment sets it to the highest value any
+    // counter of this TPM ever had, so a counter defined again never repeats an old value.
+    return cordon_tpm_nv_counter_increment(tpm, index, auth, auth_len);
+}
+
+uint32_t cordon_tpm_nv_counter_increment(cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len) {
+    ESYS_TR handle = ESYS_TR_NONE;
+    TSS2_RC rc = nv_handle(tpm, index, auth, auth_len, &handle);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_NV_Increment(tpm->esys, handle, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
+    nv_release(tpm, &handle);
+    return rc;
+}
+
+uint32_t cordon_tpm_nv_counter_read(
+    cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len, uint64_t *value_out) {
+    ESYS_TR handle = ESYS_TR_NONE;
+    TSS2_RC rc = nv_handle(tpm, index, auth, auth_len, &handle);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    TPM2B_MAX_NV_BUFFER *data = NULL;
+    rc = Esys_NV_Read(tpm->esys, handle, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, 8, 0, &data);
+    nv_release(tpm, &handle);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    if (data->size != 8) {
+        Esys_Free(data);
+        return TSS2_ESYS_RC_MALFORMED_RESPONSE;
+    }
+    uint64_t value = 0;
+    for (int byte = 0; byte < 8; byte++) value = (value << 8) | data->buffer[byte];
+    Esys_Free(data);
+    *value_out = value;
+    return TSS2_RC_SUCCESS;
+}
+
+uint32_t cordon_tpm_nv_undefine(cordon_tpm *tpm, uint32_t index) {
+    ESYS_TR handle = ESYS_TR_NONE;
+    TSS2_RC rc = Esys_TR_FromTPMPublic(tpm->esys, index, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &handle);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_NV_UndefineSpace(tpm->esys, ESYS_TR_RH_OWNER, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE);
+    if (rc != TSS2_RC_SUCCESS) Esys_TR_Close(tpm->esys, &handle);
+    return rc;
+}

@@ -137,6 +137,11 @@ public enum CordonError: Error, Sendable, Equatable {
     case hardwareKeyRejected(reason: String)
     /// The key is sealed by a TPM that cannot be reached now.
     case hardwareUnavailable(reason: String)
+    /// The database's security state does not match the TPM's counter that anchors it: a copy from
+    /// before a wipe, an HOTP code, a failed attempt or a policy update was put back, or a row was
+    /// edited (docs/THREAT-MODEL.md, "State the user cannot roll back"). Nothing opens; only a full
+    /// wipe (`cordon wipe --yes`) starts again.
+    case stateRolledBack(reason: String)
     /// The recovery key does not open the stored key, or the container has none.
     case invalidRecoveryKey(reason: String)
     // MARK: CT-KIP (#14)

@@ -203,6 +203,18 @@ extension ErrorDeclarations {
                     hint: "restore with the recovery key printed at init: `cordon init --recovery`")
             }),
         ErrorDeclaration(
+            "io.cordon.Agent.StateRolledBack",
+            "The database's security state is older than the TPM's counter, or was edited: nothing opens.",
+            parameters: [.string("reason")],
+            decode: { .stateRolledBack(reason: $0.string("reason")) },
+            explain: { p in
+                ErrorText(
+                    "the container's state is refused as rolled back: \(p.string("reason"))",
+                    hint:
+                        "put back the database the agent last wrote, or erase everything and start again with `cordon wipe --yes` then `cordon init`"
+                )
+            }),
+        ErrorDeclaration(
             "io.cordon.Agent.HardwareUnavailable",
             "The TPM sealing the key cannot be reached.",
             parameters: [.string("reason")],

@@ -102,7 +102,8 @@ public enum InterfaceDescriptions {
         )
 
         # What protects the master key: software, tpm or tpm+pcrs; the TPM's dictionary-attack
-        # state (read from the TPM) when one seals it; a warning when the policy's wish is not met.
+        # state (read from the TPM) when one seals it; a warning when the policy's wish is not met;
+        # the TPM counter the security state is anchored to, when one is.
         type KeyProtection (
           kind: string,
           pcrs: ?[]int,
@@ -111,7 +112,8 @@ public enum InterfaceDescriptions {
           inLockout: ?bool,
           retryAfterSeconds: ?float,
           problem: ?string,
-          warning: ?string
+          warning: ?string,
+          stateAnchor: ?string
         )
 
         # Audit records that could not be stored (they are in the agent's log only).

@@ -77,6 +77,7 @@ extension KeyProtectionStatus: JSONWritable {
         try writer.member("retryAfterSeconds", retryAfterSeconds)
         writer.member("problem", problem)
         writer.member("warning", warning)
+        writer.member("stateAnchor", stateAnchor)
         writer.endObject()
     }
 }

@@ -68,11 +68,15 @@ public struct KeyProtectionStatus: Sendable, Codable, Equatable {
     public var problem: String?
     /// The policy prefers a TPM and none protects the key.
     public var warning: String?
+    /// The TPM counter the security state is anchored to ("TPM NV counter 0x01234567"), nil when no
+    /// TPM anchors it (docs/THREAT-MODEL.md, "State the user cannot roll back").
+    public var stateAnchor: String?
 
     public init(
         kind: String, pcrs: [Int]? = nil, attemptsLeft: Int? = nil, maxFailures: Int? = nil, inLockout: Bool? = nil,
-        retryAfterSeconds: Double? = nil, problem: String? = nil, warning: String? = nil
+        retryAfterSeconds: Double? = nil, problem: String? = nil, warning: String? = nil, stateAnchor: String? = nil
     ) {
+        self.stateAnchor = stateAnchor
         self.kind = kind
         self.pcrs = pcrs
         self.attemptsLeft = attemptsLeft

@@ -32,11 +32,15 @@ extension KeyCustody {
     }
 
     /// Wraps `master` under the stretched passcode and, when given, the TPM's secret.
+    /// `anchorIndex` binds the record to the state anchor (`WrappedKey.anchorIndex`).
     public func wrap(
-        _ master: SecureBytes, stretched: SecureBytes, hardwareSecret: SecureBytes?, kdf: KDFParameters
+        _ master: SecureBytes, stretched: SecureBytes, hardwareSecret: SecureBytes?, kdf: KDFParameters,
+        anchorIndex: UInt32? = nil
     ) throws -> WrappedKey {
         let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
-        return WrappedKey(kdf: kdf, sealed: try seal(master, under: kek, authenticating: Self.associatedData))
+        let data = WrappedKey.associatedData(anchorIndex: anchorIndex)
+        return WrappedKey(
+            kdf: kdf, sealed: try seal(master, under: kek, authenticating: data), anchorIndex: anchorIndex)
     }
 
     /// Unwraps with the stretched passcode and the TPM's secret (nil for software protection);
@@ -45,7 +49,7 @@ extension KeyCustody {
         -> SecureBytes
     {
         let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
-        return try open(wrapped.sealed, under: kek, authenticating: Self.associatedData)
+        return try open(wrapped.sealed, under: kek, authenticating: wrapped.associatedData)
     }
 
     /// The master key wrapped under `recoveryKey` (HKDF of it with `cordon.recovery.v1`).

@@ -11,10 +11,14 @@ public struct WrappedKey: Sendable, Codable, Equatable {
     public var hardware: HardwareSeal?
     /// The master key wrapped under the recovery key (AES-256-GCM combined), when one was made.
     public var recovery: [UInt8]?
+    /// The TPM NV counter that anchors the container's state (docs/ARCHITECTURE.md, "State
+    /// anchor"), bound into the wrapping's authenticated data: removing or changing it breaks the
+    /// record, so an anchored container cannot be passed off as one made before anchors.
+    public var anchorIndex: UInt32?
 
     public init(
         version: Int = 1, kdf: KDFParameters, sealed: [UInt8], protection: KeyProtection = .software,
-        hardware: HardwareSeal? = nil, recovery: [UInt8]? = nil
+        hardware: HardwareSeal? = nil, recovery: [UInt8]? = nil, anchorIndex: UInt32? = nil
     ) {
         self.version = version
         self.kdf = kdf
@@ -22,6 +26,17 @@ public struct WrappedKey: Sendable, Codable, Equatable {
         self.protection = protection
         self.hardware = hardware
         self.recovery = recovery
+        self.anchorIndex = anchorIndex
+    }
+
+    /// The authenticated data of `sealed`: the keystore's label and, when anchored, the anchor.
+    public var associatedData: [UInt8] { Self.associatedData(anchorIndex: anchorIndex) }
+
+    /// The authenticated data of a record anchored to `anchorIndex` (none: the label alone).
+    public static func associatedData(anchorIndex: UInt32?) -> [UInt8] {
+        var data = Array("cordon.keystore.v1".utf8)
+        if let anchorIndex { data += Array("|anchor:\(anchorIndex)".utf8) }
+        return data
     }
 }
 

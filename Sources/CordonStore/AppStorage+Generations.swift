@@ -27,7 +27,7 @@ extension CordonDatabase {
 
     /// Durably raises `appId`'s key generation by one and returns the new one.
     public func rotateAppGeneration(appId: String, now: Double) throws -> Int {
-        try writer.write { db in
+        try anchoredWrite(advance: true) { db in
             try db.execute(
                 sql: """
                     INSERT INTO appGeneration (appId, generation, wipedAt) VALUES (?, 1, ?)

@@ -2,6 +2,7 @@ import CordonAppStorage
 import CordonSecrets
 import Foundation
 import GRDB
+import Synchronization
 
 /// The agent's SQLite database: the wrapped master key, the failed-attempt counter, the audit log,
 /// the highest accepted serial of each signed policy file and the sealed software tokens.
@@ -19,6 +20,8 @@ public final class CordonDatabase: Sendable {
     /// The files whose modes this open tightened to 0600, as `PATH: 0644 -> 0600` (the agent
     /// logs them); empty when all were private already, and for a read-only open.
     public let permissionsTightened: [String]
+    /// Whether writes of the security state are anchored to a TPM (`StateAnchor.swift`).
+    let anchorMode = Mutex<AnchorMode>(.none)
 
     /// Opens (creating if needed) the database at `path` and migrates it; `readOnly` opens an
     /// existing database for inspection (tools, tests) while the agent runs.
@@ -97,6 +100,8 @@ public final class CordonDatabase: Sendable {
         registerBiometricsMigration(&migrator)
         // MARK: Posture (#16)
         registerDeviceKeyMigration(&migrator)
+        // MARK: State the user cannot roll back (#27)
+        registerStateAnchorMigration(&migrator)
         return migrator
     }
 
@@ -122,7 +127,7 @@ public final class CordonDatabase: Sendable {
             let recovery = (row["recoverySealed"] as Data?).map { Array($0) }
             return WrappedKey(
                 version: row["version"], kdf: kdf, sealed: Array(sealed), protection: protection, hardware: hardware,
-                recovery: recovery)
+                recovery: recovery, anchorIndex: (row["anchorIndex"] as Int64?).map { UInt32(truncatingIfNeeded: $0) })
         }
     }
 
@@ -130,31 +135,61 @@ public final class CordonDatabase: Sendable {
     /// change no copy of the previous record (which the old passcode unwraps) stays in the log;
     /// in the database file `secure_delete` has overwritten it.
     public func saveWrappedKey(_ key: WrappedKey, now: Double) throws {
+        try anchoredWrite(advance: false) { db in try Self.insertWrappedKey(key, now: now, db) }
+        try checkpoint()
+    }
+
+    /// Stores a new container's wrapped key and its anchor (`establish`) in one transaction.
+    public func saveWrappedKey(_ key: WrappedKey, now: Double, anchor: StateAnchor) throws {
+        try establish(anchor) { db in try Self.insertWrappedKey(key, now: now, db) }
+        try checkpoint()
+    }
+
+    /// Stores a restored container's wrapped key without an anchor: the TPM that anchored it is
+    /// gone and no TPM is usable now (`cordon init --recovery` on a machine without one).
+    public func saveWrappedKeyDroppingAnchor(_ key: WrappedKey, now: Double) throws {
         try queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt,
-                        protection, tpmPublic, tpmPrivate, tpmPCRs, recoverySealed)
-                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    key.version, key.kdf.rounds, key.kdf.blockSize, key.kdf.parallelism, Data(key.kdf.salt),
-                    Data(key.sealed), now, key.protection.rawValue, key.hardware.map { Data($0.publicBlob) },
-                    key.hardware.map { Data($0.privateBlob) },
-                    key.hardware.map { $0.pcrs.map(String.init).joined(separator: ",") },
-                    key.recovery.map { Data($0) },
-                ])
+            try Self.insertWrappedKey(key, now: now, db)
+            try dropAnchor(db)
         }
         try checkpoint()
     }
 
+    static func insertWrappedKey(_ key: WrappedKey, now: Double, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt,
+                    protection, tpmPublic, tpmPrivate, tpmPCRs, recoverySealed, anchorIndex)
+                VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key.version, key.kdf.rounds, key.kdf.blockSize, key.kdf.parallelism, Data(key.kdf.salt),
+                Data(key.sealed), now, key.protection.rawValue, key.hardware.map { Data($0.publicBlob) },
+                key.hardware.map { Data($0.privateBlob) },
+                key.hardware.map { $0.pcrs.map(String.init).joined(separator: ",") },
+                key.recovery.map { Data($0) }, key.anchorIndex.map { Int64($0) },
+            ])
+    }
+
     /// Crypto-erase: deletes the wrapped key (overwritten on disk by `secure_delete`) and
     /// truncates the WAL so no copy of the record remains in the log.
+    ///
+    /// With an anchor, the erase raises the TPM's counter: a copy of the database from before the
+    /// wipe is refused as rolled back. A container whose state was refused loses its anchor too
+    /// (nothing of it is trusted; the next `Initialize` makes a new one).
     public func eraseKeystore() throws {
-        try queue.write { db in
+        let erase = { (db: Database) throws in
             try db.execute(sql: "DELETE FROM keystore")
             // Sealed under the master key just erased: unusable, and a new container makes a new one.
             try db.execute(sql: "DELETE FROM postureDeviceKey")
+        }
+        if anchorProblem != nil {
+            try queue.write { db in
+                try erase(db)
+                try dropAnchor(db)
+            }
+        } else {
+            try anchoredWrite(advance: true, erase)
         }
         try checkpoint()
     }
@@ -176,9 +211,10 @@ public final class CordonDatabase: Sendable {
         }
     }
 
-    /// Durably stores the failed-attempt counter.
+    /// Durably stores the failed-attempt counter; a count above zero raises the anchor's counter
+    /// (a failed attempt is never undone).
     public func saveAttempts(count: Int, lastFailureAt: Double?) throws {
-        try queue.write { db in
+        try anchoredWrite(advance: count > 0) { db in
             try db.execute(
                 sql: "INSERT INTO attempts (id, failed, lastFailureAt) VALUES (1, ?, ?)",
                 arguments: [count, lastFailureAt])

@@ -29,7 +29,8 @@ extension CordonDatabase {
     /// Records that `serial` was accepted for the file `name`; a lower serial than the one
     /// stored changes nothing.
     public func recordPolicySerial(name: String, serial: Int, now: Double) throws {
-        try writer.write { db in
+        if try policySerials()[name].map({ $0 >= serial }) == true { return }
+        try anchoredWrite(advance: true) { db in
             try db.execute(
                 sql: """
                     INSERT INTO policySerial (name, serial, acceptedAt) VALUES (?, ?, ?)

@@ -82,7 +82,7 @@ extension CordonDatabase {
 
     /// Stores `token` unless its serial is stored already or `maximum` tokens are, in one transaction.
     public func insertToken(_ token: StoredToken, maximum: Int) throws -> TokenInsertOutcome {
-        try writer.write { db in
+        try anchoredWrite(advance: false) { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM token WHERE serial = ?", arguments: [token.serial]) == true {
                 return .duplicate(serial: token.serial)
             }
@@ -123,7 +123,7 @@ extension CordonDatabase {
     /// the code of `expected` is handed out; false when the counter was not `expected` (another call
     /// used it) or the token is gone. A crash after this returns can skip a code, never reuse one.
     public func advanceTokenCounter(serial: String, from expected: UInt64) throws -> Bool {
-        try writer.write { db in
+        try anchoredWrite(advance: true) { db in
             try db.execute(
                 sql: "UPDATE token SET counter = ? WHERE serial = ? AND counter = ?",
                 arguments: [Int64(bitPattern: expected &+ 1), serial, Int64(bitPattern: expected)])
@@ -142,7 +142,7 @@ extension CordonDatabase {
     /// Deletes token `serial` (overwritten on disk by `secure_delete`, the WAL truncated); false when
     /// it is not stored.
     public func removeToken(serial: String) throws -> Bool {
-        let removed = try writer.write { db in
+        let removed = try anchoredWrite(advance: true) { db in
             try db.execute(sql: "DELETE FROM token WHERE serial = ?", arguments: [serial])
             return db.changesCount == 1
         }
@@ -153,7 +153,7 @@ extension CordonDatabase {
     /// Deletes every token and moves to a new key generation (records of the old one can no longer
     /// be opened even if a copy survived); returns the new generation.
     public func resetTokens() throws -> Int {
-        let generation = try writer.write { db in
+        let generation = try anchoredWrite(advance: true) { db in
             try db.execute(sql: "DELETE FROM token")
             let next = (try Int.fetchOne(db, sql: "SELECT generation FROM tokenKey WHERE id = 1") ?? 0) + 1
             try db.execute(sql: "INSERT INTO tokenKey (id, generation) VALUES (1, ?)", arguments: [next])

@@ -10,7 +10,7 @@ public final class TPMConnection {
     /// The kernel's resource-managed TPM device.
     public static let defaultTCTI = "device:/dev/tpmrm0"
 
-    private let context: OpaquePointer
+    let context: OpaquePointer
     /// The TCTI configuration it was opened with.
     public let tcti: String
 
@@ -114,5 +114,5 @@ public final class TPMConnection {
 
 extension UnsafeRawBufferPointer {
     /// The bytes as the C glue takes them.
-    fileprivate var bytes: UnsafePointer<UInt8>? { baseAddress?.assumingMemoryBound(to: UInt8.self) }
+    var bytes: UnsafePointer<UInt8>? { baseAddress?.assumingMemoryBound(to: UInt8.self) }
 }

@@ -116,11 +116,13 @@ struct CordonErrorTests {
         case .sessionExpired: 70
         case .processNotHardened: 71
         case .foreignSender: 72
+        // MARK: State the user cannot roll back (#27)
+        case .stateRolledBack: 73
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...72))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...73))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {
@@ -132,7 +134,7 @@ struct CordonErrorTests {
             "TooManyProcessConnections", "ConnectionIdle", "ForeignSender",
             // MARK: TPM passcode sealing (#12)
             "HardwareRequired", "HardwareLockedOut", "HardwareKeyRejected", "HardwareUnavailable",
-            "InvalidRecoveryKey",
+            "InvalidRecoveryKey", "StateRolledBack",
             // MARK: Fingerprint unlock (#15)
             "BiometricsDisabled", "BiometricsNotEnabled", "BiometricsPasscodeNeeded", "BiometricsUnavailable",
         ]

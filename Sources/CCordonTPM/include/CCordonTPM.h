@@ -71,6 +71,22 @@ uint32_t cordon_tpm_load_check(
     cordon_tpm *tpm, const uint8_t *public_blob, size_t public_len, const uint8_t *private_blob,
     size_t private_len);
 
+/// Defines an NV counter index `index` (owner hierarchy, empty owner authorization): TPM_NT_COUNTER,
+/// authValue `auth` for reads and increments, NO_DA (the authValue is random, never guessed), and
+/// increments it once so that it reads. TPM_RC_NV_DEFINED when `index` is taken: pick another.
+uint32_t cordon_tpm_nv_counter_define(cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len);
+
+/// Increments the NV counter `index` by one (TPM2_NV_Increment with `auth`): it never goes back.
+uint32_t cordon_tpm_nv_counter_increment(cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len);
+
+/// Reads the NV counter `index` (TPM2_NV_Read with `auth`, 8 bytes, big-endian).
+uint32_t cordon_tpm_nv_counter_read(
+    cordon_tpm *tpm, uint32_t index, const uint8_t *auth, size_t auth_len, uint64_t *value_out);
+
+/// Removes the NV index `index` (owner authorization): tests and a container that never finished
+/// initializing only; a wipe keeps its counter, so copies from before it stay refused.
+uint32_t cordon_tpm_nv_undefine(cordon_tpm *tpm, uint32_t index);
+
 /// A description of `rc` from the TSS (static storage).
 const char *cordon_tpm_rc_text(uint32_t rc);
 

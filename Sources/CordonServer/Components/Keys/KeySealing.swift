@@ -27,9 +27,10 @@ struct KeySealing: Sendable {
 
     /// Wraps `master` under `passcode`: sealed by the TPM when the policy allows and one is usable.
     /// Returns the record and, when the policy prefers a TPM and none is usable, the warning.
-    func wrap(_ master: SecureBytes, passcode: String, kdf: KDFParameters, recovery: [UInt8]?) throws
-        -> (WrappedKey, String?)
-    {
+    /// `anchorIndex` binds the record to the state anchor (`WrappedKey.anchorIndex`).
+    func wrap(
+        _ master: SecureBytes, passcode: String, kdf: KDFParameters, recovery: [UInt8]?, anchorIndex: UInt32?
+    ) throws -> (WrappedKey, String?) {
         let stretched = try custody.stretch(passcode: passcode, kdf: kdf)
         defer { stretched.zero() }
         var warning: String?
@@ -41,7 +42,8 @@ struct KeySealing: Sendable {
                 let authorization = custody.hardwareAuthorization(stretched: stretched)
                 defer { authorization.zero() }
                 let object = try tpm.seal(secret, authorization: authorization, pcrs: pcrs)
-                var wrapped = try custody.wrap(master, stretched: stretched, hardwareSecret: secret, kdf: kdf)
+                var wrapped = try custody.wrap(
+                    master, stretched: stretched, hardwareSecret: secret, kdf: kdf, anchorIndex: anchorIndex)
                 wrapped.protection = pcrs.isEmpty ? .tpm : .tpmWithPCRs
                 wrapped.hardware = HardwareSeal(
                     publicBlob: object.publicBlob, privateBlob: object.privateBlob, pcrs: object.pcrs)
@@ -52,13 +54,23 @@ struct KeySealing: Sendable {
                 warning = "no TPM protects the key (\(error.description)): the passcode alone does"
             }
         }
-        var wrapped = try custody.wrap(master, stretched: stretched, hardwareSecret: nil, kdf: kdf)
+        var wrapped = try custody.wrap(
+            master, stretched: stretched, hardwareSecret: nil, kdf: kdf, anchorIndex: anchorIndex)
         wrapped.recovery = recovery
         return (wrapped, warning)
     }
 
     /// Unwraps the master key with `passcode`, through the TPM when one seals it.
     func unwrap(_ wrapped: WrappedKey, passcode: String) throws(Failure) -> SecureBytes {
+        try unwrap(wrapped, passcode: passcode, rebind: nil).master
+    }
+
+    /// Unwraps the master key with `passcode`, through the TPM when one seals it; once it opened,
+    /// `rebind` may name a state anchor to bind the record to, and the record comes back re-wrapped
+    /// under the same wrapping key with it (a container made before anchors: no new TPM object).
+    func unwrap(_ wrapped: WrappedKey, passcode: String, rebind: (() -> UInt32?)?) throws(Failure) -> (
+        master: SecureBytes, rebound: WrappedKey?
+    ) {
         let stretched: SecureBytes
         do {
             stretched = try custody.stretch(passcode: passcode, kdf: wrapped.kdf)
@@ -80,11 +92,20 @@ struct KeySealing: Sendable {
                 throw Self.failure(error, tpm: { try? TPMConnection(tcti: tcti).lockoutState() })
             }
         }
+        let master: SecureBytes
         do {
-            return try custody.unwrap(wrapped, stretched: stretched, hardwareSecret: secret)
+            master = try custody.unwrap(wrapped, stretched: stretched, hardwareSecret: secret)
         } catch {
             throw .wrongPasscode
         }
+        guard let index = rebind?(),
+            var rebound = try? custody.wrap(
+                master, stretched: stretched, hardwareSecret: secret, kdf: wrapped.kdf, anchorIndex: index)
+        else { return (master, nil) }
+        rebound.protection = wrapped.protection
+        rebound.hardware = wrapped.hardware
+        rebound.recovery = wrapped.recovery
+        return (master, rebound)
     }
 
     /// What `status` says when the TPM no longer loads the sealed key.

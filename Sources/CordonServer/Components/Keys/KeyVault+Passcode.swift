@@ -2,6 +2,7 @@ import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
 import CordonSecrets
+import CordonStore
 import Dispatch
 import Foundation
 import NIOCore
@@ -37,28 +38,65 @@ extension KeyVault {
         let custody = self.custody
         let sealing = keySealing
         let softwareRules = softwareOnlyRules
+        let wiping = host.lifecycle.pending == .wipe
+        let keeper = anchorKeeper
         let job = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CheckResult in
+            var wrapped = wrapped
+            // A state refused as rolled back opens nothing; only a wipe (with the passcode) goes on.
+            if let refusal = Self.anchorRefusal(database, keeper: keeper, wrapped: wrapped, wiping: wiping) {
+                return .refused(refusal, nil)
+            }
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
+            } catch is StateAnchorError where wiping {
+                // A refused state takes no writes; the wipe that ends it goes on.
             } catch {
                 return .counterNotStored(String(describing: error))
             }
             let master: SecureBytes
+            // A TPM-sealed container made before anchors gets one at its first unlock.
+            var created: StateAnchor?
+            var anchored: WrappedKey?
+            let migrate =
+                wrapped.anchorIndex == nil && wrapped.protection != .software
+                && database.attachedAnchor == nil && sealing.hardware != .off
             do throws(KeySealing.Failure) {
-                master = try sealing.unwrap(wrapped, passcode: passcode)
+                let opened = try sealing.unwrap(
+                    wrapped, passcode: passcode,
+                    rebind: migrate
+                        ? {
+                            created = try? keeper.create()
+                            return created?.reference.index
+                        } : nil)
+                master = opened.master
+                if let rebound = opened.rebound, let anchor = created {
+                    do {
+                        try database.saveWrappedKey(rebound, now: Date().timeIntervalSince1970, anchor: anchor)
+                        wrapped = rebound
+                        anchored = rebound
+                    } catch {
+                        keeper.remove(anchor.reference)
+                    }
+                }
             } catch {
                 switch error {
                 case .wrongPasscode: return .wrong(sealing.status(of: wrapped, warning: nil))
                 case .refused(let reason): return .refused(reason, sealing.status(of: wrapped, warning: nil))
                 }
             }
-            guard let rewrapTo else { return .correct(master, nil, sealing.status(of: wrapped, warning: nil)) }
+            // The key opened although its anchor is gone from this TPM (the counter was removed):
+            // the state is not trusted. Only the recovery key restores, under a new anchor.
+            if let lost = Self.lostAnchor(database), !wiping {
+                master.zero()
+                return .refused(.stateRolledBack(reason: lost.description), nil)
+            }
+            guard let rewrapTo else { return .correct(master, anchored, sealing.status(of: wrapped, warning: nil)) }
             defer { master.zero() }
             // Re-sealed with a fresh salt and a new TPM object, under the policy in force now.
             var kdf = wrapped.kdf
             kdf.salt = custody.makeSalt()
             let (rewrapped, warning) = try sealing.wrap(
-                master, passcode: rewrapTo, kdf: kdf, recovery: wrapped.recovery)
+                master, passcode: rewrapTo, kdf: kdf, recovery: wrapped.recovery, anchorIndex: wrapped.anchorIndex)
             if let refusal = softwareRules.problem(with: rewrapTo, wrapped: rewrapped) {
                 return .newPasscodeRefused(refusal)
             }
@@ -91,7 +129,7 @@ extension KeyVault {
             if let rewrapped {
                 wrappedKey = rewrapped
                 logger.notice(
-                    "passcode changed; the master key is re-wrapped",
+                    "the master key is re-wrapped (a new passcode, or bound to the state anchor)",
                     metadata: ["protection": "\(rewrapped.protection)"])
             }
             // Installed only if the machine answers with `installKey`; zeroed otherwise.
@@ -130,6 +168,29 @@ extension KeyVault {
         }
     }
 
+    /// The refusal of a check while the state is refused (`StateRolledBack`); nil when it holds,
+    /// for a wipe, and when the anchor's TPM is gone (`lostAnchor`: the key's own seal decides,
+    /// and only the recovery key restores). A TPM that could not be reached earlier is asked again
+    /// first. On the pool.
+    static func anchorRefusal(
+        _ database: CordonDatabase, keeper: StateAnchorKeeper, wrapped: WrappedKey, wiping: Bool
+    ) -> CordonError? {
+        switch database.anchorProblem {
+        case nil: return nil
+        case .unverified?, .counterFailed?: _ = keeper.attach(to: database, keystoreIndex: wrapped.anchorIndex)
+        default: break
+        }
+        guard let problem = database.anchorProblem, !wiping else { return nil }
+        if case .lost = problem { return nil }
+        return .stateRolledBack(reason: problem.description)
+    }
+
+    /// The anchor's TPM no longer holds it (cleared or replaced): nil otherwise.
+    static func lostAnchor(_ database: CordonDatabase) -> StateAnchorError? {
+        if case .lost? = database.anchorProblem { return database.anchorProblem }
+        return nil
+    }
+
     /// Answers the pending request with `error` (the machine's own answer then finds none).
     func failPending(_ error: CordonError) {
         guard let pending else { return }
@@ -151,6 +212,7 @@ extension KeyVault {
         let insecure = host.configuration.insecureFastKDF
         let softwareRules = softwareOnlyRules
         let tuner = KDFTuner(targetSeconds: host.configuration.kdfTargetSeconds)
+        let keeper = anchorKeeper
         host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CreateResult in
             let master = custody.makeMasterKey()
             defer { master.zero() }
@@ -167,9 +229,34 @@ extension KeyVault {
             let recoveryKey = RecoveryKey.generate()
             defer { recoveryKey.secret.zero() }
             let recovery = try custody.wrapForRecovery(master, recoveryKey: recoveryKey.secret)
-            let (wrapped, warning) = try sealing.wrap(master, passcode: passcode, kdf: kdf, recovery: recovery)
-            if let refusal = softwareRules.problem(with: passcode, wrapped: wrapped) { throw refusal }
-            try database.saveWrappedKey(wrapped, now: Date().timeIntervalSince1970)
+            // The state's TPM anchor: a wiped container's, kept, or a new one where a TPM may be used.
+            let kept = database.attachedAnchor
+            var created: StateAnchor?
+            var anchorWarning: String?
+            if kept == nil && sealing.hardware != .off {
+                do {
+                    created = try keeper.create()
+                } catch {
+                    anchorWarning = "no TPM counter anchors the security state (\(error))"
+                }
+            }
+            let anchor = kept ?? created
+            let wrapped: WrappedKey
+            var warning: String?
+            do {
+                (wrapped, warning) = try sealing.wrap(
+                    master, passcode: passcode, kdf: kdf, recovery: recovery, anchorIndex: anchor?.reference.index)
+                if let refusal = softwareRules.problem(with: passcode, wrapped: wrapped) { throw refusal }
+                if let created {
+                    try database.saveWrappedKey(wrapped, now: Date().timeIntervalSince1970, anchor: created)
+                } else {
+                    try database.saveWrappedKey(wrapped, now: Date().timeIntervalSince1970)
+                }
+            } catch {
+                if let created { keeper.remove(created.reference) }
+                throw error
+            }
+            if warning == nil, let anchorWarning { warning = anchorWarning }
             try database.saveAttempts(count: 0, lastFailureAt: nil)
             return CreateResult(
                 wrapped: wrapped, protection: sealing.status(of: wrapped, warning: warning),

@@ -1,6 +1,7 @@
 import CordonLifecycle
 import CordonProtocol
 import CordonSecrets
+import CordonStore
 import Foundation
 import NIOCore
 
@@ -45,8 +46,13 @@ extension KeyVault {
         let custody = self.custody
         let sealing = keySealing
         let softwareRules = softwareOnlyRules
+        let keeper = anchorKeeper
         let job = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CheckResult in
             defer { recoveryKey.secret.zero() }
+            // A state refused as rolled back is not restored: the recovery key opens the copy, not the TPM's state.
+            if let refusal = Self.anchorRefusal(database, keeper: keeper, wrapped: wrapped, wiping: false) {
+                return .refused(refusal, nil)
+            }
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
             } catch {
@@ -68,11 +74,25 @@ extension KeyVault {
             var kdf = wrapped.kdf
             kdf.salt = custody.makeSalt()
             let recovery = try custody.wrapForRecovery(master, recoveryKey: next.secret)
-            let (rewrapped, warning) = try sealing.wrap(master, passcode: newPasscode, kdf: kdf, recovery: recovery)
+            // The anchor's TPM is gone (the database moved, the TPM was cleared): a new anchor on this one.
+            var replacement: StateAnchor?
+            if Self.lostAnchor(database) != nil, sealing.hardware != .off {
+                replacement = try? keeper.create()
+            }
+            let anchorIndex = Self.lostAnchor(database) == nil ? wrapped.anchorIndex : replacement?.reference.index
+            let (rewrapped, warning) = try sealing.wrap(
+                master, passcode: newPasscode, kdf: kdf, recovery: recovery, anchorIndex: anchorIndex)
             if let refusal = softwareRules.problem(with: newPasscode, wrapped: rewrapped) {
+                if let replacement { keeper.remove(replacement.reference) }
                 return .newPasscodeRefused(refusal)
             }
-            try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
+            if let replacement {
+                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970, anchor: replacement)
+            } else if Self.lostAnchor(database) != nil {
+                try database.saveWrappedKeyDroppingAnchor(rewrapped, now: Date().timeIntervalSince1970)
+            } else {
+                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
+            }
             return .recovered(rewrapped, next.formatted, sealing.status(of: rewrapped, warning: warning))
         }
         job.assumeIsolated().whenComplete { [self] result in

@@ -17,7 +17,7 @@ import NIOCore
 /// key (``KeySource``) — never the master key itself.
 final class KeyVault: AgentComponent, KeySource {
     /// What the vault needs of the agent.
-    typealias Host = LifecycleDriver & PolicyProvider & RegistrationVerifier
+    typealias Host = LifecycleDriver & PolicyProvider & RegistrationVerifier & AuditSink
 
     unowned let host: any Host
     let custody = KeyCustody()
@@ -48,14 +48,62 @@ final class KeyVault: AgentComponent, KeySource {
         var successReply: ByteBuffer? = nil
     }
 
-    /// Loads the wrapped key and the app key generations from the store.
+    /// Loads the wrapped key and the app key generations from the store, and checks the state
+    /// against its TPM anchor before anything reads it (the policy loader's serials, the attempts).
     init(host: any Host) throws {
         self.host = host
         wrappedKey = try host.database.loadWrappedKey()
         appGenerations = try host.database.appGenerations()
+        checkStateAnchor()
+    }
+
+    var anchorKeeper: StateAnchorKeeper { StateAnchorKeeper(tcti: host.configuration.tpmTCTI) }
+
+    /// Checks the stored state against the TPM anchor it names (`StateAnchorKeeper.attach`); a
+    /// refusal is logged and audited, and every check answers `StateRolledBack` until it holds.
+    /// Runs where it is called: at start, before anything reads the state, and before a check
+    /// when the TPM could not be reached earlier.
+    func checkStateAnchor() {
+        let database = host.database
+        switch anchorKeeper.attach(to: database, keystoreIndex: wrappedKey?.anchorIndex) {
+        case .success:
+            break
+        case .failure(let error) where wrappedKey == nil:
+            // No container to protect: a new one makes a new anchor.
+            logger.warning("the state anchor of an erased container is dropped: \(error)")
+            try? database.forgetAnchor()
+        case .failure(let error):
+            logger.critical(
+                "the security state is refused: \(error)", metadata: ["event": "state.rollback"])
+            host.writeAudit([
+                AuditEntry(
+                    time: host.clock(), category: .decision, appId: nil, action: "state.anchor", outcome: "refused",
+                    reason: error.description, rules: [])
+            ])
+        }
     }
 
     var isInitialized: Bool { wrappedKey != nil }
+
+    /// What `status` shows of the key's protection: the TPM's state as last read, the state
+    /// anchor, and a refused state as the problem it is.
+    var protectionStatus: KeyProtectionStatus? {
+        guard var status = keyProtection ?? wrappedKey.map({ KeyProtectionStatus(kind: $0.protection.rawValue) })
+        else { return nil }
+        switch host.database.anchorProblem {
+        case .lost(let reason)?:
+            // The TPM's own problem (cleared, replaced) names the way out already.
+            status.problem = status.problem ?? StateAnchorError.lost(reason).description
+        case let problem?:
+            status.problem =
+                "the security state is refused (StateRolledBack): \(problem); only `cordon wipe --yes` starts again"
+        case nil:
+            status.stateAnchor = host.database.attachedAnchor.map {
+                "TPM NV counter " + String(format: "0x%08x", $0.reference.index)
+            }
+        }
+        return status
+    }
 
     var logger: Logger { host.logger }
 
