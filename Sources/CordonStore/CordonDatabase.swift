@@ -22,6 +22,8 @@ public final class CordonDatabase: Sendable {
     public let permissionsTightened: [String]
     /// Whether writes of the security state are anchored to a TPM (`StateAnchor.swift`).
     let anchorMode = Mutex<AnchorMode>(.none)
+    /// Told when a write finds the state edited while the agent runs (`onStateRefused`).
+    let onRefusal = Mutex<(@Sendable (StateAnchorError) -> Void)?>(nil)
 
     /// Opens (creating if needed) the database at `path` and migrates it; `readOnly` opens an
     /// existing database for inspection (tools, tests) while the agent runs.

@@ -138,6 +138,12 @@ extension CordonDatabase {
         return nil
     }
 
+    /// Called (on the writing thread) when a write finds the state edited while the agent runs: the
+    /// agent logs and audits it.
+    public func onStateRefused(_ handler: @escaping @Sendable (StateAnchorError) -> Void) {
+        onRefusal.withLock { $0 = handler }
+    }
+
     /// Refuses every write of the state until an anchor is attached (the keystore is anchored and
     /// the anchor could not be checked, or did not hold).
     public func refuseState(_ error: StateAnchorError) {
@@ -230,6 +236,7 @@ extension CordonDatabase {
         } catch let error as StateAnchorError {
             // An edit made while the agent runs: from now on the state is refused, as at a start.
             refuseState(error)
+            onRefusal.withLock { $0 }?(error)
             throw error
         }
         if advanced {

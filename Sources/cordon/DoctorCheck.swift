@@ -119,7 +119,8 @@ struct DoctorCheck: Equatable {
     /// Which protection is in force and the TPM's lockout state; nil before initialisation.
     static func keyProtection(_ status: AgentStatus) -> DoctorCheck? {
         guard let protection = status.keyProtection else { return nil }
-        let rows = StatusCommand.protectionRows(protection).map { $0[1] }
+        // The state anchor is a check of its own (`stateAnchor`).
+        let rows = StatusCommand.protectionRows(protection).filter { $0[0] != "state anchor:" }.map { $0[1] }
         let text = "key protection: " + rows.joined(separator: "; ")
         if let warning = protection.warning {
             return DoctorCheck(
@@ -137,10 +138,37 @@ struct DoctorCheck: Equatable {
             return DoctorCheck(
                 outcome: .fail, text: text,
                 hint: protection.inLockout == true
-                    ? "wait for the TPM to recover" : "check the TPM, or restore with `cordon init --recovery`")
+                    ? "wait for the TPM to recover"
+                    : protection.problem?.contains("StateRolledBack") == true
+                        ? "put back the database cordond last wrote, or erase everything with `cordon wipe --yes` and `cordon init`"
+                        : "check the TPM, or restore with `cordon init --recovery`")
         }
         return DoctorCheck(outcome: .ok, text: text)
     }
+
+    /// Whether a TPM counter anchors the security state (docs/THREAT-MODEL.md, "State the user cannot
+    /// roll back"); nil before initialisation and while the state is refused (the key protection
+    /// check fails then).
+    static func stateAnchor(_ status: AgentStatus) -> DoctorCheck? {
+        guard let protection = status.keyProtection, protection.problem == nil else { return nil }
+        if let anchor = protection.stateAnchor {
+            return DoctorCheck(
+                outcome: .ok,
+                text: "security state anchored to the \(anchor): a restored or edited database is refused")
+        }
+        return DoctorCheck(
+            outcome: .warn,
+            text: "no TPM anchors the security state: \(Self.unanchoredLimits)",
+            hint:
+                "with a TPM 2.0 the user can reach and passcode.hardware not off, the next unlock anchors it (docs/THREAT-MODEL.md)"
+        )
+    }
+
+    /// What anyone running as the user can undo when no TPM anchors the state.
+    static let unanchoredLimits =
+        "the user (or a program running as them) can undo a full wipe by putting back a copy of the data "
+        + "directory, get an HOTP code again, regain failed passcode attempts and bring back an older signed "
+        + "policy by editing the database"
 
     /// Fails while the agent cannot store audit records.
     static func audit(_ status: AgentStatus) -> DoctorCheck {

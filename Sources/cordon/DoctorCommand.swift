@@ -28,6 +28,7 @@ struct DoctorCommand: AsyncParsableCommand {
             checks.append(DoctorCheck.testMode(status))
             checks.append(DoctorCheck.kdf(status))
             if let protection = DoctorCheck.keyProtection(status) { checks.append(protection) }
+            if let anchor = DoctorCheck.stateAnchor(status) { checks.append(anchor) }
             if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
             checks.append(DoctorCheck.audit(status))
             if let policy = try? await Deadline.run(

@@ -85,6 +85,11 @@ struct StatusCommand: AsyncParsableCommand {
         } else if let left = protection.attemptsLeft, let max = protection.maxFailures {
             rows.append(["TPM lockout:", "\(left) of \(max) attempts left before the TPM locks out"])
         }
+        if protection.problem == nil {
+            rows.append([
+                "state anchor:", protection.stateAnchor ?? "none: a restored or edited database goes unnoticed",
+            ])
+        }
         return rows
     }
 

@@ -73,14 +73,24 @@ final class KeyVault: AgentComponent, KeySource {
             logger.warning("the state anchor of an erased container is dropped: \(error)")
             try? database.forgetAnchor()
         case .failure(let error):
-            logger.critical(
-                "the security state is refused: \(error)", metadata: ["event": "state.rollback"])
-            host.writeAudit([
-                AuditEntry(
-                    time: host.clock(), category: .decision, appId: nil, action: "state.anchor", outcome: "refused",
-                    reason: error.description, rules: [])
-            ])
+            stateRefused(error)
         }
+        // An edit found by a later write, while the agent runs: logged and audited the same way.
+        let loop = host.loop
+        let vault = NIOLoopBound(WeakVault(self), eventLoop: loop)
+        database.onStateRefused { error in
+            loop.execute { vault.value.vault?.stateRefused(error) }
+        }
+    }
+
+    /// Logs and audits the state refused as rolled back or edited.
+    private func stateRefused(_ error: StateAnchorError) {
+        logger.critical("the security state is refused: \(error)", metadata: ["event": "state.anchor"])
+        host.writeAudit([
+            AuditEntry(
+                time: host.clock(), category: .decision, appId: nil, action: "state.anchor", outcome: "refused",
+                reason: error.description, rules: [])
+        ])
     }
 
     var isInitialized: Bool { wrappedKey != nil }
@@ -218,4 +228,10 @@ final class KeyVault: AgentComponent, KeySource {
         guard let master = masterKey else { return nil }
         return custody.purposeKey(master: master, purpose: purpose)
     }
+}
+
+/// The vault, not kept alive by the database's callback (`checkStateAnchor`).
+private final class WeakVault {
+    weak var vault: KeyVault?
+    init(_ vault: KeyVault) { self.vault = vault }
 }

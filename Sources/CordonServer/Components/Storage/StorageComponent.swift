@@ -3,6 +3,7 @@ import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
 import CordonSecrets
+import CordonStore
 import Foundation
 import NIOCore
 
@@ -86,7 +87,10 @@ final class StorageComponent: InterfaceComponent {
                 if admin { audit(appId, operation.action, outcome: "allow", reason: "an administrator's call") }
                 return reply.encode(encoder)
             }.flatMapErrorThrowing { [self] error in
-                let typed = error as? CordonError ?? .internalError(reason: "storage: \(error)")
+                let typed =
+                    error as? CordonError
+                    ?? (error as? StateAnchorError).map { .stateRolledBack(reason: "\($0)") }
+                    ?? .internalError(reason: "storage: \(error)")
                 if admin { audit(appId, operation.action, outcome: "refused", reason: "\(typed.varlinkName)") }
                 return encoder.error(typed.varlinkError)
             }.nonisolated())

@@ -227,6 +227,9 @@ extension TokensComponent {
     static func varlinkError(any error: any Error) -> VarlinkError {
         if let error = error as? CordonError { return error.varlinkError }
         if let error = error as? TokenFormatError { return cordonError(error).varlinkError }
+        if let error = error as? StateAnchorError {
+            return CordonError.stateRolledBack(reason: "\(error)").varlinkError
+        }
         return CordonError.internalError(reason: "tokens: \(error)").varlinkError
     }
 }
