@@ -9,12 +9,12 @@ final class BenchAgent {
     let control: VarlinkConnection
 
     /// Starts the agent in `directory` (with `adminPolicies` copied into its admin policy
-    /// directory), then initializes and unlocks it.
-    init(directory: String, adminPolicies: [String] = []) throws {
+    /// directory and `arguments` added to its flags), then initializes and unlocks it.
+    init(directory: String, adminPolicies: [String] = [], arguments: [String] = []) throws {
         // DaemonLauncher's child inherits this: the same as `--insecure-fast-kdf`.
         setenv("CORDON_INSECURE_FAST_KDF", "1", 1)
         setenv("CORDON_TEST_MODE", "1", 1)
-        let started = try DaemonLauncher.start(in: directory, adminPolicies: adminPolicies)
+        let started = try DaemonLauncher.start(in: directory, adminPolicies: adminPolicies, arguments: arguments)
         process = started.process
         socket = started.socket
         do {

@@ -11,6 +11,6 @@ struct CordonBench: ParsableCommand {
             RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
             MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageBenchmark.self,
             UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, ChannelBenchmark.self,
-            VerifyBenchmark.self, SummaryCommand.self,
+            VerifyBenchmark.self, AnchorBenchmark.self, SummaryCommand.self,
         ])
 }
