@@ -108,6 +108,7 @@ bench: release
 	$(BENCH) verify --summary $(BENCH_SUMMARY)
 	$(BENCH) enforce --apps 100
 	$(BENCH) tokens
+	$(BENCH) anchor
 	$(BENCH) summary $(BENCH_SUMMARY) --markdown > $(basename $(BENCH_SUMMARY)).md
 	@echo; echo "summary of every target ($(BENCH_SUMMARY); Markdown: $(basename $(BENCH_SUMMARY)).md):"
 	@$(BENCH) summary $(BENCH_SUMMARY)
