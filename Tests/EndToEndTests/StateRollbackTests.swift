@@ -126,8 +126,13 @@ import Testing
     @Test func aFullWipeIsNotUndoneByPuttingBackTheDataDirectory() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
-        let agent = try await agent(simulator)
+        let agent = try await UserAgent(
+            policy: Self.policy, initialize: false,
+            arguments: ["--tpm-tcti", simulator.tcti, "--backoff-base-seconds", "0"], testMode: true)
         defer { agent.cleanUp() }
+        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        let recoveryKey = try RecoveryKeyTests().recoveryKey(in: initialized.stdout)
         #expect(try await unlock(agent).error == nil)
         #expect(try await status(agent).keyProtection?.stateAnchor?.hasPrefix("TPM NV counter 0x01") == true)
         let doctor = try await agent.cli(["doctor"])
@@ -143,12 +148,16 @@ import Testing
         #expect(try await runCommand(URL(fileURLWithPath: "/bin/cp"), ["-a", copy, data]).status == 0)
         try await agent.restart()
         try await expectRefused(agent, "the container put back after a wipe unlocked with the old passcode")
+        // Nor does the recovery key made before the wipe restore it through the agent.
+        let recovered = try await RecoveryKeyTests().call(
+            agent, "io.cordon.Agent.Recover", recovery: recoveryKey, passcode: "8642")
+        #expect(recovered.error == "io.cordon.Agent.StateRolledBack", "\(recovered)")
         #expect(agent.log.contains("the database is older than the TPM's counter"), "\(agent.log)")
         // The way out the message names: a wipe, then a new container.
         let again = try await agent.cli(["wipe", "--yes", "--passcode-stdin"], input: Self.passcode + "\n")
         #expect(again.status == 0, "\(again.stderr)")
-        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
-        #expect(initialized.status == 0, "\(initialized.stderr)")
+        let remade = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
+        #expect(remade.status == 0, "\(remade.stderr)")
         #expect(try await unlock(agent).error == nil)
     }
 
