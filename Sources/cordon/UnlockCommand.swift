@@ -118,7 +118,7 @@ struct UnlockCommand: AsyncParsableCommand {
                 do {
                     try await client.unlock(passcode: secret)
                     break
-                } catch CordonError.wrongPasscode(let attemptsLeft, let retryAfter)
+                } catch CordonError.wrongPasscode(let attemptsLeft, let retryAfter, _, _, _)
                     where reader.usesPinentry && attemptsLeft > 0 && retryAfter <= 0 && attempt < Self.maxTries
                 {
                     error = "Wrong passcode, \(Format.count(attemptsLeft, "attempt")) left."
