@@ -133,7 +133,7 @@ import Testing
         agent.terminate()
     }
 
-    @Test func theLastWrongPasscodeSaysTheContainerWasErased() async throws {
+    @Test func nothingIsErasedWithoutSayingSoFirstAndAfterwards() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
         let agent = try await agent(
@@ -141,6 +141,8 @@ import Testing
             arguments: ["--max-attempts", "2", "--on-max-attempts", "wipe"])
         defer { agent.cleanUp() }
         try await initialize(agent)
+        let shown = try await agent.cli(["status"]).stdout
+        #expect(shown.contains("0 of 2 (then the container is erased)"), "\(shown)")
         let foreign = RecoveryKey.generate()
         defer { foreign.secret.zero() }
         let warned = try await call(
@@ -149,9 +151,21 @@ import Testing
             (warned.parameters["reason"] as? String)?.contains(
                 "1 attempt left before the max-attempts action: then the container will be erased") == true,
             "\(warned.parameters)")
-        let last = try await agent.cli(["unlock", "--passcode-stdin"], input: "0000\n")
+        // The last attempt: the CLI says so before it asks, and says afterwards that the data is gone.
+        let last = try await agent.cli(
+            ["init", "--recovery", "--recovery-stdin", "--passcode-stdin"], input: foreign.formatted + "\n8642\n")
+        #expect(last.status != 0)
+        #expect(last.stderr.contains("this is the last attempt (passcode.maxAttempts)"), "\(last.stderr)")
         #expect(last.stderr.contains("the container was erased"), "\(last.stderr)")
         #expect(last.stderr.contains("its data is gone"), "\(last.stderr)")
+        #expect(try await status(agent).state == .uninitialized)
+
+        // A wrong passcode that applies the wipe says so too.
+        try await initialize(agent)
+        #expect(try await agent.cli(["unlock", "--passcode-stdin"], input: "0000\n").status != 0)
+        let erased = try await agent.cli(["unlock", "--passcode-stdin"], input: "0000\n")
+        #expect(erased.stderr.contains("the container was erased"), "\(erased.stderr)")
+        #expect(erased.stderr.contains("its data is gone"), "\(erased.stderr)")
         #expect(try await status(agent).state == .uninitialized)
         agent.terminate()
     }

@@ -111,6 +111,7 @@ extension Agent {
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: apps.registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
             lockTriggers: lockTriggers.active, auditProblem: auditLog.problem,
-            testMode: configuration.testMode ? true : nil, keyProtection: vault.keyProtection)
+            testMode: configuration.testMode ? true : nil, keyProtection: vault.keyProtection,
+            onMaxAttempts: lifecycle.onMaxAttempts.rawValue)
     }
 }

@@ -225,9 +225,9 @@ extension KeyVault {
 extension KeyVault {
     /// Reads again, off the loop, what protects a TPM-sealed key (lockout state, whether the bound
     /// PCRs still hold their sealed values) and keeps it for `status`; completes once kept. Nil when
-    /// no TPM seals the key (nothing to read).
+    /// no TPM seals the key (nothing to read) or a check is running (it refreshes it when it ends).
     func refreshedKeyProtection() -> EventLoopFuture<Void>? {
-        guard let wrapped = wrappedKey, wrapped.protection != .software else { return nil }
+        guard pending == nil, let wrapped = wrappedKey, wrapped.protection != .software else { return nil }
         let sealing = keySealing
         let warning = keyProtection?.warning
         return host.storePool.runIfActive(eventLoop: host.loop) { sealing.status(of: wrapped, warning: warning) }
