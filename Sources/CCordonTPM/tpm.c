@@ -366,3 +366,31 @@ uint32_t cordon_tpm_nv_undefine(cordon_tpm *tpm, uint32_t index) {
     if (rc != TSS2_RC_SUCCESS) Esys_TR_Close(tpm->esys, &handle);
     return rc;
 }
+
+uint32_t cordon_tpm_policy_check(
+    cordon_tpm *tpm, const uint8_t *public_blob, size_t public_len, const uint32_t *pcrs, size_t pcr_count,
+    int *matches) {
+    TPM2B_PUBLIC in_public = {0};
+    TPM2B_DIGEST *digest = NULL;
+    ESYS_TR trial = ESYS_TR_NONE;
+    TPMT_SYM_DEF none = {.algorithm = TPM2_ALG_NULL};
+    size_t offset = 0;
+    *matches = 0;
+    TSS2_RC rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(public_blob, public_len, &offset, &in_public);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    rc = Esys_StartAuthSession(
+        tpm->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, NULL, TPM2_SE_TRIAL, &none,
+        TPM2_ALG_SHA256, &trial);
+    if (rc != TSS2_RC_SUCCESS) return rc;
+    // The same policy, in the same order, as the seal computed: PolicyPCR over the current values.
+    rc = apply_policy(tpm, trial, pcrs, pcr_count);
+    if (rc == TSS2_RC_SUCCESS)
+        rc = Esys_PolicyGetDigest(tpm->esys, trial, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &digest);
+    if (rc == TSS2_RC_SUCCESS) {
+        const TPM2B_DIGEST *sealed = &in_public.publicArea.authPolicy;
+        *matches = digest->size == sealed->size && memcmp(digest->buffer, sealed->buffer, digest->size) == 0;
+    }
+    Esys_Free(digest);
+    Esys_FlushContext(tpm->esys, trial);
+    return rc;
+}

@@ -12,10 +12,18 @@ public enum LifecycleInput: Sendable, Equatable {
     case unlockRequested(hasPasscode: Bool, now: Double)
     /// `ChangePasscode` was called; the new passcode has this length.
     case changePasscodeRequested(newPasscodeLength: Int, now: Double)
-    /// The passcode check (unwrapping the master key) finished.
-    case passcodeChecked(correct: Bool, now: Double)
-    /// The passcode check could not run (the counter could not be stored); nothing was checked.
+    /// The passcode check (unwrapping the master key) finished. `hardwareAttemptsLeft`: the wrong
+    /// passcodes the TPM sealing the key still accepts before its dictionary-attack lockout, read
+    /// after the check (nil without a TPM); a wrong passcode's answer shows the tighter limit.
+    case passcodeChecked(correct: Bool, now: Double, hardwareAttemptsLeft: Int? = nil)
+    /// The passcode check could not run (the counter could not be stored); nothing was checked, and
+    /// the attempt stays counted.
     case checkAborted(now: Double)
+    /// The TPM refused the check before it evaluated the passcode (the bound PCRs changed, it is in
+    /// lockout, unreachable, or no longer loads the sealed key): no guess was made, so the attempt
+    /// counted before the check is given back (and stored), and the request is answered `error`.
+    /// Never for a passcode the TPM rejected (`authorizationFailed`): that is `passcodeChecked`.
+    case checkRefused(CordonError, now: Double)
     /// A lock trigger fired (explicit, idle, screen lock, suspend).
     case lock(reason: EventReason, now: Double)
     /// The key must go (logout, policy, shutdown).
@@ -55,6 +63,9 @@ public enum LifecycleAction: Sendable, Equatable {
     case installKey
     /// Zero every copy of the master key and of app keys.
     case discardKey
+    /// `passcode.maxAttempts` was reached (whatever `onMaxAttempts` does next): every way to
+    /// unlock without the passcode goes now (the key kept for fingerprint unlock is zeroed).
+    case maxAttemptsReached
     /// Crypto-erase: delete the wrapped key; the data it protected is unrecoverable.
     case eraseKeystore
     /// Answer the pending request: success.

@@ -22,6 +22,8 @@ public struct LifecycleMachine: Sendable {
     public private(set) var seq = 0
     public private(set) var failedAttempts = 0
     public private(set) var lastFailureAt: Double?
+    /// `lastFailureAt` before the pending check counted its attempt: restored if the TPM refuses it.
+    private var lastFailureBeforeCheck: Double?
     /// The request being worked on asynchronously, if any.
     public private(set) var pending: PendingCheck?
     public private(set) var lastActivityAt: Double = 0
@@ -87,13 +89,22 @@ public struct LifecycleMachine: Sendable {
             if let refusal = refuseCheck(now: now) { return [refusal] }
             if let problem = passcodeProblem(length: length) { return [.fail(problem)] }
             return beginCheck(.changePasscode, now: now)
-        case .passcodeChecked(let correct, let now):
-            return finishCheck(correct: correct, now: now)
+        case .passcodeChecked(let correct, let now, let hardwareAttemptsLeft):
+            return finishCheck(correct: correct, hardwareAttemptsLeft: hardwareAttemptsLeft, now: now)
         case .checkAborted:
             guard pending != nil, pending != .initialize else { return [] }
             // The counter stays as counted: an aborted check never gives an attempt back.
             pending = nil
             return [.fail(.internalError(reason: "the failed-attempt counter could not be stored"))]
+        case .checkRefused(let error, _):
+            guard pending != nil, pending != .initialize else { return [] }
+            // The TPM refused before it evaluated the passcode: no guess was made, so the attempt
+            // counted before the check is given back (docs/THREAT-MODEL.md, "Refusals the TPM makes").
+            pending = nil
+            revokedDuringCheck = nil
+            failedAttempts = max(0, failedAttempts - 1)
+            lastFailureAt = failedAttempts == 0 ? nil : lastFailureBeforeCheck
+            return [.persistFailedAttempts(count: failedAttempts, lastFailureAt: lastFailureAt), .fail(error)]
         case .lock(let reason, let now):
             guard state != .uninitialized else { return [.fail(.notInitialized)] }
             return lock(reason: reason, now: now) + [.succeed]
@@ -167,13 +178,14 @@ public struct LifecycleMachine: Sendable {
     /// Counts the attempt first (persisted before the check), then asks for the check.
     private mutating func beginCheck(_ check: PendingCheck, now: Double) -> [LifecycleAction] {
         pending = check
+        lastFailureBeforeCheck = lastFailureAt
         failedAttempts += 1
         lastFailureAt = now
         let work: LifecycleAction = check == .changePasscode ? .rewrapMasterKey : .checkPasscode
         return [.persistFailedAttempts(count: failedAttempts, lastFailureAt: now), work]
     }
 
-    private mutating func finishCheck(correct: Bool, now: Double) -> [LifecycleAction] {
+    private mutating func finishCheck(correct: Bool, hardwareAttemptsLeft: Int?, now: Double) -> [LifecycleAction] {
         guard let check = pending, check != .initialize else { return [] }
         pending = nil
         let revokedBy = revokedDuringCheck
@@ -204,15 +216,31 @@ public struct LifecycleMachine: Sendable {
         }
         let left = max(0, configuration.maxAttempts - failedAttempts)
         if left == 0 {
-            if configuration.onMaxAttempts == .lockout {
+            let action = configuration.onMaxAttempts
+            if action == .lockout {
                 // Locked out: the key goes, and each further attempt waits the longest back-off.
-                return revoke(reason: .maxAttempts, now: now) + [
-                    .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: retryAfter(now: now)))
-                ]
+                let answer = CordonError.wrongPasscode(
+                    attemptsLeft: 0, retryAfterSeconds: retryAfter(now: now), maxAttemptsAction: action.rawValue)
+                return [.maxAttemptsReached] + revoke(reason: .maxAttempts, now: now) + [.fail(answer)]
             }
-            return wipe(reason: .maxAttempts, now: now) + [.fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0))]
+            // Wiped: the answer says so (`maxAttemptsAction: wipe` with no attempts left: the data is gone).
+            let answer = CordonError.wrongPasscode(
+                attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: action.rawValue)
+            return [.maxAttemptsReached] + wipe(reason: .maxAttempts, now: now) + [.fail(answer)]
         }
-        return [.fail(.wrongPasscode(attemptsLeft: left, retryAfterSeconds: retryAfter(now: now)))]
+        return [.fail(wrongPasscode(left: left, hardwareLeft: hardwareAttemptsLeft, now: now))]
+    }
+
+    /// A wrong passcode's answer: the attempts left before the tighter of the two limits, the
+    /// max-attempts action's and the TPM's lockout, and which one it is.
+    private func wrongPasscode(left: Int, hardwareLeft: Int?, now: Double) -> CordonError {
+        let retry = retryAfter(now: now)
+        guard let hardwareLeft, hardwareLeft < left else {
+            return .wrongPasscode(attemptsLeft: left, retryAfterSeconds: retry)
+        }
+        return .wrongPasscode(
+            attemptsLeft: max(0, hardwareLeft), retryAfterSeconds: retry, maxAttemptsLeft: left,
+            hardwareAttemptsLeft: max(0, hardwareLeft))
     }
 
     private mutating func lock(reason: EventReason, now: Double) -> [LifecycleAction] {

@@ -29,7 +29,16 @@ extension CordonError {
                 return tuple.displayStyle == .tuple ? tuple.children.map(\.value) : [payload.value]
             } ?? []
         var parameters: [String: JSONValue] = [:]
-        for (parameter, value) in zip(carried, values) { parameters[parameter.name] = Self.json(value) }
+        for (parameter, value) in zip(carried, values) {
+            // An optional parameter's nil is left out of the wire form.
+            let unwrapped = Mirror(reflecting: value)
+            if unwrapped.displayStyle == .optional {
+                guard let present = unwrapped.children.first?.value else { continue }
+                parameters[parameter.name] = Self.json(present)
+            } else {
+                parameters[parameter.name] = Self.json(value)
+            }
+        }
         for parameter in declared {
             if case .constant(let value) = parameter.kind { parameters[parameter.name] = .string(value) }
         }

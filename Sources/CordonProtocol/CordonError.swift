@@ -8,8 +8,14 @@ public enum CordonError: Error, Sendable, Equatable {
     case notInitialized
     /// `Initialize` was called but a passcode is already set.
     case alreadyInitialized
-    /// The passcode was wrong; `attemptsLeft` before the max-attempts action.
-    case wrongPasscode(attemptsLeft: Int, retryAfterSeconds: Double)
+    /// The passcode was wrong; `attemptsLeft` before the tighter limit: the max-attempts action's or,
+    /// when a TPM allows fewer wrong passcodes, its lockout's (then `hardwareAttemptsLeft` is that
+    /// figure and `maxAttemptsLeft` the max-attempts action's). `maxAttemptsAction` (`wipe`,
+    /// `lockout`) is set when no attempt is left and the action was applied: `wipe` means the
+    /// container was erased by this attempt.
+    case wrongPasscode(
+        attemptsLeft: Int, retryAfterSeconds: Double, maxAttemptsLeft: Int? = nil, hardwareAttemptsLeft: Int? = nil,
+        maxAttemptsAction: String? = nil)
     /// Attempts are throttled after failures: try again after the delay.
     case retryLater(retryAfterSeconds: Double)
     /// The passcode is needed (outside the re-authentication grace).

@@ -24,23 +24,24 @@ extension ErrorDeclarations {
             }),
         ErrorDeclaration(
             "io.cordon.Agent.WrongPasscode",
-            "The passcode was wrong.",
-            parameters: [.int("attemptsLeft"), .float("retryAfterSeconds")],
+            [
+                "The passcode was wrong. attemptsLeft: before the tighter limit, the max-attempts action's or",
+                "the TPM's lockout's (then hardwareAttemptsLeft is the TPM's figure and maxAttemptsLeft the",
+                "max-attempts action's). maxAttemptsAction is set when no attempt is left and the action was",
+                "applied: wipe means this attempt erased the container.",
+            ],
+            parameters: [
+                .int("attemptsLeft"), .float("retryAfterSeconds"), .optionalInt("maxAttemptsLeft"),
+                .optionalInt("hardwareAttemptsLeft"), .optionalString("maxAttemptsAction"),
+            ],
             decode: {
-                .wrongPasscode(attemptsLeft: $0.int("attemptsLeft"), retryAfterSeconds: $0.double("retryAfterSeconds"))
+                .wrongPasscode(
+                    attemptsLeft: $0.int("attemptsLeft"), retryAfterSeconds: $0.double("retryAfterSeconds"),
+                    maxAttemptsLeft: $0.optionalInt("maxAttemptsLeft"),
+                    hardwareAttemptsLeft: $0.optionalInt("hardwareAttemptsLeft"),
+                    maxAttemptsAction: $0.optionalString("maxAttemptsAction"))
             },
-            explain: { p in
-                let attemptsLeft = p.int("attemptsLeft")
-                let retryAfter = p.double("retryAfterSeconds")
-                if attemptsLeft <= 0 {
-                    return ErrorText(
-                        "wrong passcode; no attempts left: the max-attempts action (lockout or wipe) was applied",
-                        hint: "see what remains with `cordon status`", exit: .passcode)
-                }
-                return ErrorText(
-                    "wrong passcode; \(ErrorText.count(attemptsLeft, "attempt")) left before the max-attempts action",
-                    hint: ErrorText.waitHint(retryAfter), exit: .passcode)
-            }),
+            explain: { p in WrongPasscodeText.explain(p) }),
         ErrorDeclaration(
             "io.cordon.Agent.RetryLater",
             "Too many recent failures: try again after the delay.",

@@ -14,6 +14,9 @@ public struct ErrorParameter: Sendable, Equatable {
     public let name: String
     /// What it carries.
     public let kind: Kind
+    /// Whether it may be absent (`?int` in the IDL): added to an error after its first release, so
+    /// older peers neither send nor need it. A nil associated value is left out of the wire form.
+    public var optional = false
 
     /// A string parameter.
     static func string(_ name: String) -> Self { Self(name: name, kind: .string) }
@@ -21,6 +24,10 @@ public struct ErrorParameter: Sendable, Equatable {
     static func int(_ name: String) -> Self { Self(name: name, kind: .int) }
     /// A floating-point parameter (seconds).
     static func float(_ name: String) -> Self { Self(name: name, kind: .float) }
+    /// An integer parameter that may be absent.
+    static func optionalInt(_ name: String) -> Self { Self(name: name, kind: .int, optional: true) }
+    /// A string parameter that may be absent.
+    static func optionalString(_ name: String) -> Self { Self(name: name, kind: .string, optional: true) }
     /// A list of strings.
     static func strings(_ name: String) -> Self { Self(name: name, kind: .strings) }
     /// A string parameter that always holds `value`.
@@ -28,6 +35,10 @@ public struct ErrorParameter: Sendable, Equatable {
 
     /// The type the IDL shows.
     public var idlType: String {
+        (optional ? "?" : "") + baseType
+    }
+
+    private var baseType: String {
         switch kind {
         case .string, .constant: "string"
         case .int: "int"

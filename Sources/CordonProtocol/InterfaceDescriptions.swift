@@ -98,7 +98,8 @@ public enum InterfaceDescriptions {
           lockTriggers: ?[]string,
           auditProblem: ?AuditProblem,
           testMode: ?bool,
-          keyProtection: ?KeyProtection
+          keyProtection: ?KeyProtection,
+          onMaxAttempts: ?string
         )
 
         # What protects the master key: software, tpm or tpm+pcrs; the TPM's dictionary-attack

@@ -52,6 +52,7 @@ extension AgentStatus: JSONWritable {
         try writer.member("auditProblem", auditProblem)
         writer.member("testMode", testMode)
         try writer.member("keyProtection", keyProtection)
+        writer.member("onMaxAttempts", onMaxAttempts)
         writer.endObject()
     }
 }

@@ -25,13 +25,17 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     /// What protects the master key and the TPM's lockout state; absent from agents that predate
     /// TPM sealing and before initialisation.
     public var keyProtection: KeyProtectionStatus?
+    /// What reaching `maxAttempts` does (`passcode.onMaxAttempts`: `wipe` or `lockout`); absent from
+    /// agents that predate it.
+    public var onMaxAttempts: String?
 
     public init(
         state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
         insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil, testMode: Bool? = nil,
-        keyProtection: KeyProtectionStatus? = nil
+        keyProtection: KeyProtectionStatus? = nil, onMaxAttempts: String? = nil
     ) {
+        self.onMaxAttempts = onMaxAttempts
         self.keyProtection = keyProtection
         self.testMode = testMode
         self.lockTriggers = lockTriggers

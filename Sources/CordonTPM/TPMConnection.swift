@@ -91,6 +91,21 @@ public final class TPMConnection {
         }
     }
 
+    /// Whether `object`'s policy holds now: the digest a trial session gives for its PCRs with their
+    /// current values (PolicyPCR then PolicyAuthValue, as sealed) equals the sealed authPolicy.
+    /// False when a bound PCR changed since it was sealed. Needs no authorization; counts nothing.
+    public func policyMatches(_ object: TPMSealedObject) throws(TPMError) -> Bool {
+        guard object.pcrs.allSatisfy({ (0..<24).contains($0) }) else {
+            throw .failed(code: 0, "PCR indices must be 0 to 23, not \(object.pcrs)")
+        }
+        let indices = object.pcrs.map { UInt32($0) }
+        var matches: Int32 = 0
+        let code = cordon_tpm_policy_check(
+            context, object.publicBlob, object.publicBlob.count, indices, indices.count, &matches)
+        guard code == 0 else { throw TPMError.classify(code) }
+        return matches != 0
+    }
+
     /// The dictionary-attack state.
     public func lockoutState() throws(TPMError) -> TPMLockoutState {
         var state = cordon_tpm_da_state()

@@ -36,9 +36,11 @@ struct InitCommand: AsyncParsableCommand {
         let keyReader =
             recoveryStdin ? PasscodeReader(fromStandardInput: true) : reader
         let client = try await global.connect()
-        let state = try await client.status().state
+        let status = try await client.status()
+        let state = status.state
         if recovery {
             if state == .uninitialized { throw CordonError.notInitialized }
+            if let warning = Self.lastAttemptWarning(status) { Output.note(warning) }
             let key = try keyReader.read(.recoveryKey)
             let secret = try reader.readNew(.new, repeat: .repeated)
             reader.finish()
@@ -57,6 +59,23 @@ struct InitCommand: AsyncParsableCommand {
         await client.close()
         try Output.line("initialized; the container is locked: run `cordon unlock`")
         if let recoveryKey { try Self.printRecoveryKey(recoveryKey, new: false) }
+    }
+
+    /// Said before a recovery key is asked for when a wrong one would apply the max-attempts action:
+    /// nothing is erased without saying so first.
+    static func lastAttemptWarning(_ status: AgentStatus) -> String? {
+        guard status.maxAttempts - status.failedAttempts <= 1 else { return nil }
+        switch status.onMaxAttempts {
+        case "wipe":
+            return "this is the last attempt (passcode.maxAttempts): a wrong recovery key erases the container "
+                + "and its data (passcode.onMaxAttempts: wipe)"
+        case "lockout":
+            return "this is the last attempt (passcode.maxAttempts): a wrong recovery key locks cordond out "
+                + "(passcode.onMaxAttempts: lockout)"
+        default:
+            return "this is the last attempt (passcode.maxAttempts): a wrong recovery key applies the "
+                + "max-attempts action (lockout or wipe)"
+        }
     }
 
     /// Prints the recovery key with what to do with it (stdout only: never logged).

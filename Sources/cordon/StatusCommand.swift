@@ -30,7 +30,7 @@ struct StatusCommand: AsyncParsableCommand {
         var rows: [[String]] = [
             ["state:", status.state.rawValue],
             ["key available:", Format.yesNo(status.state.keyAvailable)],
-            ["failed attempts:", "\(status.failedAttempts) of \(status.maxAttempts)"],
+            ["failed attempts:", attemptsDescription(status)],
             ["retry delay:", status.retryAfterSeconds > 0 ? Format.seconds(status.retryAfterSeconds) : "none"],
             [
                 "idle timeout:",
@@ -60,6 +60,16 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// `ok`, or what is failing since when.
+    /// `2 of 10`, and what reaching the maximum does when the agent says.
+    static func attemptsDescription(_ status: AgentStatus) -> String {
+        let count = "\(status.failedAttempts) of \(status.maxAttempts)"
+        switch status.onMaxAttempts {
+        case "wipe": return count + " (then the container is erased)"
+        case "lockout": return count + " (then cordond locks out)"
+        default: return count
+        }
+    }
+
     static func auditDescription(_ problem: AuditProblem?) -> String {
         guard let problem else { return "ok" }
         let since = Format.time(Date(timeIntervalSince1970: problem.since))

@@ -118,10 +118,12 @@ struct UnlockCommand: AsyncParsableCommand {
                 do {
                     try await client.unlock(passcode: secret)
                     break
-                } catch CordonError.wrongPasscode(let attemptsLeft, let retryAfter)
+                } catch CordonError.wrongPasscode(let attemptsLeft, let retryAfter, _, let hardwareLeft, _)
                     where reader.usesPinentry && attemptsLeft > 0 && retryAfter <= 0 && attempt < Self.maxTries
                 {
-                    error = "Wrong passcode, \(Format.count(attemptsLeft, "attempt")) left."
+                    // The tighter limit, named when it is the TPM's.
+                    let limit = hardwareLeft == nil ? "" : " before the TPM locks out"
+                    error = "Wrong passcode, \(Format.count(attemptsLeft, "attempt")) left\(limit)."
                 }
             }
         }

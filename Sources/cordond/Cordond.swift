@@ -39,6 +39,11 @@ struct Cordond: AsyncParsableCommand {
     var backoffFreeAttempts: Int?
     @Option(help: "First back-off delay in seconds, doubling per failure up to 300 (default: 1; test mode only).")
     var backoffBaseSeconds: Double?
+    @Option(
+        help:
+            "Longest back-off delay in seconds, and the wait between attempts once locked out (default: 300; test mode only)."
+    )
+    var backoffMaxSeconds: Double?
     @Flag(
         help:
             "Test mode: accept admin inputs (the value flags, and admin paths not owned by root) from flags and environment; logged, and shown in status, doctor and every audit record. Also CORDON_TEST_MODE=1."
@@ -143,7 +148,8 @@ struct Cordond: AsyncParsableCommand {
             (maxAttempts != nil, "--max-attempts"), (ackDeadlineMs != nil, "--ack-deadline-ms"),
             (onMaxAttempts != nil, "--on-max-attempts"), (discardKeyOnLock, "--discard-key-on-lock"),
             (backoffFreeAttempts != nil, "--backoff-free-attempts"),
-            (backoffBaseSeconds != nil, "--backoff-base-seconds"), (kdfTargetMs != nil, "--kdf-target-ms"),
+            (backoffBaseSeconds != nil, "--backoff-base-seconds"),
+            (backoffMaxSeconds != nil, "--backoff-max-seconds"), (kdfTargetMs != nil, "--kdf-target-ms"),
             (insecureFastKdf || environment["CORDON_INSECURE_FAST_KDF"] == "1", "--insecure-fast-kdf"),
         ] where given {
             values.append(name)
@@ -300,7 +306,9 @@ struct Cordond: AsyncParsableCommand {
         overlay[PolicyKeys.Lock.ackDeadlineMs] = ackDeadlineMs
         overlay[PolicyKeys.Passcode.onMaxAttempts] = onMaxAttempts.flatMap(MaxAttemptsAction.init(rawValue:))
         if discardKeyOnLock { overlay[PolicyKeys.Lock.discardKeyOnLock] = true }
-        let backoff = Backoff(freeAttempts: backoffFreeAttempts ?? 3, baseSeconds: backoffBaseSeconds ?? 1)
+        let backoff = Backoff(
+            freeAttempts: backoffFreeAttempts ?? 3, baseSeconds: backoffBaseSeconds ?? 1,
+            maxSeconds: backoffMaxSeconds ?? 300)
         func pick(_ flag: String?, _ variable: String, _ fallback: String) -> String {
             if let flag, !flag.isEmpty { return flag }
             if let value = environment[variable], !value.isEmpty { return value }

@@ -58,7 +58,7 @@ struct LifecycleMachineAttemptsTests {
         for _ in 1...8 {
             h.advance(h.machine.retryAfter(now: h.now))
             h.unlock()
-            if case .fail(.wrongPasscode(_, let delay)) = h.checked(false).last { delays.append(delay) }
+            if case .fail(.wrongPasscode(_, let delay, _, _, _)) = h.checked(false).last { delays.append(delay) }
         }
         #expect(delays == [0, 0, 0, 1, 2, 4, 8, 16])
     }
@@ -105,10 +105,11 @@ struct LifecycleMachineAttemptsTests {
         h.advance(0.2)
         #expect(
             h.checked(false) == [
+                .maxAttemptsReached,
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
                 .emit(CordonEvent(seq: 1, payload: .wiped(), reason: .maxAttempts, time: h.now, state: .uninitialized)),
-                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: "wipe")),
             ])
         #expect(h.machine.state == .uninitialized)
         #expect(h.machine.failedAttempts == 0)
@@ -129,6 +130,7 @@ struct LifecycleMachineAttemptsTests {
         h.unlock()
         #expect(
             h.checked(false) == [
+                .maxAttemptsReached,
                 .discardKey,
                 .emit(
                     CordonEvent(
@@ -137,7 +139,7 @@ struct LifecycleMachineAttemptsTests {
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
                 .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .maxAttempts, time: h.now, state: .uninitialized)),
-                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: "wipe")),
             ])
         #expect(h.machine.state == .uninitialized)
         #expect(h.machine.lockedAt == nil)
@@ -158,7 +160,9 @@ struct LifecycleMachineAttemptsTests {
         var h = LifecycleHarness(configuration: LifecycleConfiguration.testing(maxAttempts: 5))
         h.start(initialized: true, failedAttempts: 5, lastFailureAt: h.now - 10_000)
         h.unlock()
-        #expect(h.checked(false).last == .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)))
+        #expect(
+            h.checked(false).last
+                == .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: "wipe")))
         #expect(h.machine.state == .uninitialized)
     }
 

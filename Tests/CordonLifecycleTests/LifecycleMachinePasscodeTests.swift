@@ -66,6 +66,7 @@ struct LifecycleMachinePasscodeTests {
         h.handle(.changePasscodeRequested(newPasscodeLength: 8, now: h.now))
         #expect(
             h.checked(false) == [
+                .maxAttemptsReached,
                 .emit(CordonEvent(seq: 3, payload: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
@@ -75,7 +76,7 @@ struct LifecycleMachinePasscodeTests {
                 .eraseKeystore,
                 .persistFailedAttempts(count: 0, lastFailureAt: nil),
                 .emit(CordonEvent(seq: 5, payload: .wiped(), reason: .maxAttempts, time: h.now, state: .uninitialized)),
-                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)),
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: "wipe")),
             ])
         #expect(h.machine.state == .uninitialized)
     }

@@ -76,13 +76,14 @@ struct LifecycleMachinePolicyTests {
         let actions = h.checked(false)
         #expect(
             actions == [
+                .maxAttemptsReached,
                 .emit(CordonEvent(seq: 3, payload: .didLock, reason: .maxAttempts, time: h.now, state: .lockedKeyHeld)),
                 .discardKey,
                 .emit(
                     CordonEvent(
                         seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 1.5), reason: .maxAttempts,
                         time: h.now, state: .lockedNoKey)),
-                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120)),
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120, maxAttemptsAction: "lockout")),
             ])
         #expect(!actions.contains(.eraseKeystore))
         #expect(!actions.eventKinds.contains(.wiped))
@@ -100,12 +101,13 @@ struct LifecycleMachinePolicyTests {
         h.unlock()
         #expect(
             h.checked(false) == [
+                .maxAttemptsReached,
                 .discardKey,
                 .emit(
                     CordonEvent(
                         seq: 4, payload: .encryptionKeyUnavailable(ackDeadline: h.now + 1.5), reason: .maxAttempts,
                         time: h.now, state: .lockedNoKey)),
-                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120)),
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120, maxAttemptsAction: "lockout")),
             ])
         #expect(h.machine.state == .lockedNoKey)
     }
@@ -115,7 +117,11 @@ struct LifecycleMachinePolicyTests {
         h.failAttempt()
         h.failAttempt()
         h.unlock()
-        #expect(h.checked(false) == [.fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120))])
+        #expect(
+            h.checked(false) == [
+                .maxAttemptsReached,
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120, maxAttemptsAction: "lockout")),
+            ])
         #expect(h.machine.state == .lockedNoKey)
         #expect(h.machine.state != .uninitialized)
         #expect(h.emitted.isEmpty)
@@ -136,7 +142,11 @@ struct LifecycleMachinePolicyTests {
         // One attempt per maximum delay: a wrong one locks out again, still without a wipe.
         h.advance(1)
         #expect(h.unlock() == [.persistFailedAttempts(count: 4, lastFailureAt: h.now), .checkPasscode])
-        #expect(h.checked(false) == [.fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120))])
+        #expect(
+            h.checked(false) == [
+                .maxAttemptsReached,
+                .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 120, maxAttemptsAction: "lockout")),
+            ])
         #expect(h.machine.state == .lockedNoKey)
         h.advance(60)
         #expect(h.unlock() == [.fail(.retryLater(retryAfterSeconds: 60))])
@@ -165,7 +175,7 @@ struct LifecycleMachinePolicyTests {
         h.unlock()
         let actions = h.checked(false)
         #expect(actions.contains(.eraseKeystore))
-        #expect(actions.last == .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)))
+        #expect(actions.last == .fail(.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: "wipe")))
         #expect(h.machine.state == .uninitialized)
     }
 

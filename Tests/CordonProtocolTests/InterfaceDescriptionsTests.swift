@@ -118,7 +118,7 @@ struct InterfaceDescriptionsTests {
             lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"), testMode: true,
             keyProtection: KeyProtectionStatus(
                 kind: "tpm+pcrs", pcrs: [7], attemptsLeft: 3, maxFailures: 32, inLockout: false, retryAfterSeconds: 0,
-                problem: "p", warning: "w", stateAnchor: "TPM NV counter 0x01234567"))
+                problem: "p", warning: "w", stateAnchor: "TPM NV counter 0x01234567"), onMaxAttempts: "wipe")
         #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
         let protection = try #require(status.keyProtection)
         #expect(Set(try #require(agent.typeFields("KeyProtection"))) == (try jsonKeys(protection)))

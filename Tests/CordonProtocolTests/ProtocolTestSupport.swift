@@ -20,7 +20,10 @@ func jsonKeys<T: Encodable>(_ value: T) throws -> Set<String> {
 let everyCordonError: [CordonError] = [
     .notInitialized,
     .alreadyInitialized,
-    .wrongPasscode(attemptsLeft: 7, retryAfterSeconds: 2.5),
+    .wrongPasscode(
+        attemptsLeft: 3, retryAfterSeconds: 2.5, maxAttemptsLeft: 7, hardwareAttemptsLeft: 3,
+        maxAttemptsAction: "lockout"
+    ),
     .retryLater(retryAfterSeconds: 30.25),
     .passcodeRequired,
     .invalidPasscode(reason: "the passcode must have at least 4 characters"),

@@ -156,7 +156,9 @@ struct AgentLifecycleTests {
                 try await client.unlock(passcode: "0000")
             }
             #expect(try await client.status().state == .lockedNoKey)
-            await #expect(throws: CordonError.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0)) {
+            await #expect(
+                throws: CordonError.wrongPasscode(attemptsLeft: 0, retryAfterSeconds: 0, maxAttemptsAction: "wipe")
+            ) {
                 try await client.unlock(passcode: "0000")
             }
             let status = try await client.status()
@@ -184,7 +186,7 @@ struct AgentLifecycleTests {
                 try await client.unlock(passcode: "0000")
             }
             let error = await #expect(throws: CordonError.self) { try await client.unlock(passcode: "0000") }
-            guard case .wrongPasscode(let left, let delay) = error else {
+            guard case .wrongPasscode(let left, let delay, _, _, _) = error else {
                 Issue.record("expected wrongPasscode, got \(String(describing: error))")
                 return
             }

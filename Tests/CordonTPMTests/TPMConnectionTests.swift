@@ -69,6 +69,25 @@ struct TPMConnectionTests {
         }
     }
 
+    /// Issue #27, case 6: the trial-session digest over the bound PCRs' current values matches the
+    /// sealed policy until a PCR changes, and again once it is back; nothing is counted.
+    @Test func thePolicyCheckSeesAPCRChangeBeforeAnyUnseal() throws {
+        try withSimulator { simulator in
+            let tpm = try TPMConnection(tcti: simulator.tcti)
+            let bound = try tpm.seal(Self.bytes(3), authorization: Self.bytes(1), pcrs: [16])
+            let unbound = try tpm.seal(Self.bytes(3), authorization: Self.bytes(1), pcrs: [])
+            #expect(try tpm.policyMatches(bound))
+            #expect(try tpm.policyMatches(unbound))
+            try simulator.tpm2("pcrextend", ["16:sha256=" + String(repeating: "ab", count: 32)])
+            #expect(try !tpm.policyMatches(bound))
+            #expect(try tpm.policyMatches(unbound))
+            try simulator.tpm2("pcrreset", ["16"])
+            #expect(try tpm.policyMatches(bound))
+            #expect(try tpm.unseal(bound, authorization: Self.bytes(1)).count == 32)
+            #expect(try tpm.lockoutState().failures == 0)
+        }
+    }
+
     @Test func anotherTPMRefusesTheSealedObject() throws {
         try withSimulator { first in
             try withSimulator { second in

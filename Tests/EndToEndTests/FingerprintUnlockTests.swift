@@ -12,12 +12,14 @@ import Testing
 
     /// cordond with `passcode.biometrics` as given, on the fake system bus (short passcodes allowed,
     /// as everywhere here; unbound apps trusted).
-    func agent(_ bus: FakeFingerprintBus, biometrics: String = "allowed") async throws -> UserAgent {
+    func agent(
+        _ bus: FakeFingerprintBus, biometrics: String = "allowed", passcode extra: String = "", arguments: [String] = []
+    ) async throws -> UserAgent {
         try await UserAgent(
             policy: #"""
                 {"schema": "cordon.policy.v1", "passcode": {"biometrics": "\#(biometrics)", "minLength": 4,
-                 "allowSimple": true}, "apps": {"unknown": "trusted"}}
-                """#, initialize: false, testMode: true,
+                 "allowSimple": true\#(extra)}, "apps": {"unknown": "trusted"}}
+                """#, initialize: false, arguments: arguments, testMode: true,
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "CORDON_SYSTEM_BUS_ADDRESS": bus.address])
     }
 
@@ -135,7 +137,8 @@ import Testing
         #expect(refused.error == "io.cordon.Agent.BiometricsPasscodeNeeded")
         #expect(
             refused.parameters["reason"] as? String
-                == "no passcode unlock since the agent started (or since fingerprint unlock was turned on)",
+                == "no passcode unlock since the agent started, since fingerprint unlock was turned on, "
+                + "or since passcode.maxAttempts was reached",
             "\(refused.parameters)")
         // The opt-in survived the restart: after a passcode unlock, a finger unlocks again.
         #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
@@ -197,6 +200,38 @@ import Testing
         let off = try await agent.cli(["biometrics", "off"])
         #expect(off.status == 0)
         #expect(off.stdout.contains("fingerprint unlock off"))
+        agent.terminate()
+    }
+
+    /// Issue #27, case 7: wrong fingers and passcodes reach `passcode.maxAttempts` with
+    /// `onMaxAttempts: lockout`; once the lockout is over, a matching finger alone is refused (the
+    /// key kept for it was zeroed at the lockout) and only the passcode brings it back.
+    @Test func aLockoutZeroesTheKeyKeptForFingerprints() async throws {
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
+        defer { bus.cleanUp() }
+        let agent = try await agent(
+            bus, passcode: #", "maxAttempts": 3, "onMaxAttempts": "lockout""#,
+            arguments: ["--backoff-base-seconds", "0", "--backoff-max-seconds", "2"])
+        defer { agent.cleanUp() }
+        try await optedIn(agent)
+        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await fingerprintUnlock(agent, bus, finger: "finger-b").error == "io.cordon.Agent.WrongPasscode")
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "1357"]).error != nil)
+        let last = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "1357"])
+        #expect(last.error == "io.cordon.Agent.WrongPasscode")
+        #expect(last.parameters["maxAttemptsAction"] as? String == "lockout", "\(last.parameters)")
+        #expect(agent.log.contains("passcode.maxAttempts was reached"))
+        // The lockout is over (two seconds here), and a matching finger is still refused, unscanned.
+        try await eventually("the lockout is over") { try await status(agent).retryAfterSeconds == 0 }
+        let scans = bus.verificationsStarted
+        let refused = try await call(agent, "io.cordon.Agent.UnlockWithFingerprint")
+        #expect(refused.error == "io.cordon.Agent.BiometricsPasscodeNeeded", "\(refused)")
+        #expect(bus.verificationsStarted == scans)
+        #expect(try await status(agent).state == .lockedNoKey)
+        // The passcode unlocks, and re-arms fingerprint unlock.
+        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
         agent.terminate()
     }
 }

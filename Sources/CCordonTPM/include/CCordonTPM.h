@@ -87,6 +87,15 @@ uint32_t cordon_tpm_nv_counter_read(
 /// initializing only; a wipe keeps its counter, so copies from before it stay refused.
 uint32_t cordon_tpm_nv_undefine(cordon_tpm *tpm, uint32_t index);
 
+/// Whether the sealed object's policy holds now: computes in a trial session the digest of the
+/// policy the seal uses (PolicyPCR over `pcrs` with their CURRENT values, when any, then
+/// PolicyAuthValue) and compares it with the authPolicy of the marshalled TPM2B_PUBLIC. Writes 1
+/// to `matches` when they are equal (the bound PCRs hold the values sealed), 0 otherwise. Loads
+/// nothing and needs no authorization: nothing is counted against the dictionary-attack lockout.
+uint32_t cordon_tpm_policy_check(
+    cordon_tpm *tpm, const uint8_t *public_blob, size_t public_len, const uint32_t *pcrs, size_t pcr_count,
+    int *matches);
+
 /// A description of `rc` from the TSS (static storage).
 const char *cordon_tpm_rc_text(uint32_t rc);
 

@@ -45,7 +45,15 @@ extension Agent {
     private func route(_ method: Method.Agent, _ call: ComponentCall) throws(VarlinkError) -> CallOutcome {
         let encoder = call.encoder
         switch method {
-        case .getStatus: return .reply(encoder.reply(StatusReply(status: status(now: clock()))))
+        case .getStatus:
+            // A TPM-sealed key's state (lockout, the bound PCRs) is read afresh: a change is seen
+            // before any unlock.
+            guard let refreshed = vault.refreshedKeyProtection() else {
+                return .reply(encoder.reply(StatusReply(status: status(now: clock()))))
+            }
+            return .deferred(
+                refreshed.assumeIsolated().map { [self] in encoder.reply(StatusReply(status: status(now: clock()))) }
+                    .nonisolated())
         case .listApps: return .reply(encoder.reply(ListAppsReply(apps: enforcement.appInfos())))
         case .lock: return request(.lock(reason: .userRequest, now: clock()), encoder)
         case .logout: return request(.revoke(reason: .logout, now: clock()), encoder)
@@ -103,6 +111,7 @@ extension Agent {
             ackDeadlineMs: lifecycle.ackDeadlineMs, apps: apps.registry.registrations.count,
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
             lockTriggers: lockTriggers.active, auditProblem: auditLog.problem,
-            testMode: configuration.testMode ? true : nil, keyProtection: vault.protectionStatus)
+            testMode: configuration.testMode ? true : nil, keyProtection: vault.protectionStatus,
+            onMaxAttempts: lifecycle.onMaxAttempts.rawValue)
     }
 }

@@ -131,6 +131,8 @@ final class Agent {
                 vault.perform(.install, request: request)
             case .discardKey:
                 vault.perform(.discard, request: request)
+            case .maxAttemptsReached:
+                vault.perform(.maxAttemptsReached, request: request)
             case .eraseKeystore:
                 vault.perform(.erase, request: request)
             case .succeed:

@@ -1,6 +1,7 @@
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
+import CordonSecrets
 import Foundation
 import Testing
 
@@ -31,7 +32,8 @@ import Testing
             make: { host in
                 let vault = try KeyVault(host: host)
                 host.retained.append(vault)
-                return BiometricsComponent(host: host, vault: vault)
+                // The vault's own component, as in the agent: the vault's key actions reach it.
+                return vault.biometrics
             }
         ) { fixture in
             try await body(fixture)
@@ -109,6 +111,49 @@ import Testing
                 host.lifecycleState = machine.state
                 host.lifecycle = machine
             }
+            let reply = try await Self.unlock(fixture)
+            #expect(reply["error"] == .string("io.cordon.Agent.BiometricsPasscodeNeeded"))
+        }
+    }
+
+    /// Issue #27, case 7: reaching `passcode.maxAttempts` (here: lockout) zeroes the key kept for
+    /// fingerprint unlock; once the lockout is over, a finger alone is refused until the passcode.
+    @Test func reachingMaxAttemptsZeroesTheKeptKey() async throws {
+        try await Self.with(state: .unlocked) { fixture in
+            _ = try await fixture.callAuthorized(
+                .setBiometrics, ["enabled": .bool(true), "passcode": .string("2468")]
+            ) { try $0.serveSetBiometrics($1) }
+            // A passcode unlock arms it: the vault holds the master key, `DidUnlock` follows.
+            let armed = try await fixture.run { host, biometrics, _ -> Bool in
+                biometrics.vault.candidateKey = SecureBytes(copying: [UInt8](repeating: 7, count: 32))
+                biometrics.vault.perform(.install, request: nil)
+                biometrics.passcodeUnlocking = true
+                biometrics.observe(
+                    CordonEvent(seq: 1, payload: .didUnlock, reason: .userRequest, time: host.clock(), state: .unlocked)
+                )
+                let key = biometrics.unsealMaster()
+                defer { key?.zero() }
+                return key != nil && biometrics.gate.lastPasscodeUnlockAt != nil
+            }
+            #expect(armed)
+            // The machine answers the last allowed wrong attempt with `maxAttemptsReached` first.
+            var machine = LifecycleMachine(
+                configuration: LifecycleConfiguration(
+                    idleTimeoutSeconds: 0, reauthGraceSeconds: 0, discardKeyOnLock: false, maxAttempts: 1,
+                    ackDeadlineMs: 1000, minPasscodeLength: 4, backoff: Backoff(maxSeconds: 0), onMaxAttempts: .lockout)
+            )
+            _ = machine.handle(.start(initialized: true, failedAttempts: 0, lastFailureAt: nil, now: 0))
+            _ = machine.handle(.unlockRequested(hasPasscode: true, now: 0))
+            let actions = machine.handle(.passcodeChecked(correct: false, now: 0))
+            #expect(actions.first == .maxAttemptsReached)
+            let disarmed = try await fixture.run { [machine] host, biometrics, _ -> Bool in
+                biometrics.vault.perform(.maxAttemptsReached, request: nil)
+                host.lifecycleState = machine.state
+                host.lifecycle = machine
+                return biometrics.unsealMaster() == nil && biometrics.gate.lastPasscodeUnlockAt == nil
+            }
+            #expect(disarmed)
+            #expect(machine.retryAfter(now: 1) == 0, "the lockout is over")
             let reply = try await Self.unlock(fixture)
             #expect(reply["error"] == .string("io.cordon.Agent.BiometricsPasscodeNeeded"))
         }

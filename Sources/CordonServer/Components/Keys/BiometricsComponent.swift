@@ -11,8 +11,9 @@ import NIOPosix
 ///
 /// After a passcode unlock with `passcode.biometrics: allowed` and the user's opt-in, the master
 /// key stays recoverable without the passcode: sealed (AES-256-GCM) under a random key in locked
-/// memory, both zeroed when the re-authentication limit passes, the container is wiped, the
-/// user opts out or the policy says `disabled`. A matching finger unseals it and the unlock goes
+/// memory, both zeroed when the re-authentication limit passes, `passcode.maxAttempts` is reached
+/// (whatever `onMaxAttempts` does), the container is wiped, the user opts out or the policy says
+/// `disabled`. A matching finger unseals it and the unlock goes
 /// through the lifecycle machine like a passcode's: the attempt is counted first, a finger that
 /// does not match is a failed attempt. fprintd is called on a thread of its own.
 final class BiometricsComponent: AgentComponent {
@@ -169,7 +170,9 @@ final class BiometricsComponent: AgentComponent {
         case .notOptedIn: throw CordonError.biometricsNotEnabled.varlinkError
         case .passcodeFirst:
             throw CordonError.biometricsPasscodeNeeded(
-                reason: "no passcode unlock since the agent started (or since fingerprint unlock was turned on)"
+                reason:
+                    "no passcode unlock since the agent started, since fingerprint unlock was turned on, "
+                    + "or since passcode.maxAttempts was reached"
             ).varlinkError
         case .reauthLimit:
             throw CordonError.biometricsPasscodeNeeded(

@@ -21,8 +21,12 @@ struct KeySealing: Sendable {
     enum Failure: Error {
         /// The passcode is wrong (the TPM counted it, where one seals the key).
         case wrongPasscode
-        /// Refused with a typed error before the passcode could be checked.
+        /// Refused with a typed error; the attempt stays counted (the TPM failed in a way that does
+        /// not prove it left the passcode unevaluated).
         case refused(CordonError)
+        /// The TPM refused before it evaluated the passcode (the bound PCRs changed, lockout, no
+        /// TPM, the sealed object not loaded): no guess was made, so the attempt is given back.
+        case notEvaluated(CordonError)
     }
 
     /// Wraps `master` under `passcode`: sealed by the TPM when the policy allows and one is usable.
@@ -89,7 +93,7 @@ struct KeySealing: Sendable {
                     TPMSealedObject(publicBlob: seal.publicBlob, privateBlob: seal.privateBlob, pcrs: seal.pcrs),
                     authorization: authorization)
             } catch {
-                throw Self.failure(error, tpm: { try? TPMConnection(tcti: tcti).lockoutState() })
+                throw Self.failure(error, pcrs: seal.pcrs, tpm: { try? TPMConnection(tcti: tcti).lockoutState() })
             }
         }
         let master: SecureBytes
@@ -113,20 +117,30 @@ struct KeySealing: Sendable {
         "this TPM does not load the sealed key (the TPM was cleared or replaced, or the database comes from another "
         + "machine): restore with the recovery key, `cordon init --recovery`"
 
-    /// The typed outcome of a TPM failure while unsealing.
-    static func failure(_ error: TPMError, tpm lockout: () -> TPMLockoutState?) -> Failure {
+    /// What `status` says, and an unlock answers, when the PCRs the key is bound to changed.
+    static func pcrProblem(_ pcrs: [Int]) -> String {
+        "the PCRs the key is bound to (\(pcrs.map(String.init).joined(separator: ","))) have changed since it was "
+            + "sealed (a firmware or boot-configuration update): unlock will be refused until they return; "
+            + "restore with the recovery key, `cordon init --recovery`"
+    }
+
+    /// The typed outcome of a TPM failure while unsealing. Only `authorizationFailed` means the TPM
+    /// evaluated the passcode; the refusals it makes before that are `notEvaluated` (never counted),
+    /// and any other failure is `refused` (counted: nothing proves the passcode went unevaluated).
+    static func failure(_ error: TPMError, pcrs: [Int], tpm lockout: () -> TPMLockoutState?) -> Failure {
         switch error {
         case .authorizationFailed: return .wrongPasscode
         case .lockedOut:
-            return .refused(.hardwareLockedOut(retryAfterSeconds: Double(lockout()?.retryAfterSeconds ?? 0)))
+            return .notEvaluated(
+                .hardwareLockedOut(retryAfterSeconds: Double(lockout()?.retryAfterSeconds ?? 0)))
         case .policyMismatch:
-            return .refused(.hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"))
+            return .notEvaluated(.hardwareKeyRejected(reason: pcrProblem(pcrs)))
         case .objectRejected(let reason):
-            return .refused(
+            return .notEvaluated(
                 .hardwareKeyRejected(
                     reason:
                         "this TPM did not seal it or was cleared (\(reason)); restore with `cordon init --recovery`"))
-        case .unavailable(let reason): return .refused(.hardwareUnavailable(reason: reason))
+        case .unavailable(let reason): return .notEvaluated(.hardwareUnavailable(reason: reason))
         case .failed: return .refused(.hardwareUnavailable(reason: error.description))
         }
     }
@@ -152,9 +166,16 @@ struct KeySealing: Sendable {
             status.inLockout = state.inLockout
             status.retryAfterSeconds = Double(state.retryAfterSeconds)
             if let seal = wrapped.hardware {
+                let object = TPMSealedObject(
+                    publicBlob: seal.publicBlob, privateBlob: seal.privateBlob, pcrs: seal.pcrs)
                 // Loading needs no authorization and counts nothing against the lockout.
-                try tpm.checkLoads(
-                    TPMSealedObject(publicBlob: seal.publicBlob, privateBlob: seal.privateBlob, pcrs: seal.pcrs))
+                try tpm.checkLoads(object)
+                // A trial session's digest over the PCRs as they are now, against the sealed policy:
+                // a mismatch is seen before any unlock (and costs no attempt).
+                if !seal.pcrs.isEmpty {
+                    let matches = try tpm.policyMatches(object)
+                    if !matches { status.problem = Self.pcrProblem(seal.pcrs) }
+                }
             }
         } catch .objectRejected(_) {
             status.problem = Self.clearedProblem

@@ -44,7 +44,7 @@ extension KeyVault {
             var wrapped = wrapped
             // A state refused as rolled back opens nothing; only a wipe (with the passcode) goes on.
             if let refusal = Self.anchorRefusal(database, keeper: keeper, wrapped: wrapped, wiping: wiping) {
-                return .refused(refusal, nil)
+                return .notEvaluated(refusal, nil)
             }
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
@@ -82,13 +82,14 @@ extension KeyVault {
                 switch error {
                 case .wrongPasscode: return .wrong(sealing.status(of: wrapped, warning: nil))
                 case .refused(let reason): return .refused(reason, sealing.status(of: wrapped, warning: nil))
+                case .notEvaluated(let reason): return .notEvaluated(reason, sealing.status(of: wrapped, warning: nil))
                 }
             }
             // The key opened although its anchor is gone from this TPM (the counter was removed):
             // the state is not trusted. Only the recovery key restores, under a new anchor.
             if let lost = Self.lostAnchor(database), !wiping {
                 master.zero()
-                return .refused(.stateRolledBack(reason: lost.description), nil)
+                return .notEvaluated(.stateRolledBack(reason: lost.description), nil)
             }
             guard let rewrapTo else { return .correct(master, anchored, sealing.status(of: wrapped, warning: nil)) }
             defer { master.zero() }
@@ -117,13 +118,21 @@ extension KeyVault {
         case .success(.wrong(let protection)):
             keyProtection = protection ?? keyProtection
             logger.notice("wrong passcode", metadata: ["failedAttempts": "\(host.lifecycle.failedAttempts)"])
-            host.run(.passcodeChecked(correct: false, now: now))
+            // The TPM's own figure, read after the check: the answer shows the tighter limit.
+            host.run(.passcodeChecked(correct: false, now: now, hardwareAttemptsLeft: protection?.attemptsLeft))
         case .success(.refused(let error, let protection)):
             keyProtection = protection ?? keyProtection
             logger.error("passcode check refused: \(error.varlinkName) \(error.varlinkParameters)")
             // The typed answer goes first; the attempt stays counted (an aborted check never gives one back).
             failPending(error)
             host.run(.checkAborted(now: now))
+        case .success(.notEvaluated(let error, let protection)):
+            keyProtection = protection ?? keyProtection
+            logger.error(
+                "passcode check refused by the TPM before it evaluated the passcode; the attempt is not counted: \(error.varlinkName) \(error.varlinkParameters)"
+            )
+            // The machine gives the attempt back, stores the count, then answers with the typed error.
+            host.run(.checkRefused(error, now: now))
         case .success(.correct(let key, let rewrapped, let protection)):
             keyProtection = protection ?? keyProtection
             if let rewrapped {
@@ -157,9 +166,12 @@ extension KeyVault {
             host.run(.passcodeChecked(correct: true, now: now))
         case .success(.wrongRecoveryKey):
             logger.notice("wrong recovery key", metadata: ["failedAttempts": "\(host.lifecycle.failedAttempts)"])
-            let left = max(0, host.lifecycle.configuration.maxAttempts - host.lifecycle.failedAttempts)
-            // Answered as the typed error first; the machine counts it as a wrong passcode.
-            failPending(.invalidRecoveryKey(reason: "it does not open the stored key (\(left) attempts left)"))
+            let configuration = host.lifecycle.configuration
+            let left = max(0, configuration.maxAttempts - host.lifecycle.failedAttempts)
+            // Answered as the typed error first; the machine counts it as a wrong passcode (and, at
+            // the last attempt, applies the max-attempts action: the reason says so).
+            failPending(
+                .invalidRecoveryKey(reason: Self.recoveryKeyRefusal(left: left, action: configuration.onMaxAttempts)))
             host.run(.passcodeChecked(correct: false, now: now))
         case .failure(let error):
             logger.error("passcode check failed: \(error)")
@@ -297,6 +309,20 @@ extension KeyVault {
     }
 }
 
+extension KeyVault {
+    /// Reads again, off the loop, what protects a TPM-sealed key (lockout state, whether the bound
+    /// PCRs still hold their sealed values) and keeps it for `status`; completes once kept. Nil when
+    /// no TPM seals the key (nothing to read) or a check is running (it refreshes it when it ends).
+    func refreshedKeyProtection() -> EventLoopFuture<Void>? {
+        guard pending == nil, let wrapped = wrappedKey, wrapped.protection != .software else { return nil }
+        let sealing = keySealing
+        let warning = keyProtection?.warning
+        return host.storePool.runIfActive(eventLoop: host.loop) { sealing.status(of: wrapped, warning: warning) }
+            .assumeIsolated().map { [self] status in keyProtection = status }.nonisolated()
+            .recover { _ in }
+    }
+}
+
 /// A created keystore record and what protects it.
 struct CreateResult: Sendable {
     let wrapped: WrappedKey
@@ -313,8 +339,11 @@ struct CreateResult: Sendable {
 enum CheckResult: @unchecked Sendable {
     case counterNotStored(String)
     case wrong(KeyProtectionStatus?)
-    /// Refused before the passcode could be checked (the TPM locked out, cleared, unreachable).
+    /// Refused in a way that keeps the attempt counted (an unexpected TPM or derivation failure).
     case refused(CordonError, KeyProtectionStatus?)
+    /// Refused by the TPM before it evaluated the passcode (the bound PCRs changed, lockout, no TPM,
+    /// the sealed object not loaded): the attempt is given back (`LifecycleInput.checkRefused`).
+    case notEvaluated(CordonError, KeyProtectionStatus?)
     /// The unwrapped master key (unlock) and the re-wrapped record (passcode change).
     case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?)
     /// Restored with the recovery key: the re-wrapped record and the new recovery key, formatted.

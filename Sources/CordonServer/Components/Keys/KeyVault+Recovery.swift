@@ -51,7 +51,7 @@ extension KeyVault {
             defer { recoveryKey.secret.zero() }
             // A state refused as rolled back is not restored: the recovery key opens the copy, not the TPM's state.
             if let refusal = Self.anchorRefusal(database, keeper: keeper, wrapped: wrapped, wiping: false) {
-                return .refused(refusal, nil)
+                return .notEvaluated(refusal, nil)
             }
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
@@ -97,6 +97,25 @@ extension KeyVault {
         }
         job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: false)
+        }
+    }
+
+    /// Why a recovery key is refused: how many attempts are left before the max-attempts action and
+    /// what it does, or, when this attempt reached it, what it did (an erased container says so).
+    static func recoveryKeyRefusal(left: Int, action: MaxAttemptsAction) -> String {
+        switch (left, action) {
+        case (0, .wipe):
+            return "it does not open the stored key, and that was the last attempt (passcode.maxAttempts): "
+                + "the container was erased (passcode.onMaxAttempts: wipe) and its data is gone"
+        case (0, .lockout):
+            return "it does not open the stored key, and no attempts are left (passcode.maxAttempts): "
+                + "cordond is locked out (passcode.onMaxAttempts: lockout), one attempt per maximum back-off delay"
+        case (_, .wipe):
+            return "it does not open the stored key (\(left) attempt\(left == 1 ? "" : "s") left before the "
+                + "max-attempts action: then the container will be erased and its data lost)"
+        case (_, .lockout):
+            return "it does not open the stored key (\(left) attempt\(left == 1 ? "" : "s") left before the "
+                + "max-attempts action: then cordond locks out, one attempt per maximum back-off delay)"
         }
     }
 }

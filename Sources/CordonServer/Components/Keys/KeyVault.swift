@@ -137,6 +137,9 @@ final class KeyVault: AgentComponent, KeySource {
             discard()
         case .erase:
             eraseKeystore()
+        case .maxAttemptsReached:
+            // Only the passcode unlocks from now on: a finger does not outlive the max-attempts action.
+            biometrics.disarm(why: "passcode.maxAttempts was reached")
         }
     }
 
@@ -148,6 +151,8 @@ final class KeyVault: AgentComponent, KeySource {
         case install
         case discard
         case erase
+        /// `passcode.maxAttempts` was reached: the key kept for fingerprint unlock is zeroed.
+        case maxAttemptsReached
     }
 
     /// After a machine step: a candidate the machine did not install is zeroed at once.
