@@ -97,6 +97,8 @@ public final class CordonDatabase: Sendable {
         registerBiometricsMigration(&migrator)
         // MARK: Posture (#16)
         registerDeviceKeyMigration(&migrator)
+        // MARK: Random app keys (#27)
+        registerAppKeyMigration(&migrator)
         return migrator
     }
 
@@ -130,22 +132,25 @@ public final class CordonDatabase: Sendable {
     /// change no copy of the previous record (which the old passcode unwraps) stays in the log;
     /// in the database file `secure_delete` has overwritten it.
     public func saveWrappedKey(_ key: WrappedKey, now: Double) throws {
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt,
-                        protection, tpmPublic, tpmPrivate, tpmPCRs, recoverySealed)
-                    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    key.version, key.kdf.rounds, key.kdf.blockSize, key.kdf.parallelism, Data(key.kdf.salt),
-                    Data(key.sealed), now, key.protection.rawValue, key.hardware.map { Data($0.publicBlob) },
-                    key.hardware.map { Data($0.privateBlob) },
-                    key.hardware.map { $0.pcrs.map(String.init).joined(separator: ",") },
-                    key.recovery.map { Data($0) },
-                ])
-        }
-        try checkpoint()
+        try queue.write { db in try Self.insertKeystore(db, key, now: now) }
+        try truncateWAL()
+    }
+
+    /// Inserts (replacing) the keystore record, within the caller's transaction.
+    static func insertKeystore(_ db: Database, _ key: WrappedKey, now: Double) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO keystore (id, version, kdfRounds, kdfBlockSize, kdfParallelism, salt, sealed, createdAt,
+                    protection, tpmPublic, tpmPrivate, tpmPCRs, recoverySealed)
+                VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key.version, key.kdf.rounds, key.kdf.blockSize, key.kdf.parallelism, Data(key.kdf.salt),
+                Data(key.sealed), now, key.protection.rawValue, key.hardware.map { Data($0.publicBlob) },
+                key.hardware.map { Data($0.privateBlob) },
+                key.hardware.map { $0.pcrs.map(String.init).joined(separator: ",") },
+                key.recovery.map { Data($0) },
+            ])
     }
 
     /// Crypto-erase: deletes the wrapped key (overwritten on disk by `secure_delete`) and
@@ -155,12 +160,14 @@ public final class CordonDatabase: Sendable {
             try db.execute(sql: "DELETE FROM keystore")
             // Sealed under the master key just erased: unusable, and a new container makes a new one.
             try db.execute(sql: "DELETE FROM postureDeviceKey")
+            try db.execute(sql: "DELETE FROM appKey")
         }
-        try checkpoint()
+        try truncateWAL()
     }
 
-    /// Copies the WAL into the database and truncates it to nothing.
-    private func checkpoint() throws {
+    /// Copies the WAL into the database and truncates it to nothing: after a delete (which
+    /// `secure_delete`, on for every connection, overwrote in the file) no copy stays in the log.
+    func truncateWAL() throws {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }

@@ -57,8 +57,20 @@ struct KeySealing: Sendable {
         return (wrapped, warning)
     }
 
+    /// An unwrapped master key, and what its record says of the container's app keys.
+    ///
+    /// `@unchecked` because `SecureBytes` is a mutable class: made on the pool and handed over whole.
+    struct Unwrapped: @unchecked Sendable {
+        let master: SecureBytes
+        let format: KeystoreFormat
+        /// For a record of derived app keys: the same record re-wrapped in the current format, with
+        /// the same wrapping key (the same stretched passcode and TPM secret: no new TPM object),
+        /// for `AppKeyMigration` to store with the app keys.
+        let upgraded: WrappedKey?
+    }
+
     /// Unwraps the master key with `passcode`, through the TPM when one seals it.
-    func unwrap(_ wrapped: WrappedKey, passcode: String) throws(Failure) -> SecureBytes {
+    func unwrap(_ wrapped: WrappedKey, passcode: String) throws(Failure) -> Unwrapped {
         let stretched: SecureBytes
         do {
             stretched = try custody.stretch(passcode: passcode, kdf: wrapped.kdf)
@@ -80,10 +92,24 @@ struct KeySealing: Sendable {
                 throw Self.failure(error, tpm: { try? TPMConnection(tcti: tcti).lockoutState() })
             }
         }
+        let opened: (key: SecureBytes, format: KeystoreFormat)
         do {
-            return try custody.unwrap(wrapped, stretched: stretched, hardwareSecret: secret)
+            opened = try custody.unwrapReportingFormat(wrapped, stretched: stretched, hardwareSecret: secret)
         } catch {
             throw .wrongPasscode
+        }
+        guard opened.format != .current else {
+            return Unwrapped(master: opened.key, format: opened.format, upgraded: nil)
+        }
+        do {
+            var upgraded = try custody.wrap(opened.key, stretched: stretched, hardwareSecret: secret, kdf: wrapped.kdf)
+            upgraded.protection = wrapped.protection
+            upgraded.hardware = wrapped.hardware
+            upgraded.recovery = wrapped.recovery
+            return Unwrapped(master: opened.key, format: opened.format, upgraded: upgraded)
+        } catch {
+            opened.key.zero()
+            throw .refused(.internalError(reason: "the key could not be re-wrapped: \(error)"))
         }
     }
 

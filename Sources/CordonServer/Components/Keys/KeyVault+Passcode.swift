@@ -37,22 +37,36 @@ extension KeyVault {
         let custody = self.custody
         let sealing = keySealing
         let softwareRules = softwareOnlyRules
+        let migration = appKeyMigration
         let job = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CheckResult in
             do {
                 try database.saveAttempts(count: count, lastFailureAt: lastFailureAt)
             } catch {
                 return .counterNotStored(String(describing: error))
             }
-            let master: SecureBytes
+            let unwrapped: KeySealing.Unwrapped
             do throws(KeySealing.Failure) {
-                master = try sealing.unwrap(wrapped, passcode: passcode)
+                unwrapped = try sealing.unwrap(wrapped, passcode: passcode)
             } catch {
                 switch error {
                 case .wrongPasscode: return .wrong(sealing.status(of: wrapped, warning: nil))
                 case .refused(let reason): return .refused(reason, sealing.status(of: wrapped, warning: nil))
                 }
             }
-            guard let rewrapTo else { return .correct(master, nil, sealing.status(of: wrapped, warning: nil)) }
+            let master = unwrapped.master
+            guard let rewrapTo else {
+                let status = sealing.status(of: wrapped, warning: nil)
+                // A container of derived app keys: its app keys wrapped and the master key
+                // re-wrapped in the current format, in one transaction, before the key is used.
+                guard let upgraded = unwrapped.upgraded else { return .correct(master, nil, status) }
+                do {
+                    let keys = try migration.migrate(master: master, keystore: upgraded)
+                    return .correct(master, upgraded, status, migratedAppKeys: keys)
+                } catch {
+                    master.zero()
+                    throw error
+                }
+            }
             defer { master.zero() }
             // Re-sealed with a fresh salt and a new TPM object, under the policy in force now.
             var kdf = wrapped.kdf
@@ -62,8 +76,13 @@ extension KeyVault {
             if let refusal = softwareRules.problem(with: rewrapTo, wrapped: rewrapped) {
                 return .newPasscodeRefused(refusal)
             }
-            try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
-            return .correct(nil, rewrapped, sealing.status(of: rewrapped, warning: warning))
+            var migrated: [String: [UInt8]]?
+            if unwrapped.upgraded != nil {
+                migrated = try migration.migrate(master: master, keystore: rewrapped)
+            } else {
+                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
+            }
+            return .correct(nil, rewrapped, sealing.status(of: rewrapped, warning: warning), migratedAppKeys: migrated)
         }
         job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: work == .checkPasscode && host.lifecycle.pending == .unlock)
@@ -86,13 +105,16 @@ extension KeyVault {
             // The typed answer goes first; the attempt stays counted (an aborted check never gives one back).
             failPending(error)
             host.run(.checkAborted(now: now))
-        case .success(.correct(let key, let rewrapped, let protection)):
+        case .success(.correct(let key, let rewrapped, let protection, let migrated)):
             keyProtection = protection ?? keyProtection
+            if let migrated { appKeysMigrated(migrated) }
             if let rewrapped {
                 wrappedKey = rewrapped
-                logger.notice(
-                    "passcode changed; the master key is re-wrapped",
-                    metadata: ["protection": "\(rewrapped.protection)"])
+                if key == nil {
+                    logger.notice(
+                        "passcode changed; the master key is re-wrapped",
+                        metadata: ["protection": "\(rewrapped.protection)"])
+                }
             }
             // Installed only if the machine answers with `installKey`; zeroed otherwise.
             if let key {
@@ -102,8 +124,9 @@ extension KeyVault {
             biometrics.passcodeUnlocking = unlocking
             host.run(.passcodeChecked(correct: true, now: now))
             biometrics.passcodeUnlocking = false
-        case .success(.recovered(let rewrapped, let recoveryKey, let protection)):
+        case .success(.recovered(let rewrapped, let recoveryKey, let protection, let migrated)):
             keyProtection = protection ?? keyProtection
+            if let migrated { appKeysMigrated(migrated) }
             wrappedKey = rewrapped
             // The new key goes only to the caller: never to the log or the audit.
             if let encoder = pending?.encoder {
@@ -228,10 +251,12 @@ enum CheckResult: @unchecked Sendable {
     case wrong(KeyProtectionStatus?)
     /// Refused before the passcode could be checked (the TPM locked out, cleared, unreachable).
     case refused(CordonError, KeyProtectionStatus?)
-    /// The unwrapped master key (unlock) and the re-wrapped record (passcode change).
-    case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?)
-    /// Restored with the recovery key: the re-wrapped record and the new recovery key, formatted.
-    case recovered(WrappedKey, String, KeyProtectionStatus?)
+    /// The unwrapped master key (unlock) and the re-wrapped record (passcode change, or the
+    /// migration of a container of derived app keys, with every wrapped app key stored after it).
+    case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?, migratedAppKeys: [String: [UInt8]]? = nil)
+    /// Restored with the recovery key: the re-wrapped record and the new recovery key, formatted
+    /// (and, for a recovery wrapping of before random app keys, the app keys after the migration).
+    case recovered(WrappedKey, String, KeyProtectionStatus?, migratedAppKeys: [String: [UInt8]]? = nil)
     /// The recovery key does not open the stored key (counted like a wrong passcode).
     case wrongRecoveryKey
     /// The check passed, but the new passcode breaks the rules for a key only software protects.

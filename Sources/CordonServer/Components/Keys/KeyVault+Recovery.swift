@@ -45,6 +45,7 @@ extension KeyVault {
         let custody = self.custody
         let sealing = keySealing
         let softwareRules = softwareOnlyRules
+        let migration = appKeyMigration
         let job = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CheckResult in
             defer { recoveryKey.secret.zero() }
             do {
@@ -57,8 +58,10 @@ extension KeyVault {
                     reason: "this container has no recovery key (it was initialized before recovery keys)")
             }
             let master: SecureBytes
+            let format: KeystoreFormat
             do {
-                master = try custody.unwrapWithRecovery(sealed, recoveryKey: recoveryKey.secret)
+                (master, format) = try custody.unwrapWithRecoveryReportingFormat(
+                    sealed, recoveryKey: recoveryKey.secret)
             } catch {
                 return .wrongRecoveryKey
             }
@@ -72,8 +75,17 @@ extension KeyVault {
             if let refusal = softwareRules.problem(with: newPasscode, wrapped: rewrapped) {
                 return .newPasscodeRefused(refusal)
             }
-            try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
-            return .recovered(rewrapped, next.formatted, sealing.status(of: rewrapped, warning: warning))
+            // A recovery wrapping made before random app keys: the container may not be migrated
+            // yet (its passcode wrapping, which would say, needs the passcode): migrate, adding a
+            // row for each app that may have data and has none (docs/THREAT-MODEL.md, "App storage").
+            var migrated: [String: [UInt8]]?
+            if format == .derivedAppKeys {
+                migrated = try migration.migrate(master: master, keystore: rewrapped)
+            } else {
+                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
+            }
+            return .recovered(
+                rewrapped, next.formatted, sealing.status(of: rewrapped, warning: warning), migratedAppKeys: migrated)
         }
         job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: false)
