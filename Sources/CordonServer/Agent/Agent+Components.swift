@@ -85,7 +85,7 @@ extension Agent: AgentEnvironment, PolicyProvider, LifecycleDriver, AuditSink, D
 
     func destroyingAppKey(_ appId: String) { vault.destroyingAppKey(appId) }
 
-    func appKeyDestroyed(_ appId: String) { vault.appKeyDestroyed(appId) }
+    func appKeyDestroyed(_ appId: String, failed: Bool) { vault.appKeyDestroyed(appId, failed: failed) }
 
     func purposeKey(_ purpose: [String]) -> SecureBytes? { vault.purposeKey(purpose) }
 

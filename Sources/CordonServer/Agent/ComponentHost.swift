@@ -109,8 +109,8 @@ protocol KeySource: AnyObject {
     func appKey(for appId: String) -> SecureBytes?
     /// A selective wipe starts destroying `appId`'s key: it is zeroed and none is handed out.
     func destroyingAppKey(_ appId: String)
-    /// The selective wipe of `appId`'s key ended: its next key is a new random one.
-    func appKeyDestroyed(_ appId: String)
+    /// The selective wipe of `appId`'s key ended (`failed`: perhaps before its row was deleted).
+    func appKeyDestroyed(_ appId: String, failed: Bool)
     /// The key for `purpose` (`KeyCustody.purposeKey`), or nil when the master key is not held.
     /// The caller zeroes it.
     func purposeKey(_ purpose: [String]) -> SecureBytes?

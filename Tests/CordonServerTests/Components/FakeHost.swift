@@ -213,7 +213,7 @@ final class FakeHost: ComponentHost {
     }
 
     func destroyingAppKey(_ appId: String) {}
-    func appKeyDestroyed(_ appId: String) {}
+    func appKeyDestroyed(_ appId: String, failed: Bool) {}
 
     func purposeKey(_ purpose: [String]) -> SecureBytes? {
         master.map { custody.purposeKey(master: $0, purpose: purpose) }

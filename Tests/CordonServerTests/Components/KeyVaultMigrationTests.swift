@@ -21,14 +21,20 @@ import Testing
 
     /// Lays out a container of before: a v1 keystore under `2468`, a record of the notes app under
     /// its derived key, the mail app at legacy generation 1, an audit record of a third app.
-    static func makeOldContainer(_ host: FakeHost) {
+    static func makeOldContainer(_ host: FakeHost) { makeOldContainer(host, recoveryKey: nil) }
+
+    /// As ``makeOldContainer(_:)``, with a recovery wrapping of before under `recoveryKey`.
+    static func makeOldContainer(_ host: FakeHost, recoveryKey: SecureBytes?) {
         do {
             let custody = KeyCustody()
             let master = SecureBytes(copying: Self.master)
             let kdf = KDFParameters.insecureFast(salt: custody.makeSalt())
             let stretched = try custody.stretch(passcode: "2468", kdf: kdf)
-            let wrapped = try custody.wrap(
+            var wrapped = try custody.wrap(
                 master, stretched: stretched, hardwareSecret: nil, kdf: kdf, format: .derivedAppKeys)
+            wrapped.recovery = try recoveryKey.map {
+                try custody.wrapForRecovery(master, recoveryKey: $0, format: .derivedAppKeys)
+            }
             try host.database.saveWrappedKey(wrapped, now: 1)
             _ = try host.database.rotateAppGeneration(appId: mail, now: 1)
             _ = try host.database.appendAudit([
@@ -108,7 +114,7 @@ import Testing
             try await fixture.run { host, vault, _ throws in
                 vault.destroyingAppKey(Self.notes)
                 _ = try host.database.destroyAppKey(appId: Self.notes, now: 2)
-                vault.appKeyDestroyed(Self.notes)
+                vault.appKeyDestroyed(Self.notes, failed: false)
                 vault.perform(.discard, request: nil)
             }
             // A new vault on the same store (a restart): the keystore is v2, nothing migrates again.
@@ -127,6 +133,69 @@ import Testing
                     appId: Self.notes, appKey: key)
                 defer { storage.close() }
                 #expect(try storage.get(namespace: "default", name: "draft") == nil)
+            }
+        }
+    }
+
+    @Test func aRecoveryWithAWrappingOfBeforeMigratesToo() async throws {
+        let recovery = RecoveryKey.generate()
+        let formatted = recovery.formatted
+        let configure: @Sendable (FakeHost) -> Void = { Self.makeOldContainer($0, recoveryKey: recovery.secret) }
+        try await Fixture.with(configure: configure, make: { try KeyVault(host: $0) }) { fixture in
+            let input = try await fixture.run { host, vault, _ throws in
+                let next = host.nextInput()
+                var request = LifecycleRequest(
+                    promise: host.loop.makePromise(), encoder: ReplyEncoder(allocator: ByteBufferAllocator()),
+                    passcode: "1357")
+                request.recoveryKey = try RecoveryKey.parse(formatted)
+                vault.perform(.persistAttempts(count: 1, lastFailureAt: nil, then: .checkPasscode), request: request)
+                return next
+            }
+            #expect(try await input.get() == .passcodeChecked(correct: true, now: 1_000_000))
+            try await fixture.run { host, vault, _ throws in
+                vault.complete(nil, with: .success(()))
+                let custody = KeyCustody()
+                let master = SecureBytes(copying: Self.master)
+                let rows = try host.database.wrappedAppKeys()
+                #expect(Set(rows.keys) == [Self.notes, Self.mail, Self.audited])
+                let notes = try custody.unwrapAppKey(try #require(rows[Self.notes]), appId: Self.notes, master: master)
+                #expect(Self.bytes(notes) == Self.bytes(custody.legacyAppKey(master: master, appId: Self.notes)))
+                // Re-wrapped as v2 under the new passcode, with a new recovery key (v2 too).
+                let stored = try #require(try host.database.loadWrappedKey())
+                let stretched = try custody.stretch(passcode: "1357", kdf: stored.kdf)
+                #expect(
+                    try custody.unwrapReportingFormat(stored, stretched: stretched, hardwareSecret: nil).format
+                        == .randomAppKeys)
+                #expect(throws: KeyCustodyError.wrongPasscode) {
+                    try custody.unwrapWithRecovery(try #require(stored.recovery), recoveryKey: recovery.secret)
+                }
+            }
+        }
+    }
+
+    @Test func aPasscodeChangeOfAContainerOfBeforeMigratesIt() async throws {
+        try await Fixture.with(configure: Self.makeOldContainer, make: { try KeyVault(host: $0) }) { fixture in
+            let input = try await fixture.run { host, vault, _ throws in
+                let next = host.nextInput()
+                var request = LifecycleRequest(
+                    promise: host.loop.makePromise(), encoder: ReplyEncoder(allocator: ByteBufferAllocator()),
+                    passcode: "2468")
+                request.newPasscode = "1357"
+                vault.perform(
+                    .persistAttempts(count: 1, lastFailureAt: nil, then: .rewrapMasterKey), request: request)
+                return next
+            }
+            #expect(try await input.get() == .passcodeChecked(correct: true, now: 1_000_000))
+            try await fixture.run { host, vault, _ throws in
+                vault.complete(nil, with: .success(()))
+                let custody = KeyCustody()
+                #expect(Set(try host.database.wrappedAppKeys().keys) == [Self.notes, Self.mail, Self.audited])
+                let stored = try #require(try host.database.loadWrappedKey())
+                #expect(stored == vault.wrappedKey)
+                let stretched = try custody.stretch(passcode: "1357", kdf: stored.kdf)
+                let opened = try custody.unwrapReportingFormat(stored, stretched: stretched, hardwareSecret: nil)
+                #expect(opened.format == .randomAppKeys)
+                #expect(Self.bytes(opened.key) == Self.master)
             }
         }
     }

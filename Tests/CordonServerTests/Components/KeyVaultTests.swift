@@ -83,7 +83,7 @@ import Testing
                 vault.destroyingAppKey("com.example.notes")
                 #expect(vault.appKey(for: "com.example.notes") == nil)
                 _ = try host.database.destroyAppKey(appId: "com.example.notes", now: 1)
-                vault.appKeyDestroyed("com.example.notes")
+                vault.appKeyDestroyed("com.example.notes", failed: false)
                 let wiped = try #require(vault.appKey(for: "com.example.notes"))
                 #expect(notes.withUnsafeBytes { Array($0) } != wiped.withUnsafeBytes { Array($0) })
                 #expect(try host.database.wrappedAppKeys()["com.example.notes"] != stored["com.example.notes"])

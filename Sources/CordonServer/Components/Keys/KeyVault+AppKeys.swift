@@ -42,18 +42,24 @@ extension KeyVault {
     }
 
     /// A selective wipe starts destroying `appId`'s key: the unwrapped key is zeroed, the wrapped
-    /// one forgotten, and no key is handed out for the app until ``appKeyDestroyed(_:)``.
+    /// one forgotten, and no key is handed out for the app until ``appKeyDestroyed(_:failed:)``.
     func destroyingAppKey(_ appId: String) {
         appKeysBeingDestroyed.insert(appId)
         appKeys.removeValue(forKey: appId)?.zero()
         wrappedAppKeys[appId] = nil
     }
 
-    /// The wipe of `appId`'s key ended (its row deleted, or the wipe failed): its next key is a
-    /// new random one, or the stored one if the row is still there (read again).
-    func appKeyDestroyed(_ appId: String) {
+    /// The wipe of `appId`'s key ended: its row is deleted, so its next key is a new random one;
+    /// if the wipe `failed`, the row may still be there and is read again (on the loop: a rare
+    /// error path).
+    func appKeyDestroyed(_ appId: String, failed: Bool) {
         appKeysBeingDestroyed.remove(appId)
-        if let stored = try? host.database.wrappedAppKeys()[appId] { wrappedAppKeys[appId] = stored }
+        guard failed else { return }
+        do {
+            wrappedAppKeys[appId] = try host.database.wrappedAppKeys()[appId]
+        } catch {
+            logger.error("could not read the app keys after a failed wipe: \(error)", metadata: ["appId": "\(appId)"])
+        }
     }
 
     /// How a container of derived app keys is migrated now: the app ids the policy names and the

@@ -25,14 +25,14 @@ extension StorageComponent {
             return generation
         }
         return work.assumeIsolated().map { [self] generation in
-            host.appKeyDestroyed(appId)
+            host.appKeyDestroyed(appId, failed: false)
             audit(appId, "storage.wipe", outcome: "wiped", reason: "\(reason); the app key is destroyed")
             host.logger.warning(
                 "app data wiped (selective wipe): the app key is destroyed",
                 metadata: ["appId": "\(appId)", "legacyGeneration": "\(generation)"])
             tellWiped(appId)
         }.flatMapErrorThrowing { [self] error in
-            host.appKeyDestroyed(appId)
+            host.appKeyDestroyed(appId, failed: true)
             audit(appId, "storage.wipe", outcome: "failed", reason: "\(reason): \(error)")
             host.logger.error("selective wipe failed", metadata: ["appId": "\(appId)", "error": "\(error)"])
             throw CordonError.storageFailed(appId: appId, reason: "the wipe failed: \(error)")
