@@ -54,6 +54,7 @@ extension KeyVault {
     /// error path).
     func appKeyDestroyed(_ appId: String, failed: Bool) {
         appKeysBeingDestroyed.remove(appId)
+        wrappedAppKeys[appId] = nil
         guard failed else { return }
         do {
             wrappedAppKeys[appId] = try host.database.wrappedAppKeys()[appId]
@@ -74,9 +75,10 @@ extension KeyVault {
     }
 
     /// A migration stored `keys` (every wrapped app key after it): from now on app keys come only
-    /// from them, or are made at random.
+    /// from them, or are made at random. A key a selective wipe is destroying meanwhile (queued
+    /// behind the migration on the store pool) is not taken back.
     func appKeysMigrated(_ keys: [String: [UInt8]]) {
-        wrappedAppKeys = keys
+        wrappedAppKeys = keys.filter { !appKeysBeingDestroyed.contains($0.key) }
         logger.notice(
             "container migrated to random app keys: each app's derived key is now a wrapped row",
             metadata: ["apps": "\(keys.count)"])
