@@ -97,6 +97,31 @@ import Testing
         }
     }
 
+    @Test func aWipeAndShutdownZeroTheUnwrappedAppKeys() async throws {
+        try await Self.withCreatedKey { fixture in
+            _ = try await Self.check("2468", count: 1, in: fixture)
+            try await fixture.run { _, vault, _ throws in
+                vault.perform(.install, request: nil)
+                _ = try #require(vault.appKey(for: "com.example.notes"))
+                let held = try #require(vault.appKeys["com.example.notes"])
+                vault.perform(.erase, request: nil)
+                #expect(held.isZeroed)
+                #expect(vault.wrappedAppKeys.isEmpty)
+            }
+        }
+        try await Self.withCreatedKey { fixture in
+            _ = try await Self.check("2468", count: 1, in: fixture)
+            try await fixture.run { _, vault, _ throws in
+                vault.perform(.install, request: nil)
+                _ = try #require(vault.appKey(for: "com.example.notes"))
+                let held = try #require(vault.appKeys["com.example.notes"])
+                vault.shutdown()
+                #expect(held.isZeroed)
+                #expect(vault.appKey(for: "com.example.notes") == nil)
+            }
+        }
+    }
+
     @Test func aWrongPasscodeIsAWrongAttemptAndLeavesNoCandidate() async throws {
         try await Self.withCreatedKey { fixture in
             #expect(
