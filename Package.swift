@@ -321,7 +321,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
-                "CordonAge", "CCordonLinux", "ChannelTestPeers", "CTestCredentials",
+                "CordonAge", "CordonAppStorage", "CCordonLinux", "ChannelTestPeers", "CTestCredentials",
             ],
             swiftSettings: strict
         ),

@@ -72,6 +72,13 @@ extension AppStorage {
     /// The storage directory under `dataDirectory`.
     public static func directory(dataDirectory: String) -> String { dataDirectory + "/storage" }
 
+    /// The id of every app with a storage file; needs no key.
+    public static func storedAppIds(dataDirectory: String) -> [String] {
+        let files =
+            (try? FileManager.default.contentsOfDirectory(atPath: directory(dataDirectory: dataDirectory))) ?? []
+        return files.filter { $0.hasSuffix(".sqlite") }.sorted().map { String($0.dropLast(".sqlite".count)) }
+    }
+
     /// The records and bytes of every app with a storage file; needs no key (it reads no record).
     public static func usage(dataDirectory: String) -> [StorageUsage] {
         let directory = directory(dataDirectory: dataDirectory)

@@ -63,7 +63,7 @@ extension CordonClient {
             returning: StorageExportIdentityReply.self)
     }
 
-    /// Crypto-erases one app's data (selective wipe): its key generation is rotated and its
+    /// Crypto-erases one app's data (selective wipe): its random key is destroyed and its
     /// storage deleted; other apps are untouched.
     public func wipeApp(_ appId: String, passcode: String) async throws {
         _ = try await connection.call(

@@ -444,8 +444,8 @@ public enum InterfaceDescriptions {
         # Records and bytes per app (no record is read).
         method Usage() -> (apps: []AppUsage)
 
-        # Crypto-erases one app: its key generation is rotated (the old key is never derived
-        # again), its storage file deleted, the app told with Wiped (appId set). Needs the passcode.
+        # Crypto-erases one app: its random key is destroyed (its next key is a new one), its
+        # storage file deleted, the app told with Wiped (appId set). Needs the passcode.
         method WipeApp(appId: string, passcode: string) -> ()
 
         # The app's age identity (AGE-SECRET-KEY-1…, derived from its current key) and its recipient

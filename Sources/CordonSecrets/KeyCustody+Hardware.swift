@@ -31,14 +31,15 @@ extension KeyCustody {
         return derived.withUnsafeBytes { SecureBytes(copying: $0) }
     }
 
-    /// Wraps `master` under the stretched passcode and, when given, the TPM's secret.
-    /// `anchorIndex` binds the record to the state anchor (`WrappedKey.anchorIndex`).
+    /// Wraps `master` under the stretched passcode and, when given, the TPM's secret, in `format`
+    /// (the current one unless a test builds a container of before); `anchorIndex` binds the record
+    /// to the state anchor (`WrappedKey.anchorIndex`).
     public func wrap(
         _ master: SecureBytes, stretched: SecureBytes, hardwareSecret: SecureBytes?, kdf: KDFParameters,
-        anchorIndex: UInt32? = nil
+        format: KeystoreFormat = .current, anchorIndex: UInt32? = nil
     ) throws -> WrappedKey {
         let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
-        let data = WrappedKey.associatedData(anchorIndex: anchorIndex)
+        let data = format.associatedData + WrappedKey.anchorBinding(anchorIndex)
         return WrappedKey(
             kdf: kdf, sealed: try seal(master, under: kek, authenticating: data), anchorIndex: anchorIndex)
     }
@@ -48,18 +49,37 @@ extension KeyCustody {
     public func unwrap(_ wrapped: WrappedKey, stretched: SecureBytes, hardwareSecret: SecureBytes?) throws
         -> SecureBytes
     {
-        let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
-        return try open(wrapped.sealed, under: kek, authenticating: wrapped.associatedData)
+        try unwrapReportingFormat(wrapped, stretched: stretched, hardwareSecret: hardwareSecret).key
     }
 
-    /// The master key wrapped under `recoveryKey` (HKDF of it with `cordon.recovery.v1`).
-    public func wrapForRecovery(_ master: SecureBytes, recoveryKey: SecureBytes) throws -> [UInt8] {
-        try seal(master, under: recoveryWrappingKey(recoveryKey), authenticating: Self.recoveryInfo)
+    /// As ``unwrap(_:stretched:hardwareSecret:)``, and which ``KeystoreFormat`` the record is in
+    /// (the current one tried first; a record of before opens with its own associated data).
+    public func unwrapReportingFormat(_ wrapped: WrappedKey, stretched: SecureBytes, hardwareSecret: SecureBytes?)
+        throws -> (key: SecureBytes, format: KeystoreFormat)
+    {
+        let kek = wrappingKey(stretched: stretched, hardwareSecret: hardwareSecret)
+        let binding = WrappedKey.anchorBinding(wrapped.anchorIndex)
+        return try open(wrapped.sealed, under: kek) { $0.associatedData + binding }
+    }
+
+    /// The master key wrapped under `recoveryKey` (HKDF of it with `cordon.recovery.v1`), its
+    /// format authenticated (`cordon.recovery.v2` for the current one).
+    public func wrapForRecovery(_ master: SecureBytes, recoveryKey: SecureBytes, format: KeystoreFormat = .current)
+        throws -> [UInt8]
+    {
+        try seal(master, under: recoveryWrappingKey(recoveryKey), authenticating: format.recoveryAssociatedData)
     }
 
     /// The master key from its recovery wrapping; `wrongPasscode` when the recovery key is wrong.
     public func unwrapWithRecovery(_ sealed: [UInt8], recoveryKey: SecureBytes) throws -> SecureBytes {
-        try open(sealed, under: recoveryWrappingKey(recoveryKey), authenticating: Self.recoveryInfo)
+        try unwrapWithRecoveryReportingFormat(sealed, recoveryKey: recoveryKey).key
+    }
+
+    /// As ``unwrapWithRecovery(_:recoveryKey:)``, and the format the recovery wrapping was made in.
+    public func unwrapWithRecoveryReportingFormat(_ sealed: [UInt8], recoveryKey: SecureBytes) throws
+        -> (key: SecureBytes, format: KeystoreFormat)
+    {
+        try open(sealed, under: recoveryWrappingKey(recoveryKey)) { $0.recoveryAssociatedData }
     }
 
     private func wrappingKey(stretched: SecureBytes, hardwareSecret: SecureBytes?) -> SymmetricKey {
@@ -89,16 +109,17 @@ extension KeyCustody {
         return Array(combined)
     }
 
-    private func open(_ sealed: [UInt8], under key: SymmetricKey, authenticating data: [UInt8]) throws
-        -> SecureBytes
+    /// Opens `sealed` with the associated data of each format in turn (the current one first);
+    /// `wrongPasscode` when none opens it.
+    func open(_ sealed: [UInt8], under key: SymmetricKey, authenticating data: (KeystoreFormat) -> [UInt8]) throws
+        -> (key: SecureBytes, format: KeystoreFormat)
     {
-        do {
-            let box = try AES.GCM.SealedBox(combined: sealed)
-            var plain = try AES.GCM.open(box, using: key, authenticating: data)
+        guard let box = try? AES.GCM.SealedBox(combined: sealed) else { throw KeyCustodyError.wrongPasscode }
+        for format in KeystoreFormat.unwrapOrder {
+            guard var plain = try? AES.GCM.open(box, using: key, authenticating: data(format)) else { continue }
             defer { plain.resetBytes(in: 0..<plain.count) }
-            return SecureBytes(copying: plain)
-        } catch {
-            throw KeyCustodyError.wrongPasscode
+            return (SecureBytes(copying: plain), format)
         }
+        throw KeyCustodyError.wrongPasscode
     }
 }

@@ -5,10 +5,9 @@ import _CryptoExtras
 /// Creates, wraps, unwraps and derives keys (docs/ARCHITECTURE.md, "Keys").
 ///
 /// The master key is a random 256-bit key; it is wrapped with AES-256-GCM under a key derived
-/// from the passcode with scrypt. Each app gets HKDF-SHA256(master, info: app id).
+/// from the passcode with scrypt, authenticating the ``KeystoreFormat``. Each app's key is random
+/// and kept wrapped under a key derived from the master key (`KeyCustody+AppKeys.swift`).
 public struct KeyCustody: Sendable {
-    /// Authenticated data bound into every wrapped key.
-    static let associatedData = Array("cordon.keystore.v1".utf8)
     static let appKeyInfoPrefix = Array("cordon.app.v1:".utf8)
 
     public init() {}
@@ -27,11 +26,14 @@ public struct KeyCustody: Sendable {
         return (0..<16).map { _ in generator.next() }
     }
 
-    /// Wraps `master` under `passcode` with the given KDF parameters.
-    public func wrap(_ master: SecureBytes, passcode: String, kdf: KDFParameters) throws -> WrappedKey {
+    /// Wraps `master` under `passcode` with the given KDF parameters, in `format` (the current one
+    /// unless a test builds a container of before).
+    public func wrap(
+        _ master: SecureBytes, passcode: String, kdf: KDFParameters, format: KeystoreFormat = .current
+    ) throws -> WrappedKey {
         let kek = try deriveWrappingKey(passcode: passcode, kdf: kdf)
         let box = try master.withUnsafeBytes { bytes in
-            try AES.GCM.seal(bytes, using: kek, authenticating: Self.associatedData)
+            try AES.GCM.seal(bytes, using: kek, authenticating: format.associatedData)
         }
         guard let combined = box.combined else { throw KeyCustodyError.sealFailed }
         return WrappedKey(kdf: kdf, sealed: Array(combined))
@@ -40,21 +42,15 @@ public struct KeyCustody: Sendable {
     /// Unwraps the master key; throws `KeyCustodyError.wrongPasscode` when the passcode is wrong.
     public func unwrap(_ wrapped: WrappedKey, passcode: String) throws -> SecureBytes {
         let kek = try deriveWrappingKey(passcode: passcode, kdf: wrapped.kdf)
-        do {
-            let box = try AES.GCM.SealedBox(combined: wrapped.sealed)
-            var plain = try AES.GCM.open(box, using: kek, authenticating: Self.associatedData)
-            defer { plain.resetBytes(in: 0..<plain.count) }
-            return SecureBytes(copying: plain)
-        } catch {
-            throw KeyCustodyError.wrongPasscode
-        }
+        return try open(wrapped.sealed, under: kek) { $0.associatedData }.key
     }
 
-    /// The app's own key: HKDF-SHA256 of the master key with the app id and the app's key
-    /// generation as info. Generation 0 is the original derivation (`cordon.app.v1:` and the app
-    /// id), so keys from before selective wipe stay; a selective wipe raises the generation and
-    /// the key of an earlier one is never derived again (docs/ARCHITECTURE.md, "Keys").
-    public func appKey(master: SecureBytes, appId: String, generation: Int = 0) -> SecureBytes {
+    /// The legacy derivation of an app's key, for migrating a container of ``KeystoreFormat/derivedAppKeys``
+    /// only (`AppKeyMigration`): HKDF-SHA256 of the master key with the app id and the app's key
+    /// generation as info (generation 0: `cordon.app.v1:` and the app id). Nothing else derives an
+    /// app key: after the migration every app key is read from its wrapped row, or made at random
+    /// (docs/ARCHITECTURE.md, "Keys").
+    public func legacyAppKey(master: SecureBytes, appId: String, generation: Int = 0) -> SecureBytes {
         let info =
             generation == 0
             ? Self.appKeyInfoPrefix + Array(appId.utf8)
@@ -94,4 +90,6 @@ public enum KeyCustodyError: Error, Sendable, Equatable {
     case wrongPasscode
     /// Sealing the key failed.
     case sealFailed
+    /// A wrapped app key does not open as the app's under this master key.
+    case appKeyRejected
 }

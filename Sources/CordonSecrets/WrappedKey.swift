@@ -29,14 +29,10 @@ public struct WrappedKey: Sendable, Codable, Equatable {
         self.anchorIndex = anchorIndex
     }
 
-    /// The authenticated data of `sealed`: the keystore's label and, when anchored, the anchor.
-    public var associatedData: [UInt8] { Self.associatedData(anchorIndex: anchorIndex) }
-
-    /// The authenticated data of a record anchored to `anchorIndex` (none: the label alone).
-    public static func associatedData(anchorIndex: UInt32?) -> [UInt8] {
-        var data = Array("cordon.keystore.v1".utf8)
-        if let anchorIndex { data += Array("|anchor:\(anchorIndex)".utf8) }
-        return data
+    /// What binds the record to its state anchor in the wrapping's authenticated data (after the
+    /// format's label): nothing when none anchors it.
+    public static func anchorBinding(_ anchorIndex: UInt32?) -> [UInt8] {
+        anchorIndex.map { Array("|anchor:\($0)".utf8) } ?? []
     }
 }
 

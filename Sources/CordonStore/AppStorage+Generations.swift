@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 
-/// Each app's key generation (selective wipe, docs/ARCHITECTURE.md "Keys"): the app key is
-/// derived with it, so raising it makes every key the app had before underivable.
+/// Each app's legacy key generation (docs/ARCHITECTURE.md "Keys"): before random app keys, the
+/// app key was derived with it. Read only to migrate a container of derived app keys (the key of
+/// its current generation is wrapped); a selective wipe still raises it, so even that migration
+/// never derives a wiped generation's key again while the row stays.
 extension CordonDatabase {
     static func registerAppGenerationMigration(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v4-storage-app-generations") { db in
@@ -27,15 +29,18 @@ extension CordonDatabase {
 
     /// Durably raises `appId`'s key generation by one and returns the new one.
     public func rotateAppGeneration(appId: String, now: Double) throws -> Int {
-        try anchoredWrite(advance: true) { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO appGeneration (appId, generation, wipedAt) VALUES (?, 1, ?)
-                    ON CONFLICT(appId) DO UPDATE SET generation = generation + 1, wipedAt = excluded.wipedAt
-                    """,
-                arguments: [appId, now])
-            return try Int.fetchOne(
-                db, sql: "SELECT generation FROM appGeneration WHERE appId = ?", arguments: [appId]) ?? 1
-        }
+        try anchoredWrite(advance: true) { db in try Self.rotateAppGeneration(db, appId: appId, now: now) }
+    }
+
+    /// Raises `appId`'s key generation by one within the caller's transaction.
+    static func rotateAppGeneration(_ db: Database, appId: String, now: Double) throws -> Int {
+        try db.execute(
+            sql: """
+                INSERT INTO appGeneration (appId, generation, wipedAt) VALUES (?, 1, ?)
+                ON CONFLICT(appId) DO UPDATE SET generation = generation + 1, wipedAt = excluded.wipedAt
+                """,
+            arguments: [appId, now])
+        return try Int.fetchOne(
+            db, sql: "SELECT generation FROM appGeneration WHERE appId = ?", arguments: [appId]) ?? 1
     }
 }

@@ -102,6 +102,8 @@ public final class CordonDatabase: Sendable {
         registerBiometricsMigration(&migrator)
         // MARK: Posture (#16)
         registerDeviceKeyMigration(&migrator)
+        // MARK: Random app keys (#27)
+        registerAppKeyMigration(&migrator)
         // MARK: State the user cannot roll back (#27)
         registerStateAnchorMigration(&migrator)
         return migrator
@@ -138,13 +140,13 @@ public final class CordonDatabase: Sendable {
     /// in the database file `secure_delete` has overwritten it.
     public func saveWrappedKey(_ key: WrappedKey, now: Double) throws {
         try anchoredWrite(advance: false) { db in try Self.insertWrappedKey(key, now: now, db) }
-        try checkpoint()
+        try truncateWAL()
     }
 
     /// Stores a new container's wrapped key and its anchor (`establish`) in one transaction.
     public func saveWrappedKey(_ key: WrappedKey, now: Double, anchor: StateAnchor) throws {
         try establish(anchor) { db in try Self.insertWrappedKey(key, now: now, db) }
-        try checkpoint()
+        try truncateWAL()
     }
 
     /// Stores a restored container's wrapped key without an anchor: the TPM that anchored it is
@@ -154,7 +156,7 @@ public final class CordonDatabase: Sendable {
             try Self.insertWrappedKey(key, now: now, db)
             try dropAnchor(db)
         }
-        try checkpoint()
+        try truncateWAL()
     }
 
     static func insertWrappedKey(_ key: WrappedKey, now: Double, _ db: Database) throws {
@@ -184,6 +186,7 @@ public final class CordonDatabase: Sendable {
             try db.execute(sql: "DELETE FROM keystore")
             // Sealed under the master key just erased: unusable, and a new container makes a new one.
             try db.execute(sql: "DELETE FROM postureDeviceKey")
+            try db.execute(sql: "DELETE FROM appKey")
         }
         if anchorProblem != nil {
             try queue.write { db in
@@ -193,11 +196,12 @@ public final class CordonDatabase: Sendable {
         } else {
             try anchoredWrite(advance: true, erase)
         }
-        try checkpoint()
+        try truncateWAL()
     }
 
-    /// Copies the WAL into the database and truncates it to nothing.
-    private func checkpoint() throws {
+    /// Copies the WAL into the database and truncates it to nothing: after a delete (which
+    /// `secure_delete`, on for every connection, overwrote in the file) no copy stays in the log.
+    func truncateWAL() throws {
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         }

@@ -11,7 +11,7 @@ struct WipeCommand: AsyncParsableCommand {
             Asks for the passcode (a wipe needs it, so no other program can erase the container; a \
             wrong one counts as a failed attempt). With --passcode-stdin, stdin holds the passcode. \
             Afterwards the container is uninitialized: run `cordon init` to start over. With --app ID, \
-            only that app's data is crypto-erased (no --yes needed): its key generation is rotated, its \
+            only that app's data is crypto-erased (no --yes needed): its random key is destroyed, its \
             storage deleted, and the app is told with a Wiped event.
             """)
 

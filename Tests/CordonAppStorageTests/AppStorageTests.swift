@@ -208,13 +208,13 @@ import Testing
         let master = key(9)
         let bytes = { (key: SecureBytes) in key.withUnsafeBytes { Array($0) } }
         #expect(
-            bytes(custody.appKey(master: master, appId: appId))
-                == bytes(custody.appKey(master: master, appId: appId, generation: 0)))
+            bytes(custody.legacyAppKey(master: master, appId: appId))
+                == bytes(custody.legacyAppKey(master: master, appId: appId, generation: 0)))
         #expect(
-            bytes(custody.appKey(master: master, appId: appId, generation: 1))
-                != bytes(custody.appKey(master: master, appId: appId)))
+            bytes(custody.legacyAppKey(master: master, appId: appId, generation: 1))
+                != bytes(custody.legacyAppKey(master: master, appId: appId)))
         #expect(
-            bytes(custody.appKey(master: master, appId: appId, generation: 1))
-                != bytes(custody.appKey(master: master, appId: appId, generation: 2)))
+            bytes(custody.legacyAppKey(master: master, appId: appId, generation: 1))
+                != bytes(custody.legacyAppKey(master: master, appId: appId, generation: 2)))
     }
 }

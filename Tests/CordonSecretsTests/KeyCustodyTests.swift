@@ -125,7 +125,8 @@ struct KeyCustodyTests {
     }
 }
 
-@Suite("KeyCustody: per-app keys")
+/// The legacy derivation of app keys, which only the migration of a container of before uses.
+@Suite("KeyCustody: legacy derived app keys")
 struct AppKeyTests {
     let custody = KeyCustody()
 
@@ -135,47 +136,47 @@ struct AppKeyTests {
 
     @Test func appKeysAre256BitAndNotTheMaster() {
         let master = custody.makeMasterKey()
-        let key = custody.appKey(master: master, appId: "com.example.notes")
+        let key = custody.legacyAppKey(master: master, appId: "com.example.notes")
         #expect(key.count == 32)
         #expect(bytes(of: key) != bytes(of: master))
     }
 
     @Test func appKeysAreStableForTheSameAppAndMaster() {
         let master = custody.makeMasterKey()
-        let first = custody.appKey(master: master, appId: "com.example.notes")
-        let second = custody.appKey(master: master, appId: "com.example.notes")
+        let first = custody.legacyAppKey(master: master, appId: "com.example.notes")
+        let second = custody.legacyAppKey(master: master, appId: "com.example.notes")
         #expect(bytes(of: first) == bytes(of: second))
         let copy = SecureBytes(copying: bytes(of: master))
-        #expect(bytes(of: custody.appKey(master: copy, appId: "com.example.notes")) == bytes(of: first))
+        #expect(bytes(of: custody.legacyAppKey(master: copy, appId: "com.example.notes")) == bytes(of: first))
     }
 
     @Test func appKeysAreDistinctAcrossAppIds() {
         let master = custody.makeMasterKey()
         let ids = ["com.example.notes", "com.example.mail", "com.example.note", "com.example.notes2", "", "a", "A"]
-        let keys = ids.map { bytes(of: custody.appKey(master: master, appId: $0)) }
+        let keys = ids.map { bytes(of: custody.legacyAppKey(master: master, appId: $0)) }
         #expect(Set(keys).count == ids.count)
     }
 
     @Test func differentMastersGiveDifferentAppKeys() {
-        let a = custody.appKey(master: master(1), appId: "com.example.notes")
-        let b = custody.appKey(master: master(2), appId: "com.example.notes")
+        let a = custody.legacyAppKey(master: master(1), appId: "com.example.notes")
+        let b = custody.legacyAppKey(master: master(2), appId: "com.example.notes")
         #expect(bytes(of: a) != bytes(of: b))
     }
 
     @Test func appKeyIsHKDFSHA256WithTheVersionedInfo() {
-        // Apps rely on this derivation being stable across releases.
+        // Containers of before rely on it: their migration wraps exactly this key.
         let masterBytes = [UInt8](repeating: 0x42, count: 32)
         let expected = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: masterBytes), info: Array("cordon.app.v1:com.example.notes".utf8),
             outputByteCount: 32
         ).withUnsafeBytes { Array($0) }
-        let derived = custody.appKey(master: SecureBytes(copying: masterBytes), appId: "com.example.notes")
+        let derived = custody.legacyAppKey(master: SecureBytes(copying: masterBytes), appId: "com.example.notes")
         #expect(bytes(of: derived) == expected)
     }
 
     @Test func zeroingTheMasterDoesNotZeroDerivedKeys() {
         let master = custody.makeMasterKey()
-        let appKey = custody.appKey(master: master, appId: "com.example.notes")
+        let appKey = custody.legacyAppKey(master: master, appId: "com.example.notes")
         let before = bytes(of: appKey)
         master.zero()
         #expect(bytes(of: appKey) == before, "each key copy is its own buffer")

@@ -47,7 +47,7 @@ import Testing
 
     @Test func purposeKeysDifferFromAppKeysAndEachOther() {
         let master = custody.makeMasterKey()
-        let app = custody.appKey(master: master, appId: "com.example.notes").withUnsafeBytes { Array($0) }
+        let app = custody.legacyAppKey(master: master, appId: "com.example.notes").withUnsafeBytes { Array($0) }
         let storage = custody.purposeKey(master: master, purpose: ["storage", "com.example.notes"])
             .withUnsafeBytes { Array($0) }
         let split = custody.purposeKey(master: master, purpose: ["storage", "com.example", "notes"])

@@ -83,7 +83,9 @@ extension Agent: AgentEnvironment, PolicyProvider, LifecycleDriver, AuditSink, D
 
     func appKey(for appId: String) -> SecureBytes? { vault.appKey(for: appId) }
 
-    func setAppGeneration(_ appId: String, _ generation: Int) { vault.setAppGeneration(appId, generation) }
+    func destroyingAppKey(_ appId: String) { vault.destroyingAppKey(appId) }
+
+    func appKeyDestroyed(_ appId: String, failed: Bool) { vault.appKeyDestroyed(appId, failed: failed) }
 
     func purposeKey(_ purpose: [String]) -> SecureBytes? { vault.purposeKey(purpose) }
 

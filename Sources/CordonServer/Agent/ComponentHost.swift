@@ -102,13 +102,15 @@ protocol RegistrationVerifier: AnyObject {
     func closeConnection(_ id: ConnectionID)
 }
 
-/// Keys derived from the master key, while it is held (`KeyVault`).
+/// App keys and keys derived from the master key, while it is held (`KeyVault`).
 protocol KeySource: AnyObject {
-    /// `appId`'s key with its current generation, or nil when the master key is not held.
-    /// The caller zeroes it.
+    /// `appId`'s random key (made and stored the first time), or nil when the master key is not
+    /// held. The caller zeroes it.
     func appKey(for appId: String) -> SecureBytes?
-    /// Records `appId`'s key generation after a selective wipe stored it.
-    func setAppGeneration(_ appId: String, _ generation: Int)
+    /// A selective wipe starts destroying `appId`'s key: it is zeroed and none is handed out.
+    func destroyingAppKey(_ appId: String)
+    /// The selective wipe of `appId`'s key ended (`failed`: perhaps before its row was deleted).
+    func appKeyDestroyed(_ appId: String, failed: Bool)
     /// The key for `purpose` (`KeyCustody.purposeKey`), or nil when the master key is not held.
     /// The caller zeroes it.
     func purposeKey(_ purpose: [String]) -> SecureBytes?

@@ -80,7 +80,8 @@ final class FakeRegistrationHost: ForwardingHost, PolicyProvider, AuditSink, Key
     }
     func auditStored() -> EventLoopFuture<Void> { base.auditStored() }
     func appKey(for appId: String) -> SecureBytes? { base.appKey(for: appId) }
-    func setAppGeneration(_ appId: String, _ generation: Int) {}
+    func destroyingAppKey(_ appId: String) {}
+    func appKeyDestroyed(_ appId: String, failed: Bool) {}
     func purposeKey(_ purpose: [String]) -> SecureBytes? { base.purposeKey(purpose) }
 
     private(set) var registered: [AppRegistration] = []

@@ -209,10 +209,11 @@ final class FakeHost: ComponentHost {
     private let custody = KeyCustody()
 
     func appKey(for appId: String) -> SecureBytes? {
-        master.map { custody.appKey(master: $0, appId: appId, generation: 0) }
+        master.map { custody.legacyAppKey(master: $0, appId: appId, generation: 0) }
     }
 
-    func setAppGeneration(_ appId: String, _ generation: Int) {}
+    func destroyingAppKey(_ appId: String) {}
+    func appKeyDestroyed(_ appId: String, failed: Bool) {}
 
     func purposeKey(_ purpose: [String]) -> SecureBytes? {
         master.map { custody.purposeKey(master: $0, purpose: purpose) }

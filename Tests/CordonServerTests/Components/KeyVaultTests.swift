@@ -72,14 +72,52 @@ import Testing
                 let other = try #require(vault.appKey(for: "com.example.mail"))
                 #expect(notes.withUnsafeBytes { Array($0) } == again.withUnsafeBytes { Array($0) })
                 #expect(notes.withUnsafeBytes { Array($0) } != other.withUnsafeBytes { Array($0) })
-                // A selective wipe's new generation gives the app another key.
-                vault.setAppGeneration("com.example.notes", 1)
+                // Random, stored wrapped before it was handed out; never the derivation.
+                let stored = try host.database.wrappedAppKeys()
+                #expect(Set(stored.keys) == ["com.example.notes", "com.example.mail"])
+                #expect(
+                    notes.withUnsafeBytes { Array($0) }
+                        != KeyCustody().legacyAppKey(master: try #require(vault.masterKey), appId: "com.example.notes")
+                        .withUnsafeBytes { Array($0) })
+                // A selective wipe destroys it: none meanwhile, a new random one afterwards.
+                vault.destroyingAppKey("com.example.notes")
+                #expect(vault.appKey(for: "com.example.notes") == nil)
+                _ = try host.database.destroyAppKey(appId: "com.example.notes", now: 1)
+                vault.appKeyDestroyed("com.example.notes", failed: false)
                 let wiped = try #require(vault.appKey(for: "com.example.notes"))
                 #expect(notes.withUnsafeBytes { Array($0) } != wiped.withUnsafeBytes { Array($0) })
+                #expect(try host.database.wrappedAppKeys()["com.example.notes"] != stored["com.example.notes"])
                 #expect(vault.purposeKey(["tokens", "0"]) != nil)
+                let held = try #require(vault.appKeys["com.example.notes"])
                 vault.perform(.discard, request: nil)
+                #expect(held.isZeroed, "the unwrapped app key is zeroed with the master key")
                 #expect(vault.appKey(for: "com.example.notes") == nil)
                 #expect(vault.purposeKey(["tokens", "0"]) == nil)
+            }
+        }
+    }
+
+    @Test func aWipeAndShutdownZeroTheUnwrappedAppKeys() async throws {
+        try await Self.withCreatedKey { fixture in
+            _ = try await Self.check("2468", count: 1, in: fixture)
+            try await fixture.run { _, vault, _ throws in
+                vault.perform(.install, request: nil)
+                _ = try #require(vault.appKey(for: "com.example.notes"))
+                let held = try #require(vault.appKeys["com.example.notes"])
+                vault.perform(.erase, request: nil)
+                #expect(held.isZeroed)
+                #expect(vault.wrappedAppKeys.isEmpty)
+            }
+        }
+        try await Self.withCreatedKey { fixture in
+            _ = try await Self.check("2468", count: 1, in: fixture)
+            try await fixture.run { _, vault, _ throws in
+                vault.perform(.install, request: nil)
+                _ = try #require(vault.appKey(for: "com.example.notes"))
+                let held = try #require(vault.appKeys["com.example.notes"])
+                vault.shutdown()
+                #expect(held.isZeroed)
+                #expect(vault.appKey(for: "com.example.notes") == nil)
             }
         }
     }

@@ -64,17 +64,28 @@ struct KeySealing: Sendable {
         return (wrapped, warning)
     }
 
+    /// An unwrapped master key, and what its record says of the container's app keys.
+    ///
+    /// `@unchecked` because `SecureBytes` is a mutable class: made on the pool and handed over whole.
+    struct Unwrapped: @unchecked Sendable {
+        let master: SecureBytes
+        let format: KeystoreFormat
+        /// For a record of derived app keys, or one to bind to a new state anchor: the same record
+        /// re-wrapped in the current format (and with the anchor), with the same wrapping key (the
+        /// same stretched passcode and TPM secret: no new TPM object), for `AppKeyMigration` or the
+        /// anchor's establishment to store.
+        let upgraded: WrappedKey?
+    }
+
     /// Unwraps the master key with `passcode`, through the TPM when one seals it.
-    func unwrap(_ wrapped: WrappedKey, passcode: String) throws(Failure) -> SecureBytes {
-        try unwrap(wrapped, passcode: passcode, rebind: nil).master
+    func unwrap(_ wrapped: WrappedKey, passcode: String) throws(Failure) -> Unwrapped {
+        try unwrap(wrapped, passcode: passcode, rebind: nil)
     }
 
     /// Unwraps the master key with `passcode`, through the TPM when one seals it; once it opened,
-    /// `rebind` may name a state anchor to bind the record to, and the record comes back re-wrapped
-    /// under the same wrapping key with it (a container made before anchors: no new TPM object).
-    func unwrap(_ wrapped: WrappedKey, passcode: String, rebind: (() -> UInt32?)?) throws(Failure) -> (
-        master: SecureBytes, rebound: WrappedKey?
-    ) {
+    /// `rebind` may name a state anchor to bind the record to (a container made before anchors),
+    /// and the record comes back re-wrapped with it (`Unwrapped.upgraded`).
+    func unwrap(_ wrapped: WrappedKey, passcode: String, rebind: (() -> UInt32?)?) throws(Failure) -> Unwrapped {
         let stretched: SecureBytes
         do {
             stretched = try custody.stretch(passcode: passcode, kdf: wrapped.kdf)
@@ -96,20 +107,27 @@ struct KeySealing: Sendable {
                 throw Self.failure(error, pcrs: seal.pcrs, tpm: { try? TPMConnection(tcti: tcti).lockoutState() })
             }
         }
-        let master: SecureBytes
+        let opened: (key: SecureBytes, format: KeystoreFormat)
         do {
-            master = try custody.unwrap(wrapped, stretched: stretched, hardwareSecret: secret)
+            opened = try custody.unwrapReportingFormat(wrapped, stretched: stretched, hardwareSecret: secret)
         } catch {
             throw .wrongPasscode
         }
-        guard let index = rebind?(),
-            var rebound = try? custody.wrap(
-                master, stretched: stretched, hardwareSecret: secret, kdf: wrapped.kdf, anchorIndex: index)
-        else { return (master, nil) }
-        rebound.protection = wrapped.protection
-        rebound.hardware = wrapped.hardware
-        rebound.recovery = wrapped.recovery
-        return (master, rebound)
+        let anchorIndex = rebind?() ?? wrapped.anchorIndex
+        guard opened.format != .current || anchorIndex != wrapped.anchorIndex else {
+            return Unwrapped(master: opened.key, format: opened.format, upgraded: nil)
+        }
+        do {
+            var upgraded = try custody.wrap(
+                opened.key, stretched: stretched, hardwareSecret: secret, kdf: wrapped.kdf, anchorIndex: anchorIndex)
+            upgraded.protection = wrapped.protection
+            upgraded.hardware = wrapped.hardware
+            upgraded.recovery = wrapped.recovery
+            return Unwrapped(master: opened.key, format: opened.format, upgraded: upgraded)
+        } catch {
+            opened.key.zero()
+            throw .refused(.internalError(reason: "the key could not be re-wrapped: \(error)"))
+        }
     }
 
     /// What `status` says when the TPM no longer loads the sealed key.

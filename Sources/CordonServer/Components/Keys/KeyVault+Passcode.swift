@@ -40,8 +40,8 @@ extension KeyVault {
         let softwareRules = softwareOnlyRules
         let wiping = host.lifecycle.pending == .wipe
         let keeper = anchorKeeper
+        let migration = appKeyMigration
         let job = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CheckResult in
-            var wrapped = wrapped
             // A state refused as rolled back opens nothing; only a wipe (with the passcode) goes on.
             if let refusal = Self.anchorRefusal(database, keeper: keeper, wrapped: wrapped, wiping: wiping) {
                 return .notEvaluated(refusal, nil)
@@ -53,31 +53,20 @@ extension KeyVault {
             } catch {
                 return .counterNotStored(String(describing: error))
             }
-            let master: SecureBytes
             // A TPM-sealed container made before anchors gets one at its first unlock.
             var created: StateAnchor?
-            var anchored: WrappedKey?
-            let migrate =
-                wrapped.anchorIndex == nil && wrapped.protection != .software
+            let bindAnchor =
+                rewrapTo == nil && wrapped.anchorIndex == nil && wrapped.protection != .software
                 && database.attachedAnchor == nil && sealing.hardware != .off
+            let unwrapped: KeySealing.Unwrapped
             do throws(KeySealing.Failure) {
-                let opened = try sealing.unwrap(
+                unwrapped = try sealing.unwrap(
                     wrapped, passcode: passcode,
-                    rebind: migrate
+                    rebind: bindAnchor
                         ? {
                             created = try? keeper.create()
                             return created?.reference.index
                         } : nil)
-                master = opened.master
-                if let rebound = opened.rebound, let anchor = created {
-                    do {
-                        try database.saveWrappedKey(rebound, now: Date().timeIntervalSince1970, anchor: anchor)
-                        wrapped = rebound
-                        anchored = rebound
-                    } catch {
-                        keeper.remove(anchor.reference)
-                    }
-                }
             } catch {
                 switch error {
                 case .wrongPasscode: return .wrong(sealing.status(of: wrapped, warning: nil))
@@ -85,13 +74,40 @@ extension KeyVault {
                 case .notEvaluated(let reason): return .notEvaluated(reason, sealing.status(of: wrapped, warning: nil))
                 }
             }
+            let master = unwrapped.master
             // The key opened although its anchor is gone from this TPM (the counter was removed):
             // the state is not trusted. Only the recovery key restores, under a new anchor.
             if let lost = Self.lostAnchor(database), !wiping {
                 master.zero()
+                if let created { keeper.remove(created.reference) }
                 return .notEvaluated(.stateRolledBack(reason: lost.description), nil)
             }
-            guard let rewrapTo else { return .correct(master, anchored, sealing.status(of: wrapped, warning: nil)) }
+            guard let rewrapTo else {
+                let status = sealing.status(of: wrapped, warning: nil)
+                guard let upgraded = unwrapped.upgraded else { return .correct(master, nil, status) }
+                // A container of derived app keys: its app keys wrapped and the master key re-wrapped
+                // in the current format (and bound to a new anchor), in one transaction, before the
+                // key is used. A container made before anchors: the record bound to its new anchor.
+                do {
+                    if unwrapped.format != .current {
+                        let keys = try migration.migrate(master: master, keystore: upgraded, anchor: created)
+                        return .correct(master, upgraded, status, migratedAppKeys: keys)
+                    }
+                    if let created {
+                        try database.saveWrappedKey(upgraded, now: Date().timeIntervalSince1970, anchor: created)
+                        return .correct(master, upgraded, status)
+                    }
+                    return .correct(master, nil, status)
+                } catch {
+                    if let created { keeper.remove(created.reference) }
+                    // The migration must hold before any key is used; a new anchor can wait.
+                    guard unwrapped.format == .current else {
+                        master.zero()
+                        throw error
+                    }
+                    return .correct(master, nil, status)
+                }
+            }
             defer { master.zero() }
             // Re-sealed with a fresh salt and a new TPM object, under the policy in force now.
             var kdf = wrapped.kdf
@@ -101,8 +117,13 @@ extension KeyVault {
             if let refusal = softwareRules.problem(with: rewrapTo, wrapped: rewrapped) {
                 return .newPasscodeRefused(refusal)
             }
-            try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
-            return .correct(nil, rewrapped, sealing.status(of: rewrapped, warning: warning))
+            var migrated: [String: [UInt8]]?
+            if unwrapped.upgraded != nil {
+                migrated = try migration.migrate(master: master, keystore: rewrapped)
+            } else {
+                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
+            }
+            return .correct(nil, rewrapped, sealing.status(of: rewrapped, warning: warning), migratedAppKeys: migrated)
         }
         job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: work == .checkPasscode && host.lifecycle.pending == .unlock)
@@ -133,12 +154,15 @@ extension KeyVault {
             )
             // The machine gives the attempt back, stores the count, then answers with the typed error.
             host.run(.checkRefused(error, now: now))
-        case .success(.correct(let key, let rewrapped, let protection)):
+        case .success(.correct(let key, let rewrapped, let protection, let migrated)):
             keyProtection = protection ?? keyProtection
+            if let migrated { appKeysMigrated(migrated) }
             if let rewrapped {
                 wrappedKey = rewrapped
                 logger.notice(
-                    "the master key is re-wrapped (a new passcode, or bound to the state anchor)",
+                    key == nil
+                        ? "passcode changed; the master key is re-wrapped"
+                        : "the master key is re-wrapped (app keys migrated, or bound to the state anchor)",
                     metadata: ["protection": "\(rewrapped.protection)"])
             }
             // Installed only if the machine answers with `installKey`; zeroed otherwise.
@@ -149,8 +173,9 @@ extension KeyVault {
             biometrics.passcodeUnlocking = unlocking
             host.run(.passcodeChecked(correct: true, now: now))
             biometrics.passcodeUnlocking = false
-        case .success(.recovered(let rewrapped, let recoveryKey, let protection)):
+        case .success(.recovered(let rewrapped, let recoveryKey, let protection, let migrated)):
             keyProtection = protection ?? keyProtection
+            if let migrated { appKeysMigrated(migrated) }
             wrappedKey = rewrapped
             // The new key goes only to the caller: never to the log or the audit.
             if let encoder = pending?.encoder {
@@ -342,12 +367,15 @@ enum CheckResult: @unchecked Sendable {
     /// Refused in a way that keeps the attempt counted (an unexpected TPM or derivation failure).
     case refused(CordonError, KeyProtectionStatus?)
     /// Refused by the TPM before it evaluated the passcode (the bound PCRs changed, lockout, no TPM,
-    /// the sealed object not loaded): the attempt is given back (`LifecycleInput.checkRefused`).
+    /// the sealed object not loaded), or by a state refused as rolled back: the attempt is given
+    /// back (`LifecycleInput.checkRefused`).
     case notEvaluated(CordonError, KeyProtectionStatus?)
-    /// The unwrapped master key (unlock) and the re-wrapped record (passcode change).
-    case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?)
-    /// Restored with the recovery key: the re-wrapped record and the new recovery key, formatted.
-    case recovered(WrappedKey, String, KeyProtectionStatus?)
+    /// The unwrapped master key (unlock) and the re-wrapped record (passcode change, or the
+    /// migration of a container of derived app keys, with every wrapped app key stored after it).
+    case correct(SecureBytes?, WrappedKey?, KeyProtectionStatus?, migratedAppKeys: [String: [UInt8]]? = nil)
+    /// Restored with the recovery key: the re-wrapped record and the new recovery key, formatted
+    /// (and, for a recovery wrapping of before random app keys, the app keys after the migration).
+    case recovered(WrappedKey, String, KeyProtectionStatus?, migratedAppKeys: [String: [UInt8]]? = nil)
     /// The recovery key does not open the stored key (counted like a wrong passcode).
     case wrongRecoveryKey
     /// The check passed, but the new passcode breaks the rules for a key only software protects.

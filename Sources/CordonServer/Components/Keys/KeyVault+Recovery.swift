@@ -47,6 +47,7 @@ extension KeyVault {
         let sealing = keySealing
         let softwareRules = softwareOnlyRules
         let keeper = anchorKeeper
+        let migration = appKeyMigration
         let job = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> CheckResult in
             defer { recoveryKey.secret.zero() }
             // A state refused as rolled back is not restored: the recovery key opens the copy, not the TPM's state.
@@ -63,8 +64,10 @@ extension KeyVault {
                     reason: "this container has no recovery key (it was initialized before recovery keys)")
             }
             let master: SecureBytes
+            let format: KeystoreFormat
             do {
-                master = try custody.unwrapWithRecovery(sealed, recoveryKey: recoveryKey.secret)
+                (master, format) = try custody.unwrapWithRecoveryReportingFormat(
+                    sealed, recoveryKey: recoveryKey.secret)
             } catch {
                 return .wrongRecoveryKey
             }
@@ -86,14 +89,22 @@ extension KeyVault {
                 if let replacement { keeper.remove(replacement.reference) }
                 return .newPasscodeRefused(refusal)
             }
-            if let replacement {
-                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970, anchor: replacement)
+            // A recovery wrapping made before random app keys: the container may not be migrated
+            // yet (its passcode wrapping, which would say, needs the passcode): migrate, adding a
+            // row for each app that may have data and has none (docs/THREAT-MODEL.md, "App storage").
+            var migrated: [String: [UInt8]]?
+            let now = Date().timeIntervalSince1970
+            if format == .derivedAppKeys {
+                migrated = try migration.migrate(master: master, keystore: rewrapped, anchor: replacement)
+            } else if let replacement {
+                try database.saveWrappedKey(rewrapped, now: now, anchor: replacement)
             } else if Self.lostAnchor(database) != nil {
-                try database.saveWrappedKeyDroppingAnchor(rewrapped, now: Date().timeIntervalSince1970)
+                try database.saveWrappedKeyDroppingAnchor(rewrapped, now: now)
             } else {
-                try database.saveWrappedKey(rewrapped, now: Date().timeIntervalSince1970)
+                try database.saveWrappedKey(rewrapped, now: now)
             }
-            return .recovered(rewrapped, next.formatted, sealing.status(of: rewrapped, warning: warning))
+            return .recovered(
+                rewrapped, next.formatted, sealing.status(of: rewrapped, warning: warning), migratedAppKeys: migrated)
         }
         job.assumeIsolated().whenComplete { [self] result in
             finishCheck(result, unlocking: false)

@@ -7,14 +7,15 @@ import Logging
 import NIOCore
 
 /// Key custody (docs/ARCHITECTURE.md, "Keys"): the wrapped master key and what protects it, the
-/// master key while it is held, each app's key generation, and every check that opens or
-/// re-seals the key — passcode, recovery key, fingerprint (`KeyVault+Passcode.swift`,
-/// `KeyVault+Recovery.swift`, `KeyVault+Fingerprint.swift`).
+/// master key while it is held, each app's random key (wrapped, and unwrapped while the master
+/// key is held; `KeyVault+AppKeys.swift`), and every check that opens or re-seals the key —
+/// passcode, recovery key, fingerprint (`KeyVault+Passcode.swift`, `KeyVault+Recovery.swift`,
+/// `KeyVault+Fingerprint.swift`).
 ///
 /// The lifecycle machine decides; the vault performs its key actions (`perform(_:)`) and answers
 /// the request a check was for. It serves `Initialize`, `Unlock`, `ChangePasscode`, `Wipe` and
-/// `Recover` (`KeyVault+Methods.swift`), and gives other components keys derived from the master
-/// key (``KeySource``) — never the master key itself.
+/// `Recover` (`KeyVault+Methods.swift`), and gives other components app keys and keys derived
+/// from the master key (``KeySource``) — never the master key itself.
 final class KeyVault: AgentComponent, KeySource {
     /// What the vault needs of the agent.
     typealias Host = LifecycleDriver & PolicyProvider & RegistrationVerifier & AuditSink
@@ -29,8 +30,12 @@ final class KeyVault: AgentComponent, KeySource {
     var wrappedKey: WrappedKey?
     /// What protects the stored key and the TPM's lockout state, as last read.
     var keyProtection: KeyProtectionStatus?
-    /// Each app's key generation (selective wipe; `StorageComponent`), loaded at start.
-    private var appGenerations: [String: Int]
+    /// Each app's wrapped random key (the `appKey` table), loaded at start.
+    var wrappedAppKeys: [String: [UInt8]]
+    /// The app keys unwrapped while the master key is held, in locked memory; zeroed with it.
+    var appKeys: [String: SecureBytes] = [:]
+    /// Apps whose key a selective wipe is destroying: none is handed out meanwhile.
+    var appKeysBeingDestroyed: Set<String> = []
     /// A passcode check or key creation in flight.
     var pending: PendingRequest?
     /// Fingerprint unlock, which keeps a sealed copy of the master key while armed.
@@ -48,12 +53,12 @@ final class KeyVault: AgentComponent, KeySource {
         var successReply: ByteBuffer? = nil
     }
 
-    /// Loads the wrapped key and the app key generations from the store, and checks the state
-    /// against its TPM anchor before anything reads it (the policy loader's serials, the attempts).
+    /// Loads the wrapped key and the wrapped app keys from the store, and checks the state against
+    /// its TPM anchor before anything reads it (the policy loader's serials, the attempts).
     init(host: any Host) throws {
         self.host = host
         wrappedKey = try host.database.loadWrappedKey()
-        appGenerations = try host.database.appGenerations()
+        wrappedAppKeys = try host.database.wrappedAppKeys()
         checkStateAnchor()
     }
 
@@ -91,6 +96,7 @@ final class KeyVault: AgentComponent, KeySource {
                 time: host.clock(), category: .decision, appId: nil, action: "state.anchor", outcome: "refused",
                 reason: error.description, rules: [])
         ])
+
     }
 
     var isInitialized: Bool { wrappedKey != nil }
@@ -130,6 +136,7 @@ final class KeyVault: AgentComponent, KeySource {
         case .create:
             startCreate(request: request)
         case .install:
+            zeroAppKeys()
             masterKey?.zero()
             masterKey = candidateKey
             candidateKey = nil
@@ -181,14 +188,16 @@ final class KeyVault: AgentComponent, KeySource {
         }
     }
 
-    /// Zeroes the master key (a lock that discards it, revocation, shutdown).
+    /// Zeroes the master key and the app keys (a lock that discards it, revocation, shutdown).
     func discard() {
+        zeroAppKeys()
         masterKey?.zero()
         masterKey = nil
         logger.info("key discarded: every key copy in the agent is zeroed")
     }
 
     func shutdown() {
+        zeroAppKeys()
         masterKey?.zero()
         masterKey = nil
     }
@@ -204,6 +213,8 @@ final class KeyVault: AgentComponent, KeySource {
 
     private func eraseKeystore() {
         wrappedKey = nil
+        zeroAppKeys()
+        wrappedAppKeys = [:]
         let database = host.database
         host.storePool.runIfActive(eventLoop: host.loop) {
             try database.eraseKeystore()
@@ -215,18 +226,7 @@ final class KeyVault: AgentComponent, KeySource {
         }
     }
 
-    // MARK: - Derived keys (KeySource)
-
-    /// `appId`'s key now, or nil when the master key is not held. The caller zeroes it.
-    func appKey(for appId: String) -> SecureBytes? {
-        guard let master = masterKey else { return nil }
-        return custody.appKey(master: master, appId: appId, generation: appGenerations[appId] ?? 0)
-    }
-
-    /// Records `appId`'s new key generation (after it was stored).
-    func setAppGeneration(_ appId: String, _ generation: Int) {
-        appGenerations[appId] = generation
-    }
+    // MARK: - Derived keys (KeySource; app keys in `KeyVault+AppKeys.swift`)
 
     /// The key for `purpose` now, or nil when the master key is not held. The caller zeroes it.
     func purposeKey(_ purpose: [String]) -> SecureBytes? {

@@ -9,27 +9,30 @@ import NIOCore
 /// Selective wipe (docs/ARCHITECTURE.md, "Storage"): one app's data crypto-erased, every other
 /// app's untouched.
 extension StorageComponent {
-    /// Rotates `appId`'s key generation (durably, first: from then on no key that opened its data
-    /// is derived again), deletes its storage file and log, tells the app with `Wiped` (its app id
-    /// set) and audits it.
+    /// Destroys `appId`'s key (its wrapped key deleted durably, first, and the WAL truncated: no
+    /// copy of it stays, and its next key is a new random one), deletes its storage file and
+    /// log, tells the app with `Wiped` (its app id set) and audits it.
     @discardableResult
     func wipe(_ appId: String, reason: String) -> EventLoopFuture<Void> {
         close { $0 == appId }
+        host.destroyingAppKey(appId)
         let database = host.database
         let directory = dataDirectory
         let now = host.clock()
         let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> Int in
-            let generation = try database.rotateAppGeneration(appId: appId, now: now)
+            let generation = try database.destroyAppKey(appId: appId, now: now)
             try AppStorage.erase(dataDirectory: directory, appId: appId)
             return generation
         }
         return work.assumeIsolated().map { [self] generation in
-            host.setAppGeneration(appId, generation)
-            audit(appId, "storage.wipe", outcome: "wiped", reason: "\(reason); key generation \(generation)")
+            host.appKeyDestroyed(appId, failed: false)
+            audit(appId, "storage.wipe", outcome: "wiped", reason: "\(reason); the app key is destroyed")
             host.logger.warning(
-                "app data wiped (selective wipe)", metadata: ["appId": "\(appId)", "generation": "\(generation)"])
+                "app data wiped (selective wipe): the app key is destroyed",
+                metadata: ["appId": "\(appId)", "legacyGeneration": "\(generation)"])
             tellWiped(appId)
         }.flatMapErrorThrowing { [self] error in
+            host.appKeyDestroyed(appId, failed: true)
             audit(appId, "storage.wipe", outcome: "failed", reason: "\(reason): \(error)")
             host.logger.error("selective wipe failed", metadata: ["appId": "\(appId)", "error": "\(error)"])
             throw CordonError.storageFailed(appId: appId, reason: "the wipe failed: \(error)")
