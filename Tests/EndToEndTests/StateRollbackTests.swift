@@ -207,4 +207,33 @@ import Testing
             "\(source.problems)")
         try await expectRefused(agent, "the container unlocked with the policy ledger deleted")
     }
+
+    @Test func aWipedAppsKeyRowPutBackIsRefused() async throws {
+        let simulator = try SoftwareTPM()
+        defer { simulator.stop() }
+        let agent = try await agent(simulator)
+        defer { agent.cleanUp() }
+        let app = AppKeyEraseAttackTests.app
+        let storage = { (command: [String]) in
+            try await agent.cli(
+                ["storage"] + command.prefix(1) + ["--app", app, "--passcode-stdin"] + command.dropFirst(),
+                input: Self.passcode + "\n")
+        }
+        #expect(try await unlock(agent).error == nil)
+        let put = try await storage(["put", "draft", AppKeyEraseAttackTests.value])
+        try #require(put.status == 0, "storage put: \(put.stderr)")
+        // The insider keeps the app's wrapped key row and its storage file, then wipes the app.
+        let wrapped = try await AppKeyEraseAttackTests.stash(agent)
+        let wipe = try await agent.cli(["wipe", "--app", app, "--passcode-stdin"], input: Self.passcode + "\n")
+        try #require(wipe.status == 0, "wipe: \(wipe.stderr)")
+        agent.stop()
+        // Without a TPM the row is gone for good (AppKeyEraseAttackTests); here the insider puts
+        // the old row back as well, with the file.
+        _ = try await AppKeyEraseAttackTests.deleteRowsAndRestore(agent, wrapped: wrapped)
+        try await edit(agent, ["INSERT INTO appKey (appId, wrapped, createdAt) VALUES ('\(app)', X'\(wrapped)', 1)"])
+        try await agent.restart()
+        try await expectRefused(agent, "the container unlocked with a wiped app's key row put back")
+        let get = try await storage(["get", "draft"])
+        #expect(!get.stdout.contains(AppKeyEraseAttackTests.value), "\(get.stdout)")
+    }
 }
