@@ -340,9 +340,10 @@ extension KeyVault {
     /// no TPM seals the key (nothing to read) or a check is running (it refreshes it when it ends).
     func refreshedKeyProtection() -> EventLoopFuture<Void>? {
         guard pending == nil, let wrapped = wrappedKey, wrapped.protection != .software else { return nil }
-        let sealing = keySealing
-        let warning = keyProtection?.warning
-        return host.storePool.runIfActive(eventLoop: host.loop) { sealing.status(of: wrapped, warning: warning) }
+        if protectionReader == nil { protectionReader = ProtectionReader() }
+        guard let reader = protectionReader else { return nil }
+        // Off the store pool, and shared by the calls that arrive while it runs (`ProtectionReader`).
+        return reader.read(keySealing, wrapped, warning: keyProtection?.warning, on: host.loop)
             .assumeIsolated().map { [self] status in keyProtection = status }.nonisolated()
             .recover { _ in }
     }

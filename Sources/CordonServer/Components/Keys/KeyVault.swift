@@ -38,6 +38,8 @@ final class KeyVault: AgentComponent, KeySource {
     var appKeysBeingDestroyed: Set<String> = []
     /// A passcode check or key creation in flight.
     var pending: PendingRequest?
+    /// Reads the TPM's state for `GetStatus` (made at the first read).
+    var protectionReader: ProtectionReader?
     /// Fingerprint unlock, which keeps a sealed copy of the master key while armed.
     private(set) lazy var biometrics = BiometricsComponent(host: host, vault: self)
 
@@ -197,6 +199,7 @@ final class KeyVault: AgentComponent, KeySource {
     }
 
     func shutdown() {
+        protectionReader?.shutdown()
         zeroAppKeys()
         masterKey?.zero()
         masterKey = nil
