@@ -22,7 +22,8 @@ import Testing
 
     @Test(arguments: [
         ["--max-attempts", "100"], ["--idle-timeout", "0"], ["--reauth-grace", "86400"],
-        ["--on-max-attempts", "lockout"], ["--backoff-base-seconds", "0"], ["--insecure-fast-kdf"],
+        ["--on-max-attempts", "lockout"], ["--backoff-base-seconds", "0"], ["--backoff-max-seconds", "1"],
+        ["--insecure-fast-kdf"],
         ["--kdf-target-ms", "1"], ["--identity-browser", "/bin/true"], ["--identity-poll-delay", "0.01"],
         ["--posture-root", "/tmp"], ["--posture-interval", "1"],
     ])
