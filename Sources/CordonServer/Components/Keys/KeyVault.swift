@@ -86,18 +86,21 @@ final class KeyVault: AgentComponent, KeySource {
         let loop = host.loop
         let vault = NIOLoopBound(WeakVault(self), eventLoop: loop)
         database.onStateRefused { error in
-            loop.execute { vault.value.vault?.stateRefused(error) }
+            loop.execute { vault.value.vault?.stateRefused(error, whileRunning: true) }
         }
     }
 
-    /// Logs and audits the state refused as rolled back or edited.
-    private func stateRefused(_ error: StateAnchorError) {
+    /// Logs and audits the state refused as rolled back or edited; found while the agent runs, the
+    /// key is revoked too (apps are told `EncryptionKeyUnavailable`, reason `policy`): nothing of the
+    /// container stays open on a state that no longer holds, and no unlock opens it again.
+    private func stateRefused(_ error: StateAnchorError, whileRunning: Bool = false) {
         logger.critical("the security state is refused: \(error)", metadata: ["event": "state.anchor"])
         host.writeAudit([
             AuditEntry(
                 time: host.clock(), category: .decision, appId: nil, action: "state.anchor", outcome: "refused",
                 reason: error.description, rules: [])
         ])
+        if whileRunning && masterKey != nil { host.run(.revoke(reason: .policy, now: host.clock())) }
 
     }
 
