@@ -18,6 +18,8 @@ struct AnchorBenchmark: ParsableCommand {
     var iterations = 500
     @Option(help: "Runs of each comparison (the spread is across runs).")
     var runs = 3
+    @Option(help: "The swtpm binary.")
+    var swtpm = "/usr/bin/swtpm"
 
     static let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
 
@@ -26,7 +28,8 @@ struct AnchorBenchmark: ParsableCommand {
             .path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let tpm = try BenchTPM()
+        // The simulator `cordon-bench unlock` starts, its state under this run's directory.
+        let tpm = try BenchSimulator(binary: swtpm, directory: directory + "/swtpm")
         defer { tpm.stop() }
         let readers = directory + "/10-bench-code-readers.json"
         try TokensBenchmark.codeReadersPolicy([TokensBenchmark.appId]).write(

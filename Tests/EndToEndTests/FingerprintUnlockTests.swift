@@ -23,18 +23,6 @@ import Testing
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "CORDON_SYSTEM_BUS_ADDRESS": bus.address])
     }
 
-    /// Calls `method` from a program run as the user: the error (nil when it succeeded) and its parameters.
-    func call(_ agent: UserAgent, _ method: String, _ parameters: [String: Any] = [:]) async throws -> (
-        error: String?, parameters: [String: Any]
-    ) {
-        let reply = try await agent.varlink(method, parameters)
-        return (reply["error"] as? String, reply["parameters"] as? [String: Any] ?? [:])
-    }
-
-    func status(_ agent: UserAgent) async throws -> AgentStatus {
-        try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
-    }
-
     /// Initializes, unlocks with the passcode and opts in, through the CLI.
     func optedIn(_ agent: UserAgent) async throws {
         let input = Self.passcode + "\n"
@@ -75,11 +63,11 @@ import Testing
         let key = try #require((try await app.call("io.cordon.App.GetKey")["parameters"] as? [String: Any])?["key"])
         // Logout revokes: the key is discarded and apps are told; the app gets no key while locked.
         #expect(try await agent.cli(["logout"]).status == 0)
-        #expect(try await status(agent).state == .lockedNoKey)
+        #expect(try await agent.agentStatus().state == .lockedNoKey)
         let withheld = try await app.call("io.cordon.App.GetKey")
         #expect((withheld["error"] as? String)?.hasPrefix("io.cordon.") == true, "\(withheld)")
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
-        #expect(try await status(agent).state == .unlocked)
+        #expect(try await agent.agentStatus().state == .unlocked)
         let again = try await app.call("io.cordon.App.GetKey")
         #expect((again["parameters"] as? [String: Any])?["key"] as? String == key as? String, "\(again)")
         #expect(agent.log.contains("unlocked with a fingerprint"))
@@ -93,19 +81,19 @@ import Testing
         defer { agent.cleanUp() }
         try await optedIn(agent)
         #expect(try await agent.cli(["logout"]).status == 0)
-        let before = try await status(agent).failedAttempts
+        let before = try await agent.agentStatus().failedAttempts
         let (error, parameters) = try await fingerprintUnlock(agent, bus, finger: "finger-b")
         guard error == "io.cordon.Agent.WrongPasscode", let left = parameters["attemptsLeft"] as? Int else {
             Issue.record("expected WrongPasscode, got \(String(describing: error)) \(parameters)")
             return
         }
-        let status = try await status(agent)
+        let status = try await agent.agentStatus()
         #expect(status.state == .lockedNoKey)
         #expect(status.failedAttempts == before + 1)
         #expect(left == status.maxAttempts - status.failedAttempts)
         // The passcode still unlocks.
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
-        #expect(try await self.status(agent).state == .unlocked)
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await agent.agentStatus().state == .unlocked)
         agent.terminate()
     }
 
@@ -120,7 +108,7 @@ import Testing
         // then the real reader scans a finger that does not match.
         let (error, _) = try await fingerprintUnlock(agent, bus, finger: "finger-b", forgeFirst: true)
         #expect(error == "io.cordon.Agent.WrongPasscode", "expected WrongPasscode, got \(String(describing: error))")
-        #expect(try await status(agent).state == .lockedNoKey)
+        #expect(try await agent.agentStatus().state == .lockedNoKey)
         #expect(agent.log.contains("ignored VerifyStatus signals from a sender that does not own"))
         agent.terminate()
     }
@@ -133,7 +121,7 @@ import Testing
         try await optedIn(agent)
         agent.terminate()
         try await agent.restart()
-        let refused = try await call(agent, "io.cordon.Agent.UnlockWithFingerprint")
+        let refused = try await agent.outcome("io.cordon.Agent.UnlockWithFingerprint")
         #expect(refused.error == "io.cordon.Agent.BiometricsPasscodeNeeded")
         #expect(
             refused.parameters["reason"] as? String
@@ -141,7 +129,7 @@ import Testing
                 + "or since passcode.maxAttempts was reached",
             "\(refused.parameters)")
         // The opt-in survived the restart: after a passcode unlock, a finger unlocks again.
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
         #expect(try await agent.cli(["logout"]).status == 0)
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
         agent.terminate()
@@ -155,20 +143,20 @@ import Testing
         let input = Self.passcode + "\n"
         #expect(try await disabled.cli(["init", "--passcode-stdin"], input: input).status == 0)
         #expect(try await disabled.cli(["unlock", "--passcode-stdin"], input: input).status == 0)
-        let optIn = try await call(
-            disabled, "io.cordon.Agent.SetBiometrics", ["enabled": true, "passcode": Self.passcode])
+        let optIn = try await disabled.outcome(
+            "io.cordon.Agent.SetBiometrics", ["enabled": true, "passcode": Self.passcode])
         #expect(optIn.error == "io.cordon.Agent.BiometricsDisabled")
         #expect(try await disabled.cli(["logout"]).status == 0)
-        let unlock = try await call(disabled, "io.cordon.Agent.UnlockWithFingerprint")
+        let unlock = try await disabled.outcome("io.cordon.Agent.UnlockWithFingerprint")
         #expect(unlock.error == "io.cordon.Agent.BiometricsDisabled")
         disabled.terminate()
 
         let allowed = try await agent(bus)
         defer { allowed.cleanUp() }
         try await optedIn(allowed)
-        #expect(try await call(allowed, "io.cordon.Agent.SetBiometrics", ["enabled": false]).error == nil)
+        #expect(try await allowed.outcome("io.cordon.Agent.SetBiometrics", ["enabled": false]).error == nil)
         #expect(try await allowed.cli(["logout"]).status == 0)
-        let optedOut = try await call(allowed, "io.cordon.Agent.UnlockWithFingerprint")
+        let optedOut = try await allowed.outcome("io.cordon.Agent.UnlockWithFingerprint")
         #expect(optedOut.error == "io.cordon.Agent.BiometricsNotEnabled")
         // Opting out zeroed the kept key: opting in again needs a passcode unlock first.
         #expect(allowed.log.contains("the user opted out"))
@@ -196,7 +184,7 @@ import Testing
         try await bus.scan("finger-a", atVerification: started + 1)
         let unlocked = try await unlocking.value
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
-        #expect(try await status(agent).state == .unlocked)
+        #expect(try await agent.agentStatus().state == .unlocked)
         let off = try await agent.cli(["biometrics", "off"])
         #expect(off.status == 0)
         #expect(off.stdout.contains("fingerprint unlock off"))
@@ -216,20 +204,20 @@ import Testing
         try await optedIn(agent)
         #expect(try await agent.cli(["logout"]).status == 0)
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-b").error == "io.cordon.Agent.WrongPasscode")
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "1357"]).error != nil)
-        let last = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "1357"])
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "1357"]).error != nil)
+        let last = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "1357"])
         #expect(last.error == "io.cordon.Agent.WrongPasscode")
         #expect(last.parameters["maxAttemptsAction"] as? String == "lockout", "\(last.parameters)")
         #expect(agent.log.contains("passcode.maxAttempts was reached"))
         // The lockout is over (two seconds here), and a matching finger is still refused, unscanned.
-        try await eventually("the lockout is over") { try await status(agent).retryAfterSeconds == 0 }
+        try await eventually("the lockout is over") { try await agent.agentStatus().retryAfterSeconds == 0 }
         let scans = bus.verificationsStarted
-        let refused = try await call(agent, "io.cordon.Agent.UnlockWithFingerprint")
+        let refused = try await agent.outcome("io.cordon.Agent.UnlockWithFingerprint")
         #expect(refused.error == "io.cordon.Agent.BiometricsPasscodeNeeded", "\(refused)")
         #expect(bus.verificationsStarted == scans)
-        #expect(try await status(agent).state == .lockedNoKey)
+        #expect(try await agent.agentStatus().state == .lockedNoKey)
         // The passcode unlocks, and re-arms fingerprint unlock.
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
         #expect(try await agent.cli(["logout"]).status == 0)
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
         agent.terminate()

@@ -13,9 +13,6 @@ private func paste(_ agent: UserAgent, from source: String) async throws -> Cord
 }
 
 /// The agent's status, as `io.cordon.Agent.GetStatus` gives it to a program run as the user.
-private func status(_ agent: UserAgent) async throws -> AgentStatus {
-    try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
-}
 
 /// The policy's status after a reload asked for by a program run as the user (as `cordon policy
 /// reload` does).
@@ -76,7 +73,7 @@ private func write(_ text: String, to path: String, in agent: UserAgent) async t
         let denied = try await paste(agent, from: "com.example.other")
         #expect(!denied.allowed)
         #expect(denied.rules == ["\(file)#/pasteboard/copyOut"])
-        #expect(try await status(agent).idleTimeoutSeconds == 120)
+        #expect(try await agent.agentStatus().idleTimeoutSeconds == 120)
 
         // A broken edit is rejected and the good version stays in force.
         try await write(#"{"schema": "cordon.policy.v1", "pasteboard": {"copyOutt": "any"}}"#, to: file, in: agent)
@@ -221,7 +218,7 @@ private func write(_ text: String, to path: String, in agent: UserAgent) async t
         defer { agent.cleanUp() }
         let file = agent.system.appending("admin/10-apps.json")
         try await reload(agent)
-        #expect(try await status(agent).idleTimeoutSeconds == 900)
+        #expect(try await agent.agentStatus().idleTimeoutSeconds == 900)
         let settings = try await agent.varlink(
             "io.cordon.Policy.GetEffective", [:], nil, as: EffectivePolicyReply.self
         ).settings
@@ -233,10 +230,10 @@ private func write(_ text: String, to path: String, in agent: UserAgent) async t
         let mine = agent.home.appending("config/policy.d/mine.json")
         try await write(#"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 3600}}"#, to: mine, in: agent)
         try await reload(agent)
-        #expect(try await status(agent).idleTimeoutSeconds == 900)
+        #expect(try await agent.agentStatus().idleTimeoutSeconds == 900)
         try await write(#"{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 60}}"#, to: mine, in: agent)
         try await reload(agent)
-        #expect(try await status(agent).idleTimeoutSeconds == 60)
+        #expect(try await agent.agentStatus().idleTimeoutSeconds == 60)
         agent.terminate()
     }
 }
@@ -292,7 +289,7 @@ private func write(_ text: String, to path: String, in agent: UserAgent) async t
         defer { app.cleanUp() }
         #expect(try await app.call("io.cordon.App.GetKey")["error"] == nil)
         #expect(try await agent.cli(["lock"]).status == 0)
-        #expect(try await status(agent).state == .lockedKeyHeld)
+        #expect(try await agent.agentStatus().state == .lockedKeyHeld)
         let withheld = try await app.call("io.cordon.App.GetKey")
         #expect(withheld["error"] as? String == "io.cordon.App.KeyUnavailable", "\(withheld)")
         #expect((withheld["parameters"] as? [String: Any])?["state"] as? String == "lockedKeyHeld", "\(withheld)")

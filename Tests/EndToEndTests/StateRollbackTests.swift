@@ -31,10 +31,6 @@ import Testing
         return agent
     }
 
-    func status(_ agent: UserAgent) async throws -> AgentStatus {
-        try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
-    }
-
     /// The error of `Unlock` with the passcode, nil when it unlocked.
     func unlock(_ agent: UserAgent) async throws -> (error: String?, reason: String?) {
         let reply = try await agent.varlink("io.cordon.Agent.Unlock", ["passcode": Self.passcode])
@@ -71,7 +67,7 @@ import Testing
     {
         let refused = try await unlock(agent)
         #expect(refused.error == "io.cordon.Agent.StateRolledBack", "\(why)", sourceLocation: sourceLocation)
-        #expect(try await status(agent).state == .lockedNoKey, sourceLocation: sourceLocation)
+        #expect(try await agent.agentStatus().state == .lockedNoKey, sourceLocation: sourceLocation)
         let status = try await agent.cli(["status"])
         #expect(status.stdout.contains("StateRolledBack"), "\(status.stdout)", sourceLocation: sourceLocation)
         let doctor = try await agent.cli(["doctor"])
@@ -118,7 +114,7 @@ import Testing
         #expect(again["error"] as? String == "io.cordon.Agent.StateRolledBack", "\(again)")
         #expect(again["code"] as? String != atFive, "the code of counter 5 was given twice")
         // Found while the container was unlocked: the key is revoked at once, not at the next start.
-        try await eventually("the container locked") { try await status(agent).state == .lockedNoKey }
+        try await eventually("the container locked") { try await agent.agentStatus().state == .lockedNoKey }
 
         // And across a restart: nothing opens.
         try await agent.restart()
@@ -136,7 +132,7 @@ import Testing
         #expect(initialized.status == 0, "\(initialized.stderr)")
         let recoveryKey = try RecoveryKeyTests().recoveryKey(in: initialized.stdout)
         #expect(try await unlock(agent).error == nil)
-        #expect(try await status(agent).keyProtection?.stateAnchor?.hasPrefix("TPM NV counter 0x01") == true)
+        #expect(try await agent.agentStatus().keyProtection?.stateAnchor?.hasPrefix("TPM NV counter 0x01") == true)
         let doctor = try await agent.cli(["doctor"])
         #expect(doctor.stdout.contains("ok    security state anchored to the TPM NV counter"), "\(doctor.stdout)")
         // The insider's copy, made while the container was whole.
@@ -172,7 +168,7 @@ import Testing
             let wrong = try await agent.varlink("io.cordon.Agent.Unlock", ["passcode": "0000"])
             #expect(wrong["error"] as? String == "io.cordon.Agent.WrongPasscode")
         }
-        #expect(try await status(agent).failedAttempts == 2)
+        #expect(try await agent.agentStatus().failedAttempts == 2)
         agent.stop()
         try await edit(agent, ["UPDATE attempts SET failed = 0, lastFailureAt = NULL"])
         try await agent.restart()
@@ -237,5 +233,35 @@ import Testing
         try await expectRefused(agent, "the container unlocked with a wiped app's key row put back")
         let get = try await storage(["get", "draft"])
         #expect(!get.stdout.contains(AppKeyEraseAttackTests.value), "\(get.stdout)")
+    }
+
+    @Test func aCounterRemovedFromTheTPMLeavesOnlyTheRecoveryKey() async throws {
+        let simulator = try SoftwareTPM()
+        defer { simulator.stop() }
+        let agent = try await UserAgent(
+            policy: Self.policy, initialize: false,
+            arguments: ["--tpm-tcti", simulator.tcti, "--backoff-base-seconds", "0"], testMode: true)
+        defer { agent.cleanUp() }
+        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
+        try #require(initialized.status == 0, "\(initialized.stderr)")
+        let recoveryKey = try RecoveryKeyTests().recoveryKey(in: initialized.stdout)
+        let anchor = try #require(try await agent.agentStatus().keyProtection?.stateAnchor)
+        let index = String(try #require(anchor.split(separator: " ").last))
+        agent.stop()
+        // The owner's authorization is empty on this TPM (as on most desktops): the counter goes.
+        try simulator.tpm2("nvundefine", [index, "-C", "o"])
+        try await agent.restart()
+        // The key's own seal still opens with the passcode, but the state is not trusted: refused.
+        let refused = try await unlock(agent)
+        #expect(refused.error == "io.cordon.Agent.StateRolledBack", "\(refused)")
+        #expect(refused.reason?.contains("no longer holds the counter") == true, "\(refused)")
+        // The recovery key restores, under a new anchor.
+        let recovered = try await RecoveryKeyTests().call(
+            agent, "io.cordon.Agent.Recover", recovery: recoveryKey, passcode: "8642")
+        #expect(recovered.error == nil, "\(recovered)")
+        let renewed = try #require(try await agent.agentStatus().keyProtection?.stateAnchor)
+        #expect(renewed != anchor)
+        let unlocked = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "8642"])
+        #expect(unlocked.error == nil, "\(unlocked)")
     }
 }

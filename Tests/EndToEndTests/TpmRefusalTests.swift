@@ -23,18 +23,6 @@ import Testing
             arguments: ["--tpm-tcti", simulator.tcti, "--backoff-base-seconds", "0"] + arguments, testMode: true)
     }
 
-    /// `method` called by a program run as the user: its error (nil when it succeeded) and parameters.
-    func call(_ agent: UserAgent, _ method: String, _ parameters: [String: Any] = [:]) async throws -> (
-        error: String?, parameters: [String: Any]
-    ) {
-        let reply = try await agent.varlink(method, parameters)
-        return (reply["error"] as? String, reply["parameters"] as? [String: Any] ?? [:])
-    }
-
-    func status(_ agent: UserAgent) async throws -> AgentStatus {
-        try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
-    }
-
     func initialize(_ agent: UserAgent) async throws {
         let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
         try #require(initialized.status == 0, "\(initialized.stderr)")
@@ -46,11 +34,11 @@ import Testing
         let agent = try await agent(simulator, policy: Self.boundToPCR16)
         defer { agent.cleanUp() }
         try await initialize(agent)
-        #expect(try await status(agent).keyProtection?.problem == nil)
+        #expect(try await agent.agentStatus().keyProtection?.problem == nil)
         try simulator.tpm2("pcrextend", ["16:sha256=" + String(repeating: "ab", count: 32)])
 
         // Before any unlock: status and doctor say the PCRs changed, and name the recovery path.
-        let protection = try #require(try await status(agent).keyProtection)
+        let protection = try #require(try await agent.agentStatus().keyProtection)
         let problem = try #require(protection.problem, "\(protection)")
         #expect(problem.contains("the PCRs the key is bound to (16) have changed since it was sealed"))
         #expect(problem.contains("cordon init --recovery"))
@@ -64,37 +52,37 @@ import Testing
 
         // Ten unlocks with the right passcode: the TPM evaluates none, cordond counts none.
         for _ in 1...10 {
-            let refused = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode])
+            let refused = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode])
             #expect(refused.error == "io.cordon.Agent.HardwareKeyRejected", "\(refused)")
             #expect((refused.parameters["reason"] as? String)?.contains("(16) have changed") == true)
         }
-        var now = try await status(agent)
+        var now = try await agent.agentStatus()
         #expect(now.failedAttempts == 0)
         #expect(now.state == .lockedNoKey)
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 0)
         // A wrong passcode is refused the same way: no answer tells a right passcode from a wrong one.
-        let wrong = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "1357"])
+        let wrong = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "1357"])
         #expect(wrong.error == "io.cordon.Agent.HardwareKeyRejected")
-        #expect(try await status(agent).failedAttempts == 0)
+        #expect(try await agent.agentStatus().failedAttempts == 0)
 
         // A recovery key of another container is counted, and says what the last attempt would do.
         let foreign = RecoveryKey.generate()
         defer { foreign.secret.zero() }
-        let recover = try await call(
-            agent, "io.cordon.Agent.Recover", ["recoveryKey": foreign.formatted, "passcode": "9753"])
+        let recover = try await agent.outcome(
+            "io.cordon.Agent.Recover", ["recoveryKey": foreign.formatted, "passcode": "9753"])
         #expect(recover.error == "io.cordon.Agent.InvalidRecoveryKey")
         let reason = recover.parameters["reason"] as? String ?? ""
         #expect(reason.contains("2 attempts left before the max-attempts action"), "\(reason)")
         #expect(reason.contains("the container will be erased"), "\(reason)")
-        now = try await status(agent)
+        now = try await agent.agentStatus()
         #expect(now.failedAttempts == 1)
         #expect(now.state == .lockedNoKey, "nothing was wiped")
 
         // The PCR back as it was sealed: the problem goes, and the right passcode unlocks.
         try simulator.tpm2("pcrreset", ["16"])
-        #expect(try await status(agent).keyProtection?.problem == nil)
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
-        now = try await status(agent)
+        #expect(try await agent.agentStatus().keyProtection?.problem == nil)
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        now = try await agent.agentStatus()
         #expect(now.state == .unlocked)
         #expect(now.failedAttempts == 0)
         agent.terminate()
@@ -115,20 +103,20 @@ import Testing
             first.stderr.contains("2 attempts left before the TPM locks out (9 before the max-attempts action)"),
             "\(first.stderr)")
         for (tpmLeft, cordondLeft) in [(1, 8), (0, 7)] {
-            let wrong = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "0000"])
+            let wrong = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "0000"])
             #expect(wrong.error == "io.cordon.Agent.WrongPasscode")
             #expect(wrong.parameters["attemptsLeft"] as? Int == tpmLeft, "\(wrong.parameters)")
             #expect(wrong.parameters["hardwareAttemptsLeft"] as? Int == tpmLeft, "\(wrong.parameters)")
             #expect(wrong.parameters["maxAttemptsLeft"] as? Int == cordondLeft, "\(wrong.parameters)")
         }
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 3)
-        #expect(try await status(agent).failedAttempts == 3)
+        #expect(try await agent.agentStatus().failedAttempts == 3)
         // In lockout, even the right passcode is refused unevaluated: not counted toward the wipe.
         for _ in 1...3 {
-            let locked = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": Self.passcode])
+            let locked = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode])
             #expect(locked.error == "io.cordon.Agent.HardwareLockedOut", "\(locked)")
         }
-        #expect(try await status(agent).failedAttempts == 3)
+        #expect(try await agent.agentStatus().failedAttempts == 3)
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 3)
         agent.terminate()
     }
@@ -145,8 +133,8 @@ import Testing
         #expect(shown.contains("0 of 2 (then the container is erased)"), "\(shown)")
         let foreign = RecoveryKey.generate()
         defer { foreign.secret.zero() }
-        let warned = try await call(
-            agent, "io.cordon.Agent.Recover", ["recoveryKey": foreign.formatted, "passcode": "9753"])
+        let warned = try await agent.outcome(
+            "io.cordon.Agent.Recover", ["recoveryKey": foreign.formatted, "passcode": "9753"])
         #expect(
             (warned.parameters["reason"] as? String)?.contains(
                 "1 attempt left before the max-attempts action: then the container will be erased") == true,
@@ -158,7 +146,7 @@ import Testing
         #expect(last.stderr.contains("this is the last attempt (passcode.maxAttempts)"), "\(last.stderr)")
         #expect(last.stderr.contains("the container was erased"), "\(last.stderr)")
         #expect(last.stderr.contains("its data is gone"), "\(last.stderr)")
-        #expect(try await status(agent).state == .uninitialized)
+        #expect(try await agent.agentStatus().state == .uninitialized)
 
         // A wrong passcode that applies the wipe says so too.
         try await initialize(agent)
@@ -166,7 +154,7 @@ import Testing
         let erased = try await agent.cli(["unlock", "--passcode-stdin"], input: "0000\n")
         #expect(erased.stderr.contains("the container was erased"), "\(erased.stderr)")
         #expect(erased.stderr.contains("its data is gone"), "\(erased.stderr)")
-        #expect(try await status(agent).state == .uninitialized)
+        #expect(try await agent.agentStatus().state == .uninitialized)
         agent.terminate()
     }
 }

@@ -27,22 +27,9 @@ import Testing
             testMode: true, prepareHome: prepareHome)
     }
 
-    /// The error (the varlink name) of `method` called by a program run as the user, nil when it
-    /// succeeded, and the error's parameters.
-    func call(_ agent: UserAgent, _ method: String, _ parameters: [String: Any]) async throws -> (
-        error: String?, parameters: [String: Any]
-    ) {
-        let reply = try await agent.varlink(method, parameters)
-        return (reply["error"] as? String, reply["parameters"] as? [String: Any] ?? [:])
-    }
-
     func initialize(_ agent: UserAgent, _ passcode: String) async throws {
         let initialized = try await agent.cli(["init", "--passcode-stdin"], input: passcode + "\n")
         #expect(initialized.status == 0, "\(initialized.stderr)")
-    }
-
-    func status(_ agent: UserAgent) async throws -> AgentStatus {
-        try await agent.varlink("io.cordon.Agent.GetStatus", [:], "status", as: AgentStatus.self)
     }
 
     func record(_ agent: UserAgent) throws -> WrappedKey? {
@@ -59,18 +46,18 @@ import Testing
         let record = try #require(try record(agent))
         #expect(record.protection == .tpm)
         #expect(record.hardware?.privateBlob.isEmpty == false)
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
-        #expect(try await status(agent).state == .unlocked)
-        #expect(try await call(agent, "io.cordon.Agent.Lock", [:]).error == nil)
-        let wrong = try await call(agent, "io.cordon.Agent.ChangePasscode", ["old": "1357", "new": "9753"])
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
+        #expect(try await agent.agentStatus().state == .unlocked)
+        #expect(try await agent.outcome("io.cordon.Agent.Lock", [:]).error == nil)
+        let wrong = try await agent.outcome("io.cordon.Agent.ChangePasscode", ["old": "1357", "new": "9753"])
         #expect(wrong.error == "io.cordon.Agent.WrongPasscode")
         // The TPM counted the wrong passcode; the agent reports the TPM's own numbers.
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 1)
-        let protection = try #require(try await status(agent).keyProtection)
+        let protection = try #require(try await agent.agentStatus().keyProtection)
         #expect(protection.kind == "tpm")
         #expect(protection.attemptsLeft == (protection.maxFailures ?? 0) - 1)
         // A passcode change re-seals: a new TPM object under the new passcode.
-        #expect(try await call(agent, "io.cordon.Agent.ChangePasscode", ["old": "2468", "new": "9753"]).error == nil)
+        #expect(try await agent.outcome("io.cordon.Agent.ChangePasscode", ["old": "2468", "new": "9753"]).error == nil)
         let resealed = try #require(try self.record(agent))
         #expect(resealed.hardware?.privateBlob != record.hardware?.privateBlob)
     }
@@ -93,9 +80,9 @@ import Testing
             }
         }
         defer { moved.cleanUp() }
-        let refused = try await call(moved, "io.cordon.Agent.Unlock", ["passcode": "2468"])
+        let refused = try await moved.outcome("io.cordon.Agent.Unlock", ["passcode": "2468"])
         #expect(refused.error == "io.cordon.Agent.HardwareKeyRejected")
-        #expect(try await status(moved).state == .lockedNoKey)
+        #expect(try await moved.agentStatus().state == .lockedNoKey)
     }
 
     @Test func repeatedWrongPasscodesTriggerTheTPMLockoutAndTheAgentReportsIt() async throws {
@@ -106,15 +93,15 @@ import Testing
         defer { agent.cleanUp() }
         try await initialize(agent, "2468")
         for _ in 0..<3 {
-            let wrong = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "0000"])
+            let wrong = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "0000"])
             #expect(wrong.error == "io.cordon.Agent.WrongPasscode")
         }
         #expect(try simulator.variableProperty("TPM2_PT_LOCKOUT_COUNTER") == 3)
         // Even the right passcode is refused now, with the TPM's retry time.
-        let locked = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"])
+        let locked = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "2468"])
         #expect(locked.error == "io.cordon.Agent.HardwareLockedOut")
         #expect(locked.parameters["retryAfterSeconds"] as? Double == 600, "\(locked.parameters)")
-        let protection = try #require(try await status(agent).keyProtection)
+        let protection = try #require(try await agent.agentStatus().keyProtection)
         #expect(protection.inLockout == true)
         #expect(protection.attemptsLeft == 0)
         #expect(protection.retryAfterSeconds == 600)
@@ -130,11 +117,11 @@ import Testing
             arguments: ["--discard-key-on-lock", "--reauth-grace", "0"])
         defer { agent.cleanUp() }
         try await initialize(agent, "2468")
-        #expect(try await status(agent).keyProtection?.kind == "tpm+pcrs")
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
-        #expect(try await call(agent, "io.cordon.Agent.Lock", [:]).error == nil)
+        #expect(try await agent.agentStatus().keyProtection?.kind == "tpm+pcrs")
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
+        #expect(try await agent.outcome("io.cordon.Agent.Lock", [:]).error == nil)
         _ = try simulator.tpm2("pcrextend", ["16:sha256=" + String(repeating: "ab", count: 32)])
-        let refused = try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"])
+        let refused = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "2468"])
         #expect(refused.error == "io.cordon.Agent.HardwareKeyRejected")
     }
 
@@ -146,9 +133,9 @@ import Testing
                 #"{"schema": "cordon.policy.v1", "passcode": {"hardware": "required", "minLength": 4, "allowSimple": true}}"#
         )
         defer { agent.cleanUp() }
-        let refused = try await call(agent, "io.cordon.Agent.Initialize", ["passcode": "2468"])
+        let refused = try await agent.outcome("io.cordon.Agent.Initialize", ["passcode": "2468"])
         #expect(refused.error == "io.cordon.Agent.HardwareRequired")
-        #expect(try await status(agent).state == .uninitialized)
+        #expect(try await agent.agentStatus().state == .uninitialized)
     }
 
     @Test func preferredWithoutATPMFallsBackToSoftwareWithAWarning() async throws {
@@ -156,10 +143,10 @@ import Testing
             nil, admin: #"{"schema": "cordon.policy.v1", "passcode": {"minLength": 4, "allowSimple": true}}"#)
         defer { agent.cleanUp() }
         try await initialize(agent, "2468")
-        let protection = try #require(try await status(agent).keyProtection)
+        let protection = try #require(try await agent.agentStatus().keyProtection)
         #expect(protection.kind == "software")
         #expect(protection.warning?.contains("no TPM protects the key") == true)
-        #expect(try await call(agent, "io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "2468"]).error == nil)
         let status = try await agent.cli(["status"])
         #expect(status.stdout.contains("WARNING: no TPM protects the key"), "\(status.stdout)")
         let doctor = try await agent.cli(["doctor"])

@@ -98,27 +98,26 @@ import Testing
     }
 
     @Test func aWipeAndShutdownZeroTheUnwrappedAppKeys() async throws {
-        try await Self.withCreatedKey { fixture in
-            _ = try await Self.check("2468", count: 1, in: fixture)
-            try await fixture.run { _, vault, _ throws in
-                vault.perform(.install, request: nil)
-                _ = try #require(vault.appKey(for: "com.example.notes"))
-                let held = try #require(vault.appKeys["com.example.notes"])
-                vault.perform(.erase, request: nil)
-                #expect(held.isZeroed)
-                #expect(vault.wrappedAppKeys.isEmpty)
+        // An unlocked vault holding the notes app's key; `end` ends it and checks what is left.
+        func holdingAppKey(_ end: @escaping @Sendable (KeyVault, SecureBytes) throws -> Void) async throws {
+            try await Self.withCreatedKey { fixture in
+                _ = try await Self.check("2468", count: 1, in: fixture)
+                try await fixture.run { _, vault, _ throws in
+                    vault.perform(.install, request: nil)
+                    _ = try #require(vault.appKey(for: "com.example.notes"))
+                    try end(vault, try #require(vault.appKeys["com.example.notes"]))
+                }
             }
         }
-        try await Self.withCreatedKey { fixture in
-            _ = try await Self.check("2468", count: 1, in: fixture)
-            try await fixture.run { _, vault, _ throws in
-                vault.perform(.install, request: nil)
-                _ = try #require(vault.appKey(for: "com.example.notes"))
-                let held = try #require(vault.appKeys["com.example.notes"])
-                vault.shutdown()
-                #expect(held.isZeroed)
-                #expect(vault.appKey(for: "com.example.notes") == nil)
-            }
+        try await holdingAppKey { vault, held in
+            vault.perform(.erase, request: nil)
+            #expect(held.isZeroed)
+            #expect(vault.wrappedAppKeys.isEmpty)
+        }
+        try await holdingAppKey { vault, held in
+            vault.shutdown()
+            #expect(held.isZeroed)
+            #expect(vault.appKey(for: "com.example.notes") == nil)
         }
     }
 

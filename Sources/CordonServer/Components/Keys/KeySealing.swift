@@ -77,15 +77,12 @@ struct KeySealing: Sendable {
         let upgraded: WrappedKey?
     }
 
-    /// Unwraps the master key with `passcode`, through the TPM when one seals it.
-    func unwrap(_ wrapped: WrappedKey, passcode: String) throws(Failure) -> Unwrapped {
-        try unwrap(wrapped, passcode: passcode, rebind: nil)
-    }
-
     /// Unwraps the master key with `passcode`, through the TPM when one seals it; once it opened,
     /// `rebind` may name a state anchor to bind the record to (a container made before anchors),
     /// and the record comes back re-wrapped with it (`Unwrapped.upgraded`).
-    func unwrap(_ wrapped: WrappedKey, passcode: String, rebind: (() -> UInt32?)?) throws(Failure) -> Unwrapped {
+    func unwrap(_ wrapped: WrappedKey, passcode: String, rebind: (() -> UInt32?)? = nil) throws(Failure)
+        -> Unwrapped
+    {
         let stretched: SecureBytes
         do {
             stretched = try custody.stretch(passcode: passcode, kdf: wrapped.kdf)

@@ -89,20 +89,32 @@ struct StateAnchorKeeper: Sendable {
         let anchor: StateAnchor
         do {
             anchor = try open(reference)
-            _ = try anchor.counter.read()
         } catch {
-            // No TPM answers: asked again later. A TPM that answers and holds no anchor: lost.
-            let problem: StateAnchorError =
-                if case .unavailable? = error as? TPMError { .unverified("\(error)") } else { .lost("\(error)") }
-            database.refuseState(problem)
-            return .failure(problem)
+            return .failure(Self.refuse(database, unreachable: error))
         }
         do throws(StateAnchorError) {
             try database.attach(anchor)
+        } catch .counterFailed {
+            // Why the counter failed, from the TPM itself (a failure path only: read once more).
+            do {
+                _ = try anchor.counter.read()
+                return .failure(database.anchorProblem ?? .counterFailed("the counter failed once"))
+            } catch {
+                return .failure(Self.refuse(database, unreachable: error))
+            }
         } catch {
             return .failure(error)
         }
         return .success(anchor)
+    }
+
+    /// Refuses the state for a TPM failure: no TPM answers (asked again at the next check), or a
+    /// TPM that answers and no longer holds the anchor (lost: the recovery key's case).
+    private static func refuse(_ database: CordonDatabase, unreachable error: any Error) -> StateAnchorError {
+        let problem: StateAnchorError =
+            if case .unavailable? = error as? TPMError { .unverified("\(error)") } else { .lost("\(error)") }
+        database.refuseState(problem)
+        return problem
     }
 
     func counter(_ reference: StateAnchorReference) -> TPMCounter {
