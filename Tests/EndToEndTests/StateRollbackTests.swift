@@ -23,12 +23,24 @@ import Testing
 
     /// An initialized container whose key and state the simulator anchors.
     func agent(_ simulator: SoftwareTPM, policy: String = policy) async throws -> UserAgent {
+        try await agentAndRecoveryKey(simulator, policy: policy).agent
+    }
+
+    /// As ``agent(_:policy:)``, and the recovery key `cordon init` printed.
+    func agentAndRecoveryKey(_ simulator: SoftwareTPM, policy: String = policy) async throws -> (
+        agent: UserAgent, recoveryKey: String
+    ) {
         let agent = try await UserAgent(
             policy: policy, initialize: false,
             arguments: ["--tpm-tcti", simulator.tcti, "--backoff-base-seconds", "0"], testMode: true)
-        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
-        #expect(initialized.status == 0, "\(initialized.stderr)")
-        return agent
+        do {
+            let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
+            try #require(initialized.status == 0, "\(initialized.stderr)")
+            return (agent, try RecoveryKeyTests().recoveryKey(in: initialized.stdout))
+        } catch {
+            agent.cleanUp()
+            throw error
+        }
     }
 
     /// The error of `Unlock` with the passcode, nil when it unlocked.
@@ -124,13 +136,8 @@ import Testing
     @Test func aFullWipeIsNotUndoneByPuttingBackTheDataDirectory() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
-        let agent = try await UserAgent(
-            policy: Self.policy, initialize: false,
-            arguments: ["--tpm-tcti", simulator.tcti, "--backoff-base-seconds", "0"], testMode: true)
+        let (agent, recoveryKey) = try await agentAndRecoveryKey(simulator)
         defer { agent.cleanUp() }
-        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
-        #expect(initialized.status == 0, "\(initialized.stderr)")
-        let recoveryKey = try RecoveryKeyTests().recoveryKey(in: initialized.stdout)
         #expect(try await unlock(agent).error == nil)
         #expect(try await agent.agentStatus().keyProtection?.stateAnchor?.hasPrefix("TPM NV counter 0x01") == true)
         let doctor = try await agent.cli(["doctor"])
@@ -238,13 +245,8 @@ import Testing
     @Test func aCounterRemovedFromTheTPMLeavesOnlyTheRecoveryKey() async throws {
         let simulator = try SoftwareTPM()
         defer { simulator.stop() }
-        let agent = try await UserAgent(
-            policy: Self.policy, initialize: false,
-            arguments: ["--tpm-tcti", simulator.tcti, "--backoff-base-seconds", "0"], testMode: true)
+        let (agent, recoveryKey) = try await agentAndRecoveryKey(simulator)
         defer { agent.cleanUp() }
-        let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode + "\n")
-        try #require(initialized.status == 0, "\(initialized.stderr)")
-        let recoveryKey = try RecoveryKeyTests().recoveryKey(in: initialized.stdout)
         let anchor = try #require(try await agent.agentStatus().keyProtection?.stateAnchor)
         let index = String(try #require(anchor.split(separator: " ").last))
         agent.stop()
