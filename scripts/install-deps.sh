@@ -11,7 +11,8 @@
 # tests start), tpm2-tools (the reference the TPM tests check the simulator's state with).
 # Python (test peers): varlink, jsonschema, rsa-ct-kip (RSA's CT-KIP client and fake server the CT-KIP
 # import tests provision from; it brings flask and pycryptodome), authlib and flask (the local OAuth 2.0
-# identity provider of CordonIdentityTests), h2 (the HTTP/2 peer of CordonChannelTests); openssl and curl (the certificates
+# identity provider of CordonIdentityTests), h2 (the HTTP/2 peer of CordonChannelTests), tuf (python-tuf, the reference
+# TUF client the CordonFleetTests scenarios are made with and checked against); openssl and curl (the certificates
 # and the reference verifier of CordonChannelTests); valgrind and binutils' strip (callgrind
 # lists the functions scripts/order-file.sh puts first in a release cordond); gcc (builds the
 # user-written library the injection attack test preloads).
@@ -113,4 +114,12 @@ fi
 if ! "$python" -c "import h2.connection" >/dev/null 2>&1; then
     echo "installing the Python h2 package"
     "$python" -m pip install -q h2 2>/dev/null || "$python" -m pip install -q --break-system-packages h2
+fi
+
+# PyPI tuf (python-tuf): Tests/CordonFleetTests/peers/tuf_scenarios.py signs the TUF repositories the
+# Swift TUF verifier is tested against (its Ed25519 keys need the cryptography package above), and
+# tuf_oracle.py runs python-tuf's client (ngclient) over them.
+if ! "$python" -c "import tuf.ngclient" >/dev/null 2>&1; then
+    echo "installing the Python tuf package"
+    "$python" -m pip install -q tuf 2>/dev/null || "$python" -m pip install -q --break-system-packages tuf
 fi
