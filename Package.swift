@@ -86,6 +86,12 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
+        // The fleet's pure core: TUF metadata and its verification, signed commands (docs/ARCHITECTURE.md, "Fleet").
+        .target(
+            name: "CordonFleet",
+            dependencies: ["CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         // Shells.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CCordonLinux"),
@@ -263,6 +269,10 @@ let package = Package(
             name: "CordonTokensTests", dependencies: ["CordonTokens"], exclude: ["vectors"], swiftSettings: strict
         ),
         .testTarget(name: "CordonTPMTests", dependencies: ["CordonTPM", "CordonSecrets"], swiftSettings: strict),
+        // `peers/`: python-tuf (the reference implementation) makes the repositories and attacks.
+        .testTarget(
+            name: "CordonFleetTests", dependencies: ["CordonFleet", "CordonProtocol"], exclude: ["peers"],
+            swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
