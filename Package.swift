@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "cordond", targets: ["cordond"]),
         .executable(name: "cordon", targets: ["cordon"]),
         .executable(name: "cordon-bench", targets: ["cordon-bench"]),
+        .executable(name: "cordon-fleetd", targets: ["cordon-fleetd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -90,6 +91,27 @@ let package = Package(
         .target(
             name: "CordonFleet",
             dependencies: ["CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        // fleetd's shell: HTTPS, the device key, state and handoff files (docs/ARCHITECTURE.md, "Fleet").
+        .target(
+            name: "CordonFleetd",
+            dependencies: [
+                "CordonFleet", "CordonProtocol", "CordonSystem", "CordonTPM", "CordonSecrets",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cordon-fleetd",
+            dependencies: [
+                "CordonFleetd", "CordonFleet", "CordonSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // Shells.
@@ -331,7 +353,8 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
-                "CordonAge", "CordonAppStorage", "CCordonLinux", "ChannelTestPeers", "CTestCredentials",
+                "CordonAge", "CordonAppStorage", "CCordonLinux", "ChannelTestPeers", "CTestCredentials", "CordonFleet",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -15,7 +15,8 @@
 # TUF client the CordonFleetTests scenarios are made with and checked against); openssl and curl (the certificates
 # and the reference verifier of CordonChannelTests); valgrind and binutils' strip (callgrind
 # lists the functions scripts/order-file.sh puts first in a release cordond); gcc (builds the
-# user-written library the injection attack test preloads).
+# user-written library the injection attack test preloads); nginx-light (the HTTPS host of the fleet
+# repository in FleetdEndToEndTests).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -38,6 +39,7 @@ packages=(
     valgrind
     binutils
     gcc
+    nginx-light
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -35,6 +35,8 @@ public struct TUFRefresh: Sendable {
         case notFound
         /// 304 for the timestamp: the one the caller already has is current.
         case notModified
+        /// The server sent more than `maximumLength`: the caller stopped reading (endless data).
+        case tooLong
         /// The transport failed; the refresh ends with `transport` and nothing changes.
         case failed(String)
     }
@@ -87,6 +89,28 @@ public struct TUFRefresh: Sendable {
         return .fetch(Fetch(path: "\(next).root.json", maximumLength: Limits.root, conditional: false))
     }
 
+    /// The outcome when the server says the timestamp held is still current (HTTP 304): nothing
+    /// changed, provided nothing trusted has expired by now (a server that freezes the repository
+    /// by answering 304 forever is caught here).
+    public mutating func confirmUnchanged() -> Outcome {
+        phase = .done
+        do throws(TUFError) {
+            guard let timestamp = set.timestamp else {
+                throw TUFError(.notFound, role: "timestamp", "304 with no timestamp held")
+            }
+            try checkExpiry(set.root.envelope, role: "root")
+            try checkExpiry(timestamp.envelope, role: "timestamp")
+            if let snapshot = set.snapshot { try checkExpiry(snapshot.envelope, role: "snapshot") }
+            for (name, role) in set.targets.sorted(by: { $0.key < $1.key }) {
+                try checkExpiry(role.envelope, role: name)
+            }
+        } catch {
+            return .refused(error)
+        }
+        set.verifiedAt = now
+        return .unchanged(set)
+    }
+
     /// Feeds what came for the last fetch; returns the next step.
     public mutating func receive(_ reply: Reply) -> Step {
         do {
@@ -99,6 +123,9 @@ public struct TUFRefresh: Sendable {
 
     private mutating func advance(_ reply: Reply) throws(TUFError) -> Step {
         if case .failed(let reason) = reply { throw TUFError(.transport, role: currentRole, reason) }
+        if case .tooLong = reply {
+            throw TUFError(.length, role: currentRole, "the server sent more than this client reads for it")
+        }
         switch phase {
         case .root(let next, let rotations):
             return try receiveRoot(reply, next: next, rotations: rotations)
@@ -137,6 +164,7 @@ public struct TUFRefresh: Sendable {
         case .data(let bytes): return bytes
         case .notFound, .notModified: throw TUFError(.notFound, role: role, "the repository does not serve \(path)")
         case .failed(let reason): throw TUFError(.transport, role: role, reason)
+        case .tooLong: throw TUFError(.length, role: role, "\(path) is longer than promised")
         }
     }
 

@@ -24,4 +24,6 @@ enum Binaries {
     static var notes: URL { directory.appendingPathComponent("cordon-notes") }
     /// The `SecureFile` example (examples/files).
     static var files: URL { directory.appendingPathComponent("cordon-files") }
+    /// The fleet service.
+    static var fleetd: URL { directory.appendingPathComponent("cordon-fleetd") }
 }

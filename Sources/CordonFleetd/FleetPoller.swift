@@ -1,0 +1,282 @@
+import CordonFleet
+import Crypto
+import Foundation
+import Logging
+
+/// One machine's view of its repository (docs/ARCHITECTURE.md, "Fleet"): each poll verifies what
+/// changed (`TUFRefresh`), installs the policies, hands verified commands to the agents, writes the
+/// status the agents judge freshness by, persists the new trusted state (only after all of that),
+/// and sends the machine's signed report when it changed.
+public actor FleetPoller {
+    /// How a poll ended.
+    public enum Result: Sendable, Equatable {
+        /// Verified (new metadata or none); `refreshNow` when a `refresh` command asked for another poll.
+        case verified(changed: Bool, refreshNow: Bool)
+        /// Refused or unreachable: the last good state stands.
+        case failed(String)
+    }
+
+    let configuration: FleetdConfiguration
+    let paths: FleetdPaths
+    let client: RepositoryClient
+    let key: FleetDeviceKey
+    let audit: FleetdAudit
+    let shippedRoot: [UInt8]
+    let logger: Logger
+    private(set) var state: FleetdState
+
+    public init(
+        configuration: FleetdConfiguration, paths: FleetdPaths, key: FleetDeviceKey, logger: Logger
+    ) throws(FleetdError) {
+        guard let root = FileManager.default.contents(atPath: configuration.trustedRoot) else {
+            throw FleetdError(
+                "cannot read the trusted root \(configuration.trustedRoot)",
+                hint: "install the root.json your admins ship there")
+        }
+        do {
+            _ = try TUFTrustedSet(root: Array(root))
+        } catch {
+            throw FleetdError(
+                "\(configuration.trustedRoot): \(error)", hint: "the shipped root must be signed by its own root keys")
+        }
+        self.configuration = configuration
+        self.paths = paths
+        self.key = key
+        self.logger = logger
+        self.shippedRoot = Array(root)
+        self.client = RepositoryClient(base: configuration.repository, caFile: configuration.caFile)
+        self.audit = FleetdAudit(stateDirectory: paths.stateDirectory, logger: logger)
+        self.state = try FleetdState.load(from: paths.stateDirectory)
+    }
+
+    /// Closes the HTTP client.
+    public func shutdown() async { await client.shutdown() }
+
+    /// One poll at `now`.
+    public func poll(now: Date = Date()) async -> Result {
+        let trusted: TUFTrustedSet
+        do {
+            trusted = try state.trustedSet(shippedRoot: shippedRoot)
+        } catch {
+            return fail("the trusted root does not verify: \(error)", now: now)
+        }
+        let outcome = await refresh(trusted, now: now)
+        let set: TUFTrustedSet
+        let metadataChanged: Bool
+        switch outcome.result {
+        case .refused(let error):
+            if error.kind != .transport {
+                audit.record(
+                    "repository.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
+            }
+            return fail("\(error)", now: now)
+        case .updated(let new):
+            set = new
+            metadataChanged = true
+        case .unchanged(let new):
+            set = new
+            metadataChanged = false
+        }
+        do {
+            try await installPolicies(set)
+            let refreshNow = try await takeCommands(set, now: now)
+            state.files = set.files.mapValues { Data($0) }
+            state.verifiedAt = set.verifiedAt
+            state.etag = outcome.etag ?? state.etag
+            state.lastError = nil
+            try writeStatus(set)
+            try state.save(to: paths.stateDirectory)
+            if metadataChanged {
+                logger.info("repository verified", metadata: ["versions": "\(set.versions.sorted { $0.key < $1.key })"])
+            }
+            await report(set, now: now)
+            return .verified(changed: metadataChanged, refreshNow: refreshNow)
+        } catch {
+            return fail(error.message, now: now)
+        }
+    }
+
+    // MARK: Metadata
+
+    private func refresh(_ trusted: TUFTrustedSet, now: Date) async -> (result: TUFRefresh.Outcome, etag: String?) {
+        // The timestamp first, conditionally: when it has not changed nothing has (the admin tool
+        // re-signs it with every change), and a poll costs one request. When it has, the spec's
+        // order is kept: the root chain is verified before the timestamp that was fetched.
+        var timestamp: [UInt8]?
+        var etag: String?
+        if trusted.timestamp != nil {
+            let (reply, tag) = await client.fetch(
+                "timestamp.json", maximumLength: TUFRefresh.Limits.timestamp, etag: state.etag)
+            switch reply {
+            case .notModified:
+                var refresh = TUFRefresh(trusted: trusted, now: now)
+                return (refresh.confirmUnchanged(), state.etag)
+            case .data(let bytes):
+                timestamp = bytes
+                etag = tag
+            default:
+                var refresh = TUFRefresh(trusted: trusted, now: now)
+                guard case .finished(let outcome) = refresh.receive(reply) else {
+                    return (.refused(TUFError(.transport, role: "timestamp", "")), nil)
+                }
+                return (outcome, nil)
+            }
+        }
+        var refresh = TUFRefresh(trusted: trusted, now: now)
+        var step = refresh.start()
+        while case .fetch(let fetch) = step {
+            if fetch.path == "timestamp.json", let bytes = timestamp {
+                step = refresh.receive(.data(bytes))
+                continue
+            }
+            let (reply, tag) = await client.fetch(fetch.path, maximumLength: fetch.maximumLength)
+            if fetch.path == "timestamp.json" { etag = tag }
+            step = refresh.receive(reply)
+        }
+        guard case .finished(let outcome) = step else {
+            return (.refused(TUFError(.malformed, role: "refresh", "")), nil)
+        }
+        return (outcome, etag)
+    }
+
+    /// Downloads and verifies one target.
+    private func download(_ file: TUFTargetFile) async throws(FleetdError) -> [UInt8] {
+        let (reply, _) = await client.fetch(file.servedPath, maximumLength: file.length)
+        let bytes: [UInt8]
+        switch reply {
+        case .data(let data): bytes = data
+        case .tooLong:
+            throw refusal(
+                TUFError(.length, role: "target", "\(file.path): more than the \(file.length) bytes promised"))
+        case .notFound, .notModified:
+            throw refusal(TUFError(.notFound, role: "target", "\(file.path) (\(file.servedPath))"))
+        case .failed(let reason):
+            throw FleetdError("\(file.path): \(reason)", hint: "the repository is unreachable; fleetd retries")
+        }
+        do {
+            try file.verify(bytes)
+        } catch {
+            throw refusal(error)
+        }
+        return bytes
+    }
+
+    private func refusal(_ error: TUFError) -> FleetdError {
+        audit.record("repository.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
+        return FleetdError("\(error)", hint: "the last good policy stays installed")
+    }
+
+    // MARK: Policies
+
+    private func installPolicies(_ set: TUFTrustedSet) async throws(FleetdError) {
+        let (wanted, skipped) = PolicyInstaller.policies(in: set)
+        for file in skipped { audit.record("policy.skipped", ["path": file.path, "reason": file.reason]) }
+        var downloads: [String: [UInt8]] = [:]
+        for (name, file) in wanted.sorted(by: { $0.key < $1.key })
+        where state.installed[name] != TUFHex.encode(file.hashes["sha256"] ?? []) {
+            downloads[name] = try await download(file)
+        }
+        let removed = state.installed.keys.filter { wanted[$0] == nil }
+        guard !downloads.isEmpty || !removed.isEmpty else { return }
+        state.installed = try PolicyInstaller(directory: paths.policyDirectory).install(
+            downloads, wanted: wanted, installed: state.installed)
+        for name in downloads.keys.sorted() {
+            audit.record("policy.installed", ["file": name, "targets": "\(set.targets["targets"]?.version ?? 0)"])
+        }
+        for name in removed.sorted() { audit.record("policy.removed", ["file": name]) }
+    }
+
+    // MARK: Commands
+
+    private func takeCommands(_ set: TUFTrustedSet, now: Date) async throws(FleetdError) -> Bool {
+        guard let file = set.target(FleetCommandFile.path(for: key.id)) else { return false }
+        let hash = TUFHex.encode(file.hashes["sha256"] ?? [])
+        guard hash != state.commandFile else { return false }
+        let bytes = try await download(file)
+        let commands: FleetCommandFile
+        do {
+            commands = try FleetCommandFile(bytes)
+        } catch {
+            throw refusal(error)
+        }
+        let check = FleetCommandCheck(device: key.id)
+        let verdicts = check.verdicts(
+            commands, listedBy: file.role, signers: set.signers[file.role] ?? 0, wipeThreshold: set.root.wipeThreshold,
+            taken: state.takenDigests, now: now)
+        var refreshNow = false
+        let directory = paths.fleetDirectory + "/" + FleetHandoff.commandsDirectory
+        try AtomicFile.makeDirectory(paths.fleetDirectory, mode: 0o755)
+        try AtomicFile.makeDirectory(directory, mode: 0o755)
+        for verdict in verdicts {
+            switch verdict {
+            case .accept(let command):
+                let path = directory + "/" + FleetHandoff.commandFileName(command.counter)
+                // Handing on is idempotent: after a crash the same command finds its file there.
+                if !FileManager.default.fileExists(atPath: path) {
+                    try AtomicFile.write(FleetHandoff.commandBytes(command, device: key.id, verifiedAt: now), to: path)
+                }
+                if command.kind == .refresh { refreshNow = true }
+                audit.record("command.accepted", fields(command))
+            case .refuse(let command, let reason):
+                var fields = fields(command)
+                fields["reason"] = reason.rawValue
+                audit.record("command.refused", fields)
+            }
+            let command: FleetCommand
+            switch verdict {
+            case .accept(let accepted): command = accepted
+            case .refuse(let refused, _): command = refused
+            }
+            if state.taken[command.counter] == nil { state.taken[command.counter] = TUFHex.encode(command.digest) }
+        }
+        state.commandFile = hash
+        return refreshNow
+    }
+
+    private func fields(_ command: FleetCommand) -> [String: String] {
+        var out = [
+            "counter": "\(command.counter)", "kind": command.kind.rawValue, "expires": TUFDate.format(command.expires),
+        ]
+        if let app = command.app { out["app"] = app }
+        if let reason = command.reason { out["reason"] = reason }
+        return out
+    }
+
+    // MARK: Status and reports
+
+    private func writeStatus(_ set: TUFTrustedSet?) throws(FleetdError) {
+        let trusted = set ?? (try? state.trustedSet(shippedRoot: shippedRoot))
+        let freshUntil = trusted?.freshUntil
+        let status = FleetHandoff.Status(
+            device: key.id, repository: configuration.repository, verifiedAt: state.verifiedAt, freshUntil: freshUntil,
+            staleAfter: freshUntil.map { $0.addingTimeInterval(configuration.intervalSeconds) },
+            versions: trusted?.versions ?? [:], lastError: state.lastError)
+        try AtomicFile.makeDirectory(paths.fleetDirectory, mode: 0o755)
+        try AtomicFile.write(status.bytes, to: paths.fleetDirectory + "/" + FleetHandoff.statusFile)
+    }
+
+    private func fail(_ message: String, now: Date) -> Result {
+        state.lastError = message
+        try? writeStatus(nil)
+        try? state.save(to: paths.stateDirectory)
+        logger.warning("poll failed", metadata: ["error": "\(message)"])
+        return .failed(message)
+    }
+
+    private func report(_ set: TUFTrustedSet, now: Date) async {
+        let report = FleetReport(
+            device: key.id, publicKey: key.publicKey, time: now, versions: set.versions, policies: state.installed,
+            lastCommand: state.taken.keys.max(), lastError: state.lastError)
+        let signed = report.file(signature: key.sign(report.message))
+        try? AtomicFile.write(signed, to: paths.fleetDirectory + "/report.json")
+        let digest = report.contentDigest
+        guard let base = configuration.reportURL, digest != state.reported else { return }
+        do {
+            try await client.put(signed, to: (base.hasSuffix("/") ? base : base + "/") + key.id + ".json")
+            state.reported = digest
+            try? state.save(to: paths.stateDirectory)
+        } catch {
+            logger.warning("report not sent", metadata: ["error": "\(error.message)"])
+        }
+    }
+}

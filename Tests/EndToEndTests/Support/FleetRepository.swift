@@ -1,0 +1,143 @@
+import Foundation
+
+/// A live TUF repository made and changed by python-tuf (`Tests/CordonFleetTests/peers/fleet_repo.py`):
+/// what an admin publishes, as the reference implementation writes it.
+final class FleetRepository: @unchecked Sendable {
+    let directory: TemporaryDirectory
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("CordonFleetTests/peers/fleet_repo.py").path
+
+    /// What the server serves.
+    var served: String { directory.appending("repo") }
+    /// The root a machine ships with.
+    var shippedRoot: String { directory.appending("root.json") }
+
+    init() async throws {
+        directory = try TemporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        try await run(["init", directory.path])
+    }
+
+    /// Publishes `files` (name → contents) as the repository's policy files, replacing the list.
+    func publish(_ files: [String: String]) async throws {
+        var arguments = ["publish", directory.path]
+        for (name, contents) in files.sorted(by: { $0.key < $1.key }) {
+            let path = directory.appending("source-\(name)")
+            try contents.write(toFile: path, atomically: true, encoding: .utf8)
+            arguments.append("\(name)=\(path)")
+        }
+        try await run(arguments)
+    }
+
+    /// Issues a command to `device` (`lock`, `wipeApp`, `wipe`, `refresh`).
+    func command(
+        _ device: String, _ kind: String, app: String? = nil, expiresIn: Int? = nil, counter: Int? = nil,
+        devices: [String]? = nil, bothKeys: Bool = false
+    ) async throws {
+        var arguments = ["command", directory.path, device, kind]
+        if let app { arguments += ["--app", app] }
+        if let expiresIn { arguments += ["--expires-in", "\(expiresIn)"] }
+        if let counter { arguments += ["--counter", "\(counter)"] }
+        if let devices { arguments += ["--devices", devices.joined(separator: ",")] }
+        if bothKeys { arguments.append("--both-keys") }
+        try await run(arguments)
+    }
+
+    /// Re-signs the timestamp (expiring in `expiresIn` seconds).
+    func timestamp(expiresIn: Int? = nil) async throws {
+        try await run(["timestamp", directory.path] + (expiresIn.map { ["--expires-in", "\($0)"] } ?? []))
+    }
+
+    /// Makes the server misbehave: `expired-timestamp`, `rollback-timestamp`, `long-target`, `foreign-key`.
+    func attack(_ name: String) async throws { try await run(["attack", directory.path, name]) }
+
+    private func run(_ arguments: [String]) async throws {
+        let result = try await runCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", Self.script] + arguments)
+        guard result.status == 0 else { throw EventuallyError(what: "fleet_repo.py \(arguments[0]): \(result.stderr)") }
+    }
+}
+
+/// `cordon-fleetd` run as root, as systemd runs it, on temporary directories.
+final class FleetdProcess: @unchecked Sendable {
+    let directory: TemporaryDirectory
+    let policyDirectory: String
+    private var process: Process?
+
+    var stateDirectory: String { directory.appending("state") }
+    var fleetDirectory: String { directory.appending("fleet") }
+    var configPath: String { directory.appending("fleet.json") }
+    var logPath: String { directory.appending("fleetd.log") }
+
+    /// Writes fleet.json for `repository` (served by `nginx`) with `interval` seconds between polls.
+    init(repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws {
+        directory = try TemporaryDirectory()
+        self.policyDirectory = policyDirectory
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let settings = """
+            {"repository": "\(nginx.base)", "caFile": "\(nginx.pki.caCertificate)", "intervalSeconds": \(interval),
+             "reportURL": "\(nginx.base)reports/", "trustedRoot": "\(repository.shippedRoot)"}
+            """
+        try settings.write(toFile: configPath, atomically: true, encoding: .utf8)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    }
+
+    private var locations: [String] {
+        ["--state-dir", stateDirectory]
+    }
+
+    private var runArguments: [String] {
+        ["run", "--config", configPath, "--fleet-dir", fleetDirectory, "--policy-dir", policyDirectory] + locations
+    }
+
+    /// The device id (`cordon-fleetd id`).
+    func deviceID() async throws -> String {
+        let result = try await runCommand(Binaries.fleetd, ["id"] + locations)
+        guard result.status == 0 else { throw EventuallyError(what: "cordon-fleetd id: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// One poll (`run --once`).
+    func pollOnce() async throws -> CommandResult {
+        try await runCommand(Binaries.fleetd, runArguments + ["--once"])
+    }
+
+    /// Starts the service.
+    func start() throws {
+        let process = Process()
+        process.executableURL = Binaries.fleetd
+        process.arguments = runArguments
+        let output = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        self.process = process
+    }
+
+    /// Stops it with SIGKILL (a crash) or SIGTERM.
+    func stop(kill: Bool = false) {
+        guard let process, process.isRunning else { return }
+        if kill { Foundation.kill(process.processIdentifier, SIGKILL) } else { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    var isRunning: Bool { process?.isRunning ?? false }
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The audit log's records.
+    var audit: [[String: String]] {
+        let text = (try? String(contentsOfFile: stateDirectory + "/audit.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            try? JSONDecoder().decode([String: String].self, from: Data($0.utf8))
+        }
+    }
+
+    /// The command files handed to the agents, by name.
+    var handedCommands: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: fleetDirectory + "/commands")) ?? []).sorted()
+    }
+
+    func cleanUp() {
+        stop()
+        directory.remove()
+    }
+}
