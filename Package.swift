@@ -293,7 +293,9 @@ let package = Package(
         .testTarget(name: "CordonTPMTests", dependencies: ["CordonTPM", "CordonSecrets"], swiftSettings: strict),
         // `peers/`: python-tuf (the reference implementation) makes the repositories and attacks.
         .testTarget(
-            name: "CordonFleetTests", dependencies: ["CordonFleet", "CordonProtocol"], exclude: ["peers"],
+            name: "CordonFleetTests",
+            dependencies: ["CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["peers"],
             swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),

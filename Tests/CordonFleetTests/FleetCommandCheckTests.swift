@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import CordonFleet
+
+/// Which commands fleetd hands on: its own, in time, once, from the command role, and a wipe of
+/// several machines only with the root's threshold of command keys.
+@Suite struct FleetCommandCheckTests {
+    static let me = String(repeating: "a", count: 64)
+    static let other = String(repeating: "b", count: 64)
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func command(
+        _ counter: Int, _ kind: FleetCommand.Kind = .lock, devices: [String] = [me], expires: Double = 3_600
+    )
+        -> FleetCommand
+    {
+        FleetCommand(
+            counter: counter, kind: kind, app: kind == .wipeApp ? "com.example.notes" : nil,
+            issued: now.addingTimeInterval(-60), expires: now.addingTimeInterval(expires), devices: devices)
+    }
+
+    func verdicts(
+        _ commands: [FleetCommand], device: String = me, role: String = "commands", signers: Int = 1,
+        taken: [Int: [UInt8]] = [:]
+    ) -> [FleetCommandCheck.Verdict] {
+        FleetCommandCheck(device: Self.me).verdicts(
+            FleetCommandFile(device: device, commands: commands), listedBy: role, signers: signers, wipeThreshold: 2,
+            taken: taken, now: Self.now)
+    }
+
+    @Test func newCommandsAreAcceptedInCounterOrder() {
+        let result = verdicts([Self.command(2, .wipe), Self.command(1)])
+        #expect(result == [.accept(Self.command(1)), .accept(Self.command(2, .wipe))])
+    }
+
+    @Test func aCommandTakenBeforeIsHistoryAndADifferentOneUnderItsCounterIsReplayed() {
+        let taken = [1: Self.command(1).digest]
+        #expect(verdicts([Self.command(1)], taken: taken).isEmpty)
+        #expect(verdicts([Self.command(1, .wipe)], taken: taken) == [.refuse(Self.command(1, .wipe), .replayed)])
+        // Below the highest counter taken, never seen: an old command brought back.
+        let later = [5: Self.command(5).digest]
+        #expect(verdicts([Self.command(3)], taken: later) == [.refuse(Self.command(3), .replayed)])
+    }
+
+    @Test func expiredOtherDeviceAndFutureCommandsAreRefused() {
+        #expect(verdicts([Self.command(1, expires: -1)]) == [.refuse(Self.command(1, expires: -1), .expired)])
+        #expect(verdicts([Self.command(1)], device: Self.other) == [.refuse(Self.command(1), .otherDevice)])
+        let elsewhere = Self.command(1, devices: [Self.other])
+        #expect(verdicts([elsewhere]) == [.refuse(elsewhere, .otherDevice)])
+        var future = Self.command(1)
+        future.issued = Self.now.addingTimeInterval(3_600)
+        #expect(verdicts([future]) == [.refuse(future, .issuedInFuture)])
+    }
+
+    @Test func onlyTheCommandRoleIssuesCommands() {
+        #expect(verdicts([Self.command(1)], role: "targets") == [.refuse(Self.command(1), .notCommandRole)])
+    }
+
+    @Test func aWipeOfSeveralMachinesNeedsTheWipeThreshold() {
+        let wipe = Self.command(1, .wipe, devices: [Self.me, Self.other])
+        #expect(verdicts([wipe], signers: 1) == [.refuse(wipe, .wipeThreshold)])
+        #expect(verdicts([wipe], signers: 2) == [.accept(wipe)])
+        let lock = Self.command(1, .lock, devices: [Self.me, Self.other])
+        #expect(verdicts([lock], signers: 1) == [.accept(lock)], "a lock of many machines destroys nothing")
+        let one = Self.command(1, .wipeApp, devices: [Self.me, Self.me])
+        #expect(verdicts([one], signers: 1) == [.accept(one)], "one machine named twice is one machine")
+    }
+
+    @Test func aCommandFileReadsBackAndRefusesBadFields() throws {
+        let file = FleetCommandFile(device: Self.me, commands: [Self.command(2, .wipeApp), Self.command(1)])
+        #expect(try FleetCommandFile(file.bytes) == file)
+        let noApp =
+            #"{"_type":"cordon-commands","device":"d","commands":[{"counter":1,"kind":"wipeApp","issued":"2030-01-01T00:00:00Z","expires":"2030-01-01T00:00:00Z","devices":["d"]}]}"#
+        #expect(throws: TUFError(.malformed, role: "target", "/commands/0/app is missing or not the app to wipe")) {
+            try FleetCommandFile(Array(noApp.utf8))
+        }
+        let badKind =
+            #"{"_type":"cordon-commands","device":"d","commands":[{"counter":1,"kind":"erase","issued":"2030-01-01T00:00:00Z","expires":"2030-01-01T00:00:00Z","devices":["d"]}]}"#
+        #expect(throws: TUFError.self) { try FleetCommandFile(Array(badKind.utf8)) }
+    }
+
+    @Test func theHandoffAndStatusReadBack() throws {
+        let bytes = FleetHandoff.commandBytes(Self.command(7, .wipe), device: Self.me, verifiedAt: Self.now)
+        let read = try FleetHandoff.command(bytes)
+        #expect(read.command == Self.command(7, .wipe) && read.device == Self.me)
+        #expect(FleetHandoff.commandFileName(7) == "000000000007.json")
+        let status = FleetHandoff.Status(
+            device: Self.me, repository: "https://r/", verifiedAt: Self.now,
+            freshUntil: Self.now.addingTimeInterval(60),
+            staleAfter: Self.now.addingTimeInterval(360), versions: ["root": 1, "timestamp": 9], lastError: nil)
+        #expect(try FleetHandoff.Status(status.bytes) == status)
+        #expect(
+            !status.isStale(at: Self.now.addingTimeInterval(359))
+                && status.isStale(at: Self.now.addingTimeInterval(360)))
+    }
+}
