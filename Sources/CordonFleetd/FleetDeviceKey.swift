@@ -20,6 +20,12 @@ public struct FleetDeviceKey: Sendable {
     /// The device id: SHA-256 of the public key, 64 hex digits.
     public var id: String { Self.id(of: publicKey) }
 
+    /// The sealed object's authValue. Not a secret: what protects the key is that the sealed blobs
+    /// open only inside this machine's TPM (fleetd runs unattended, with no one to type a passcode).
+    static var authorization: SecureBytes {
+        SecureBytes(copying: Array(SHA256.hash(data: Array("cordon-fleetd device key".utf8))))
+    }
+
     /// The id of a public key.
     public static func id(of publicKey: [UInt8]) -> String { TUFHex.encode(SHA256.hash(data: publicKey)) }
 
@@ -46,7 +52,7 @@ public struct FleetDeviceKey: Sendable {
         if let tpm {
             do {
                 let connection = try TPMConnection(tcti: tpm)
-                let sealed = try connection.seal(seed, authorization: SecureBytes(count: 0), pcrs: [])
+                let sealed = try connection.seal(seed, authorization: Self.authorization, pcrs: [])
                 let text =
                     "cordon-fleet-device-key-tpm-v1\n\(TUFHex.encode(publicKey))\n\(TUFHex.encode(sealed.publicBlob))\n"
                     + "\(TUFHex.encode(sealed.privateBlob))\n"
@@ -75,7 +81,7 @@ public struct FleetDeviceKey: Sendable {
             let connection = try TPMConnection(tcti: tcti)
             let seed = try connection.unseal(
                 TPMSealedObject(publicBlob: publicBlob, privateBlob: privateBlob, pcrs: []),
-                authorization: SecureBytes(count: 0))
+                authorization: Self.authorization)
             return try FleetDeviceKey(checking: seed, publicKey: publicKey, protection: .tpm, path: path)
         } catch let error as FleetdError {
             throw error

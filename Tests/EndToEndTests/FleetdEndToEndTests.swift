@@ -186,6 +186,32 @@ import Testing
         }
     }
 
+    @Test func theDeviceKeyIsSealedToTheTPMAndOpensOnlyThere() async throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        try await Self.withFleet { _, _, fleetd in
+            fleetd.tcti = tpm.tcti
+            let made = try await fleetd.id(["--verbose"])
+            #expect(made.status == 0 && made.stdout.contains("sealed to the TPM"), "\(made.stdout)\(made.stderr)")
+            let id = try await fleetd.deviceID()
+            #expect(made.stdout.hasPrefix(id))
+            #expect(FileManager.default.fileExists(atPath: fleetd.stateDirectory + "/device-key.tpm"))
+            #expect(!FileManager.default.fileExists(atPath: fleetd.stateDirectory + "/device-key"), "no copy in a file")
+            let sealed = try String(contentsOfFile: fleetd.stateDirectory + "/device-key.tpm", encoding: .utf8)
+            #expect(sealed.split(separator: "\n").count == 4)
+
+            // Another TPM (another machine, or a cleared one) cannot open it: the id is not taken along.
+            let elsewhere = try SoftwareTPM()
+            defer { elsewhere.stop() }
+            fleetd.tcti = elsewhere.tcti
+            let moved = try await fleetd.id()
+            #expect(moved.status == 1 && moved.stderr.contains("cannot unseal"), "\(moved.stdout)\(moved.stderr)")
+            fleetd.tcti = nil
+            let noTPM = try await fleetd.id()
+            #expect(noTPM.status == 1 && noTPM.stderr.contains("sealed to a TPM and there is none"), "\(noTPM.stderr)")
+        }
+    }
+
     @Test func theDeviceIDIsStableAndItsKeyRootsOnly() async throws {
         try await Self.withFleet { _, _, fleetd in
             let first = try await fleetd.deviceID()

@@ -81,8 +81,16 @@ final class FleetdProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
     }
 
+    /// The TPM fleetd seals its device key to (`--tpm-tcti`), if any.
+    var tcti: String?
+
     private var locations: [String] {
-        ["--state-dir", stateDirectory]
+        ["--state-dir", stateDirectory] + (tcti.map { ["--tpm-tcti", $0] } ?? [])
+    }
+
+    /// `cordon-fleetd id` with `arguments`, as it ran.
+    func id(_ arguments: [String] = []) async throws -> CommandResult {
+        try await runCommand(Binaries.fleetd, ["id"] + locations + arguments)
     }
 
     private var runArguments: [String] {
