@@ -85,6 +85,7 @@ public actor FleetPoller {
             state.etag = outcome.etag ?? state.etag
             state.lastError = nil
             try writeStatus(set)
+            FleetdCrashPoint.reached(.beforeSave)
             try state.save(to: paths.stateDirectory)
             if metadataChanged {
                 logger.info("repository verified", metadata: ["versions": "\(set.versions.sorted { $0.key < $1.key })"])
@@ -215,6 +216,7 @@ public actor FleetPoller {
                 if !FileManager.default.fileExists(atPath: path) {
                     try AtomicFile.write(FleetHandoff.commandBytes(command, device: key.id, verifiedAt: now), to: path)
                 }
+                FleetdCrashPoint.reached(.handedOn)
                 if command.kind == .refresh { refreshNow = true }
                 audit.record("command.accepted", fields(command))
             case .refuse(let command, let reason):

@@ -186,6 +186,28 @@ import Testing
         }
     }
 
+    /// fleetd killed right after handing a command on, and right before saving its state: the next
+    /// poll hands the same file on (left as it was), nothing is skipped or handed on twice.
+    @Test(arguments: ["handedOn", "beforeSave"])
+    func aCrashedPollNeitherSkipsNorRepeatsACommand(_ point: String) async throws {
+        try await Self.withFleet { repository, _, fleetd in
+            let device = try await fleetd.deviceID()
+            try await repository.command(device, "lock")
+            try await repository.command(device, "wipeApp", app: "com.example.notes")
+            let crashed = try await fleetd.pollOnce(crashAt: point)
+            #expect(crashed.status == 137, "\(crashed.stdout)\(crashed.stderr)")
+            let name = FleetHandoff.commandFileName(1)
+            let first = try Data(contentsOf: URL(fileURLWithPath: fleetd.fleetDirectory + "/commands/" + name))
+            let result = try await fleetd.pollOnce()
+            #expect(result.status == 0, "\(result.stdout)")
+            #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1), FleetHandoff.commandFileName(2)])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: fleetd.fleetDirectory + "/commands/" + name)) == first)
+            #expect(fleetd.audit.filter { $0["event"] == "command.refused" }.isEmpty, "\(fleetd.audit)")
+            let again = try await fleetd.pollOnce()
+            #expect(again.status == 0 && fleetd.handedCommands.count == 2)
+        }
+    }
+
     @Test func theDeviceKeyIsSealedToTheTPMAndOpensOnlyThere() async throws {
         let tpm = try SoftwareTPM()
         defer { tpm.stop() }

@@ -104,9 +104,11 @@ final class FleetdProcess: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// One poll (`run --once`).
-    func pollOnce() async throws -> CommandResult {
-        try await runCommand(Binaries.fleetd, runArguments + ["--once"])
+    /// One poll (`run --once`); `crashAt` stops it there as a kill -9 would (`FleetdCrashPoint`).
+    func pollOnce(crashAt: String? = nil) async throws -> CommandResult {
+        try await runCommand(
+            Binaries.fleetd, runArguments + ["--once"],
+            environment: crashAt.map { ["CORDON_FLEETD_CRASH_AT": $0] } ?? [:])
     }
 
     /// Starts the service.
