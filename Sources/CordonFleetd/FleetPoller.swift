@@ -100,66 +100,17 @@ public actor FleetPoller {
     // MARK: Metadata
 
     private func refresh(_ trusted: TUFTrustedSet, now: Date) async -> (result: TUFRefresh.Outcome, etag: String?) {
-        // The timestamp first, conditionally: when it has not changed nothing has (the admin tool
-        // re-signs it with every change), and a poll costs one request. When it has, the spec's
-        // order is kept: the root chain is verified before the timestamp that was fetched.
-        var timestamp: [UInt8]?
-        var etag: String?
-        if trusted.timestamp != nil {
-            let (reply, tag) = await client.fetch(
-                "timestamp.json", maximumLength: TUFRefresh.Limits.timestamp, etag: state.etag)
-            switch reply {
-            case .notModified:
-                var refresh = TUFRefresh(trusted: trusted, now: now)
-                return (refresh.confirmUnchanged(), state.etag)
-            case .data(let bytes):
-                timestamp = bytes
-                etag = tag
-            default:
-                var refresh = TUFRefresh(trusted: trusted, now: now)
-                guard case .finished(let outcome) = refresh.receive(reply) else {
-                    return (.refused(TUFError(.transport, role: "timestamp", "")), nil)
-                }
-                return (outcome, nil)
-            }
-        }
-        var refresh = TUFRefresh(trusted: trusted, now: now)
-        var step = refresh.start()
-        while case .fetch(let fetch) = step {
-            if fetch.path == "timestamp.json", let bytes = timestamp {
-                step = refresh.receive(.data(bytes))
-                continue
-            }
-            let (reply, tag) = await client.fetch(fetch.path, maximumLength: fetch.maximumLength)
-            if fetch.path == "timestamp.json" { etag = tag }
-            step = refresh.receive(reply)
-        }
-        guard case .finished(let outcome) = step else {
-            return (.refused(TUFError(.malformed, role: "refresh", "")), nil)
-        }
-        return (outcome, etag)
+        await RepositoryPoll(client: client).refresh(trusted, etag: state.etag, now: now)
     }
 
     /// Downloads and verifies one target.
     private func download(_ file: TUFTargetFile) async throws(FleetdError) -> [UInt8] {
-        let (reply, _) = await client.fetch(file.servedPath, maximumLength: file.length)
-        let bytes: [UInt8]
-        switch reply {
-        case .data(let data): bytes = data
-        case .tooLong:
-            throw refusal(
-                TUFError(.length, role: "target", "\(file.path): more than the \(file.length) bytes promised"))
-        case .notFound, .notModified:
-            throw refusal(TUFError(.notFound, role: "target", "\(file.path) (\(file.servedPath))"))
-        case .failed(let reason):
+        switch await RepositoryPoll(client: client).download(file) {
+        case .success(let bytes): return bytes
+        case .failure(.refused(let error)): throw refusal(error)
+        case .failure(.unreachable(let reason)):
             throw FleetdError("\(file.path): \(reason)", hint: "the repository is unreachable; fleetd retries")
         }
-        do {
-            try file.verify(bytes)
-        } catch {
-            throw refusal(error)
-        }
-        return bytes
     }
 
     private func refusal(_ error: TUFError) -> FleetdError {
