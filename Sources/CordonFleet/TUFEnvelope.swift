@@ -16,15 +16,15 @@ public struct TUFEnvelope: Sendable {
     public let raw: [UInt8]
     /// The signatures, as listed.
     public let signatures: [Signature]
-    /// The `signed` object's fields.
-    let signed: TUFFields
     /// The `version`.
     public let version: Int
     /// The `expires`.
     public let expires: Date
 
-    /// Parses a metadata file that must be of `type` (`root`, `timestamp`, `snapshot`, `targets`).
-    init(_ bytes: [UInt8], type: String, role: String) throws(TUFError) {
+    /// Parses a metadata file that must be of `type` (`root`, `timestamp`, `snapshot`, `targets`);
+    /// returns the envelope and the `signed` object's fields, which the role reads and drops (a
+    /// machine keeps the bytes and the parsed role, not the JSON tree).
+    static func parse(_ bytes: [UInt8], type: String, role: String) throws(TUFError) -> (TUFEnvelope, TUFFields) {
         let document = try TUFFields(CanonicalJSON.parse(bytes, role: role), at: "", role: role)
         let signed = try document.object("signed")
         let declared = try signed.string("_type")
@@ -40,12 +40,18 @@ public struct TUFEnvelope: Sendable {
             let fields = try TUFFields(element, at: "/signatures/\(index)", role: role)
             signatures.append(Signature(keyID: try fields.string("keyid"), bytes: try fields.hex("sig")))
         }
-        self.raw = bytes
-        self.signed = signed
+        let envelope = TUFEnvelope(
+            signedBytes: try CanonicalJSON.encode(signed.value, role: role), raw: bytes, signatures: signatures,
+            version: try signed.version(), expires: try signed.date("expires"))
+        return (envelope, signed)
+    }
+
+    private init(signedBytes: [UInt8], raw: [UInt8], signatures: [Signature], version: Int, expires: Date) {
+        self.signedBytes = signedBytes
+        self.raw = raw
         self.signatures = signatures
-        self.signedBytes = try CanonicalJSON.encode(signed.value, role: role)
-        self.version = try signed.version()
-        self.expires = try signed.date("expires")
+        self.version = version
+        self.expires = expires
     }
 
     /// Whether the metadata is expired at `now` (TUF: expired when `now` is at or after `expires`).

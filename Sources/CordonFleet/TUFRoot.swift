@@ -20,8 +20,8 @@ public struct TUFRoot: Sendable {
 
     /// Parses root metadata (signatures are checked by the trusted set).
     public init(_ bytes: [UInt8]) throws(TUFError) {
-        envelope = try TUFEnvelope(bytes, type: "root", role: "root")
-        let signed = envelope.signed
+        let (envelope, signed) = try TUFEnvelope.parse(bytes, type: "root", role: "root")
+        self.envelope = envelope
         var keys: [String: TUFKey] = [:]
         let keyFields = try signed.object("keys")
         for (id, value) in keyFields.members {
@@ -83,8 +83,9 @@ public struct TUFTimestamp: Sendable {
     public let snapshot: TUFMetaFile
 
     public init(_ bytes: [UInt8]) throws(TUFError) {
-        envelope = try TUFEnvelope(bytes, type: "timestamp", role: "timestamp")
-        let meta = try envelope.signed.object("meta")
+        let (envelope, signed) = try TUFEnvelope.parse(bytes, type: "timestamp", role: "timestamp")
+        self.envelope = envelope
+        let meta = try signed.object("meta")
         snapshot = try TUFMetaFile(meta.object("snapshot.json"))
     }
 
@@ -98,8 +99,9 @@ public struct TUFSnapshot: Sendable {
     public let meta: [String: TUFMetaFile]
 
     public init(_ bytes: [UInt8]) throws(TUFError) {
-        envelope = try TUFEnvelope(bytes, type: "snapshot", role: "snapshot")
-        let fields = try envelope.signed.object("meta")
+        let (envelope, signed) = try TUFEnvelope.parse(bytes, type: "snapshot", role: "snapshot")
+        self.envelope = envelope
+        let fields = try signed.object("meta")
         var meta: [String: TUFMetaFile] = [:]
         for (name, value) in fields.members {
             meta[name] = try TUFMetaFile(TUFFields(value, at: fields.path(name), role: "snapshot"))

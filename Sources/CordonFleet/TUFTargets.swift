@@ -115,9 +115,10 @@ public struct TUFTargets: Sendable {
     public let delegations: [TUFDelegatedRole]
 
     public init(_ bytes: [UInt8], role: String) throws(TUFError) {
-        envelope = try TUFEnvelope(bytes, type: "targets", role: role)
+        let (envelope, signed) = try TUFEnvelope.parse(bytes, type: "targets", role: role)
+        self.envelope = envelope
         self.role = role
-        let fields = try envelope.signed.object("targets")
+        let fields = try signed.object("targets")
         var targets: [String: TUFTargetFile] = [:]
         for (path, value) in fields.members {
             targets[path] = try TUFTargetFile(
@@ -126,7 +127,7 @@ public struct TUFTargets: Sendable {
         self.targets = targets
         var keys: [String: TUFKey] = [:]
         var roles: [TUFDelegatedRole] = []
-        if let delegations = try envelope.signed.optionalObject("delegations") {
+        if let delegations = try signed.optionalObject("delegations") {
             if delegations.value["succinct_roles"] != nil {
                 throw TUFError(
                     .malformed, role: role,
