@@ -21,7 +21,8 @@ enum FleetFiles {
 
     /// Writes `bytes` to `path` atomically with `mode`; the directory is created (0755) when missing.
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(FleetAdminError) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
         try makeDirectory(directory, mode: 0o755)
         let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)

@@ -25,10 +25,11 @@ import Testing
         var errors: String
     }
 
-    func run(_ arguments: [String]) throws -> Run {
+    func run(_ arguments: [String], in directory: String? = nil) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.cordon)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -90,6 +91,18 @@ import Testing
         ])
         #expect(wipe.status == 1)
         #expect(wipe.errors.contains("needs 2 distinct command keys"))
+        // A second admin's key, written to a relative path, makes the wipe of two machines possible.
+        let admin2 = try FleetTest.temporaryDirectory("admin2")
+        let added = try run(["fleet", "add-key", directory, "--role", "commands", "--out", "bob.key"], in: admin2)
+        #expect(added.status == 0, "\(added.errors)")
+        #expect(added.output.contains("new commands key: bob.key"))
+        let wipe2 = try run(
+            [
+                "fleet", "command", directory, "--device", device, "--device", FleetTest.device("b"), "--wipe",
+                "--command-key", "bob.key",
+            ], in: admin2)
+        #expect(wipe2.status == 0, "\(wipe2.errors)")
+        #expect(wipe2.output.contains("signed by 2 command key(s)"))
         let noWorkspace = try run(["fleet", "status", directory + "/nope"])
         #expect(noWorkspace.status == 1)
         #expect(noWorkspace.errors.contains("is not a fleet workspace"))
