@@ -44,6 +44,8 @@ extension FleetWorkspace {
                 release.rootSigners = try workspace.rootSigners(
                     rootKeys, next: next, extra: role == .root ? fresh.map(\.key) : [])
             }
+            // Every other key the release needs is there before a new key is written.
+            try workspace.checkOnlineKeys(for: release, except: role)
             var written: [(FleetRole, String)] = []
             for file in fresh {
                 let path = "\(workspace.keysDirectory)/\(file.fileName)"
@@ -85,6 +87,7 @@ extension FleetWorkspace {
                 release.rootSigners = try workspace.rootSigners(
                     rootKeys, next: next, extra: role == .root ? [file.key] : [])
             }
+            try workspace.checkOnlineKeys(for: release, except: nil)
             let path = out ?? "\(workspace.keysDirectory)/\(file.fileName)"
             try file.write(to: path)
             workspace.ledger = next
@@ -175,6 +178,15 @@ extension FleetWorkspace {
         var out: [FleetRole: Int] = [:]
         for role in FleetRole.allCases { out[role] = ledger.role(role).version }
         return out
+    }
+
+    /// Throws unless `keys/` holds enough keys of each online role `release` signs (but `except`).
+    func checkOnlineKeys(for release: FleetRelease, except: FleetRole?) throws(FleetAdminError) {
+        var roles: [FleetRole] = [.timestamp]
+        if release.snapshot || release.targets || release.commands { roles.append(.snapshot) }
+        if release.targets { roles.append(.targets) }
+        if release.commands, release.commandSigners == nil { roles.append(.commands) }
+        for role in roles where role != except { _ = try onlineKeys(role) }
     }
 
     static func usedElsewhere(_ id: String, _ ledger: FleetLedger) -> Bool {

@@ -67,6 +67,14 @@ import Testing
         #expect(noTimestamp.kind == .key)
         #expect(noTimestamp.message.contains("keys/timestamp-"))
         #expect(noTimestamp.hint.contains("rotate"))
+        // A rotation that could not re-sign (no snapshot key) writes no new key and changes nothing.
+        try FileManager.default.removeItem(atPath: FleetTest.keyFile(directory, .snapshot))
+        let before = try FileManager.default.contentsOfDirectory(atPath: "\(directory)/keys").sorted()
+        let rootKey = try FleetTest.keyFile(directory, .root)
+        let noSnapshot = try #require(error { _ = try fleet.rotate(.targets, rootKeys: [rootKey]) })
+        #expect(noSnapshot.kind == .key)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/keys").sorted() == before)
+        #expect(try FleetWorkspace(opening: directory).ledger.role(.root).version == 1)
     }
 
     @Test func aKeyFileOfTheWrongRoleIsRefused() throws {
