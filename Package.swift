@@ -114,6 +114,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The admin's side of the fleet: the workspace that makes and maintains the signed repository
+        // (`cordon fleet`; reads and writes files, no NIO or GRDB).
+        .target(
+            name: "CordonFleetAdmin",
+            dependencies: ["CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         // Shells.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CCordonLinux"),
@@ -226,7 +233,7 @@ let package = Package(
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonPinentry", "CordonPrompt", "CordonSystem", "CordonPolicy",
                 "CordonTrust",
-                "CordonRun",
+                "CordonRun", "CordonFleet", "CordonFleetAdmin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -297,6 +304,13 @@ let package = Package(
             dependencies: ["CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["peers"],
             swiftSettings: strict),
+        // `peers/`: python-tuf's ngclient refreshes from the workspaces the tests make.
+        .testTarget(
+            name: "CordonFleetAdminTests",
+            dependencies: [
+                "CordonFleetAdmin", "CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["peers"], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),

@@ -1,3 +1,4 @@
+import CordonFleetAdmin
 import CordonKit
 import CordonProtocol
 
@@ -27,6 +28,8 @@ struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as CordonError: self.init(error)
         case let error as CordonClientError: self.init(error)
         case let error as ErrorText: self.init(error)
+        case let error as FleetAdminError:
+            self.init(error.message, hint: error.hint, code: error.kind == .usage ? .usage : .failure)
         default: return nil
         }
     }

@@ -25,6 +25,7 @@ struct Cordon: AsyncParsableCommand {
             StorageCommand.self,
             BiometricsCommand.self,
             LoginCommand.self, IdentityCommand.self,
+            FleetGroupCommand.self,
         ])
 
     /// Accepted before the subcommand too (`cordon --socket PATH status`).
