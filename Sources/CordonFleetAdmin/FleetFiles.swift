@@ -77,6 +77,19 @@ enum FleetFiles {
         guard unlink(path) == 0 || errno == ENOENT else { throw writeError(path) }
     }
 
+    /// The file's modification time in whole seconds, or 0 when there is no file.
+    static func modificationSecond(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_mtim.tv_sec) : 0
+    }
+
+    /// Sets the file's modification time to now, or to `minimum` seconds if now is earlier.
+    static func setModificationSecond(_ path: String, atLeast minimum: Int) {
+        let second = max(Int(time(nil)), minimum)
+        var times = [timespec(tv_sec: second, tv_nsec: 0), timespec(tv_sec: second, tv_nsec: 0)]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
+    }
+
     static func writeError(_ path: String) -> FleetAdminError {
         FleetAdminError(
             .io, "cannot write \(path): \(String(cString: strerror(errno)))",

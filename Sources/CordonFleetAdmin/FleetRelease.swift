@@ -167,7 +167,15 @@ extension FleetWorkspace {
         )
         plan.append(("timestamp.json", try sign(timestamp, timestampSigners, "timestamp.json")))
 
-        for (path, bytes) in plan { try FleetFiles.write(bytes, to: "\(repository)/\(path)") }
+        for (path, bytes) in plan {
+            let target = "\(repository)/\(path)"
+            let previous = path == "timestamp.json" ? FleetFiles.modificationSecond(target) : nil
+            try FleetFiles.write(bytes, to: target)
+            // HTTP servers make a static file's ETag from its modification second and size: every
+            // timestamp gets a later second than the one before, or two of equal size written in one
+            // second would share an ETag and machines polling with If-None-Match would hear 304.
+            if let previous { FleetFiles.setModificationSecond(target, atLeast: previous + 1) }
+        }
         try FleetFiles.write(ledger.encoded(), to: ledgerPath, mode: 0o600)
         return plan.map(\.path)
     }

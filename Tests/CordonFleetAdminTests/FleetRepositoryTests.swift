@@ -123,4 +123,19 @@ import Testing
         let renewed = try fleet.resignTimestamp(now: Date().addingTimeInterval(25 * 86_400))
         #expect(Set(renewed.renewed) == [.commands, .targets, .snapshot])
     }
+
+    /// Timestamps re-signed within one second still get distinct modification seconds: HTTP servers
+    /// make ETags from that second and the size, and an equal ETag would be answered 304.
+    @Test func everyTimestampGetsALaterModificationSecond() throws {
+        let directory = try FleetTest.temporaryDirectory()
+        var fleet = try FleetWorkspace.create(at: directory).workspace
+        var seconds: [Int] = []
+        for _ in 0..<3 {
+            _ = try fleet.resignTimestamp()
+            var status = stat()
+            #expect(stat("\(fleet.repository)/timestamp.json", &status) == 0)
+            seconds.append(Int(status.st_mtim.tv_sec))
+        }
+        #expect(seconds[0] < seconds[1] && seconds[1] < seconds[2], "\(seconds)")
+    }
 }
