@@ -3,7 +3,7 @@ import CordonFleet
 import CordonFleetAdmin
 import Foundation
 
-/// `cordon fleet`: the admin's side of the fleet repository (docs/FLEET-ADMIN.md).
+/// `cordon fleet`: the admin's side of the fleet repository (docs/FLEET.md).
 struct FleetGroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet",
