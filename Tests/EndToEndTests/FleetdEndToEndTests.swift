@@ -71,6 +71,45 @@ import Testing
         }
     }
 
+    /// The README's path: a workspace made with `cordon fleet` (init, publish, command), served as is.
+    @Test func aRepositoryMadeWithCordonFleetIsFollowed() async throws {
+        let workspace = try TemporaryDirectory()
+        defer { workspace.remove() }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: workspace.path)
+        let fleet = workspace.appending("fleet")
+        let policies = workspace.appending("policies")
+        try FileManager.default.createDirectory(atPath: policies, withIntermediateDirectories: true)
+        try Self.basePolicy.write(toFile: policies + "/20-fleet.json", atomically: true, encoding: .utf8)
+        let made = try await runCommand(Binaries.cordon, ["fleet", "init", fleet])
+        #expect(made.status == 0, "\(made.stderr)")
+        let published = try await runCommand(Binaries.cordon, ["fleet", "publish", fleet, "--policies", policies])
+        #expect(published.status == 0, "\(published.stderr)")
+        let nginx = try NginxServer(serving: fleet + "/repository")
+        defer { nginx.stop() }
+        try await nginx.ready()
+        let shipped = workspace.appending("root.json")
+        try FileManager.default.copyItem(atPath: fleet + "/repository/1.root.json", toPath: shipped)
+        let target = try TemporaryDirectory()
+        defer { target.remove() }
+        let fleetd = try FleetdProcess(shippedRoot: shipped, nginx: nginx, policyDirectory: target.path)
+        defer { fleetd.cleanUp() }
+        let first = try await fleetd.pollOnce()
+        #expect(first.status == 0, "\(first.stdout)")
+        #expect(try String(contentsOfFile: target.appending("20-fleet.json"), encoding: .utf8) == Self.basePolicy)
+
+        let device = try await fleetd.deviceID()
+        let issued = try await runCommand(Binaries.cordon, ["fleet", "command", fleet, "--device", device, "--lock"])
+        #expect(issued.status == 0, "\(issued.stderr)")
+        let second = try await fleetd.pollOnce()
+        #expect(second.status == 0, "\(second.stdout)")
+        #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1)])
+        // The timestamp re-signed within the same second is still seen (its ETag changed).
+        let resigned = try await runCommand(Binaries.cordon, ["fleet", "timestamp", fleet])
+        #expect(resigned.status == 0, "\(resigned.stderr)")
+        let third = try await fleetd.pollOnce()
+        #expect(third.stdout.contains("verified: updated"), "\(third.stdout)")
+    }
+
     @Test func anAttackedRepositoryIsRefusedAndTheLastGoodPolicyKept() async throws {
         try await Self.withFleet { repository, nginx, fleetd in
             try await repository.publish(["20-fleet.json": Self.basePolicy])

@@ -69,13 +69,18 @@ final class FleetdProcess: @unchecked Sendable {
     var logPath: String { directory.appending("fleetd.log") }
 
     /// Writes fleet.json for `repository` (served by `nginx`) with `interval` seconds between polls.
-    init(repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws {
+    convenience init(repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws {
+        try self.init(shippedRoot: repository.shippedRoot, nginx: nginx, policyDirectory: policyDirectory, interval: interval)
+    }
+
+    /// Writes fleet.json for the repository `nginx` serves, trusting `shippedRoot`.
+    init(shippedRoot: String, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws {
         directory = try TemporaryDirectory()
         self.policyDirectory = policyDirectory
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         let settings = """
             {"repository": "\(nginx.base)", "caFile": "\(nginx.pki.caCertificate)", "intervalSeconds": \(interval),
-             "reportURL": "\(nginx.base)reports/", "trustedRoot": "\(repository.shippedRoot)"}
+             "reportURL": "\(nginx.base)reports/", "trustedRoot": "\(shippedRoot)"}
             """
         try settings.write(toFile: configPath, atomically: true, encoding: .utf8)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
