@@ -245,7 +245,8 @@ let package = Package(
             dependencies: [
                 "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonAppStorage",
                 "CordonSecrets",
-                "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonSenders",
+                "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonSenders", "CordonFleet",
+                "CordonFleetd", "CordonFleetAdmin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),

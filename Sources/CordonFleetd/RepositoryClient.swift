@@ -15,13 +15,17 @@ public final class RepositoryClient: Sendable {
     public let base: String
     private let timeout = TimeAmount.seconds(30)
 
-    public init(base: String, caFile: String?) {
+    /// A client of the repository at `base`; `connections` is how many HTTP/1.1 connections it keeps
+    /// to the host at most (fleetd needs one; the fleet simulation shares a client among machines).
+    public init(base: String, caFile: String?, connections: Int = 8) {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .file(caFile) }
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .seconds(30)))
         configuration.decompression = .disabled
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         self.base = base.hasSuffix("/") ? base : base + "/"
     }

@@ -3,7 +3,7 @@ import Foundation
 
 /// `cordon-bench`: Cordon's benchmarks, each measured against its baseline in the same run.
 @main
-struct CordonBench: ParsableCommand {
+struct CordonBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordon-bench",
         abstract: "Benchmarks for Cordon, each against its baseline in the same run.",
@@ -11,6 +11,6 @@ struct CordonBench: ParsableCommand {
             RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
             MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageBenchmark.self,
             UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, ChannelBenchmark.self,
-            VerifyBenchmark.self, AnchorBenchmark.self, SummaryCommand.self,
+            VerifyBenchmark.self, AnchorBenchmark.self, FleetPollBenchmark.self, SummaryCommand.self,
         ])
 }
