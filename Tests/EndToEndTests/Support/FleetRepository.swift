@@ -69,8 +69,10 @@ final class FleetdProcess: @unchecked Sendable {
     var logPath: String { directory.appending("fleetd.log") }
 
     /// Writes fleet.json for `repository` (served by `nginx`) with `interval` seconds between polls.
-    convenience init(repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws {
-        try self.init(shippedRoot: repository.shippedRoot, nginx: nginx, policyDirectory: policyDirectory, interval: interval)
+    convenience init(repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws
+    {
+        try self.init(
+            shippedRoot: repository.shippedRoot, nginx: nginx, policyDirectory: policyDirectory, interval: interval)
     }
 
     /// Writes fleet.json for the repository `nginx` serves, trusting `shippedRoot`.
