@@ -394,7 +394,8 @@ let package = Package(
         ),
         // `peers/`: the local authlib identity provider and the browser stand-in the tests start.
         .testTarget(
-            name: "CordonIdentityTests", dependencies: ["CordonIdentity", "CordonProtocol"], exclude: ["peers"],
+            name: "CordonIdentityTests", dependencies: ["CordonIdentity", "CordonProtocol", "ChannelTestPeers"],
+            exclude: ["peers"],
             swiftSettings: strict),
     ]
 )

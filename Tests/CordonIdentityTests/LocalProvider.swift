@@ -1,3 +1,4 @@
+import ChannelTestPeers
 import CordonIdentity
 import Foundation
 
@@ -17,7 +18,7 @@ final class LocalProvider: @unchecked Sendable {
     private let scratch: URL
 
     init(script: String = "identity_provider.py") throws {
-        port = try Self.freePort()
+        port = try TestPorts.free()
         scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cordon-idp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -33,24 +34,6 @@ final class LocalProvider: @unchecked Sendable {
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: scratch)
-    }
-
-    /// A port nothing listens on now: bound to 127.0.0.1:0 and released.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LocalProviderError.noPort("socket") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw LocalProviderError.noPort("bind") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     var base: String { "http://127.0.0.1:\(port)" }
@@ -151,6 +134,5 @@ enum JSONValueLite: Equatable {
 }
 
 enum LocalProviderError: Error {
-    case noPort(String)
     case admin(String, Int)
 }

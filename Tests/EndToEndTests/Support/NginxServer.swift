@@ -17,7 +17,7 @@ final class NginxServer: @unchecked Sendable {
     init(serving root: String) throws {
         prefix = try TemporaryDirectory()
         pki = try TestPKI()
-        port = try FleetPorts.free()
+        port = try TestPorts.free()
         let leaf = try pki.leaf("repository", names: ["127.0.0.1"])
         for directory in ["logs", "tmp", "www/reports"] {
             try FileManager.default.createDirectory(
@@ -83,26 +83,5 @@ final class NginxServer: @unchecked Sendable {
             process.waitUntilExit()
         }
         prefix.remove()
-    }
-}
-
-/// Free TCP ports on 127.0.0.1.
-enum FleetPorts {
-    /// A port nothing listens on now: bound to 127.0.0.1:0 and released.
-    static func free() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw EventuallyError(what: "a socket") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw EventuallyError(what: "a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
