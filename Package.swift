@@ -180,7 +180,7 @@ let package = Package(
             dependencies: [
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
                 "CordonAppStorage", "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens",
-                "CordonTPM", "CordonIdentity", "CCordonLinux", "CCordonSenders",
+                "CordonTPM", "CordonIdentity", "CordonFleet", "CCordonLinux", "CCordonSenders",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -342,6 +342,7 @@ let package = Package(
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
                 "CordonStore", "CordonAppStorage", "CordonSecrets", "CordonIdentity", "CordonPolicy", "CCordonSenders",
+                "CordonFleet",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -127,3 +127,24 @@ public enum PostureUnknown: String, Sendable, CaseIterable, Restrictiveness {
     case pass, fail
     public var strictness: Int { self == .fail ? 1 : 0 }
 }
+
+/// What a stale fleet policy triggers (`conditions.policyStale`; docs/ARCHITECTURE.md, "Fleet
+/// commands in the agent"): lock > block > warn > off.
+public enum PolicyStaleAction: String, Sendable, CaseIterable, Restrictiveness {
+    /// Nothing: the staleness is shown in `cordon status`, never acted on.
+    case off
+    /// Shown in `cordon status` and `doctor`, audited when it starts.
+    case warn
+    /// Every policy decision is denied while stale.
+    case block
+    /// The container is locked, and locked again at every unlock, while stale.
+    case lock
+    public var strictness: Int {
+        switch self {
+        case .off: return 0
+        case .warn: return 1
+        case .block: return 2
+        case .lock: return 3
+        }
+    }
+}

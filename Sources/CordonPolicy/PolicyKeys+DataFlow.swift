@@ -121,7 +121,7 @@ extension PolicyKeys {
             "executableMismatch",
             "The executable does not match the managed app's paths or digests: \"warn\", \"block\" or \"wipe\".")
         static let all: [any AnyPolicySetting] =
-            [debuggerAttached, preloadInjected, executableMismatch] + postureSettings
+            [debuggerAttached, preloadInjected, executableMismatch] + postureSettings + [policyStale]
 
         /// A condition: `warn`, `block` or `wipe`, the strictest wins, default `warn`.
         private static func action(_ key: String, _ summary: String) -> PolicySetting<ConditionAction, ConditionAction>

@@ -21,6 +21,7 @@ extension DataAccess: PolicyValue {}
 extension ConditionAction: PolicyValue {}
 extension PostureAction: PolicyValue {}
 extension PostureUnknown: PolicyValue {}
+extension PolicyStaleAction: PolicyValue {}
 
 extension Int: PolicyValue {
     /// The decimal number.

@@ -99,7 +99,22 @@ public enum InterfaceDescriptions {
           auditProblem: ?AuditProblem,
           testMode: ?bool,
           keyProtection: ?KeyProtection,
-          onMaxAttempts: ?string
+          onMaxAttempts: ?string,
+          fleet: ?Fleet
+        )
+
+        # The fleet directory cordon-fleetd hands verified commands through, while it exists: the
+        # device id and freshness status.json gives, conditions.policyStale in force, and the last
+        # command this container executed or refused.
+        type Fleet (
+          device: ?string,
+          verifiedAt: ?float,
+          staleAfter: ?float,
+          stale: bool,
+          policyStale: string,
+          lastCommand: ?string,
+          lastCommandAt: ?float,
+          problem: ?string
         )
 
         # What protects the master key: software, tpm or tpm+pcrs; the TPM's dictionary-attack

@@ -53,6 +53,22 @@ extension AgentStatus: JSONWritable {
         writer.member("testMode", testMode)
         try writer.member("keyProtection", keyProtection)
         writer.member("onMaxAttempts", onMaxAttempts)
+        try writer.member("fleet", fleet)
+        writer.endObject()
+    }
+}
+
+extension FleetStatus: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("device", device)
+        try writer.member("verifiedAt", verifiedAt)
+        try writer.member("staleAfter", staleAfter)
+        writer.member("stale", stale)
+        writer.member("policyStale", policyStale)
+        writer.member("lastCommand", lastCommand)
+        try writer.member("lastCommandAt", lastCommandAt)
+        writer.member("problem", problem)
         writer.endObject()
     }
 }

@@ -28,13 +28,17 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     /// What reaching `maxAttempts` does (`passcode.onMaxAttempts`: `wipe` or `lockout`); absent from
     /// agents that predate it.
     public var onMaxAttempts: String?
+    /// The fleet (cordon-fleetd's directory), while it exists; absent otherwise and from agents
+    /// that predate it.
+    public var fleet: FleetStatus?
 
     public init(
         state: LifecycleState, seq: Int, failedAttempts: Int, maxAttempts: Int, retryAfterSeconds: Double,
         idleTimeoutSeconds: Int, reauthGraceSeconds: Int, ackDeadlineMs: Int, apps: Int, version: String,
         insecureKDF: Bool, lockTriggers: [String]? = nil, auditProblem: AuditProblem? = nil, testMode: Bool? = nil,
-        keyProtection: KeyProtectionStatus? = nil, onMaxAttempts: String? = nil
+        keyProtection: KeyProtectionStatus? = nil, onMaxAttempts: String? = nil, fleet: FleetStatus? = nil
     ) {
+        self.fleet = fleet
         self.onMaxAttempts = onMaxAttempts
         self.keyProtection = keyProtection
         self.testMode = testMode

@@ -106,6 +106,8 @@ public final class CordonDatabase: Sendable {
         registerAppKeyMigration(&migrator)
         // MARK: State the user cannot roll back (#27)
         registerStateAnchorMigration(&migrator)
+        // MARK: Fleet commands (#29)
+        registerFleetMigration(&migrator)
         return migrator
     }
 

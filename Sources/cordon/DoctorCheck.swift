@@ -181,6 +181,20 @@ struct DoctorCheck: Equatable {
                 + "(journalctl --user -u cordond)")
     }
 
+    /// The fleet (docs/ARCHITECTURE.md, "Fleet commands in the agent"), when cordon-fleetd's
+    /// directory exists: fails while the policy is stale and `conditions.policyStale` acts on it,
+    /// warns while it is stale otherwise or the directory cannot be read.
+    static func fleet(_ status: AgentStatus) -> DoctorCheck? {
+        guard let fleet = status.fleet else { return nil }
+        let text = "fleet: " + StatusCommand.fleetDescription(fleet)
+        let hint = "check cordon-fleetd (`systemctl status cordon-fleetd`) and that the repository is reachable"
+        if fleet.stale {
+            return DoctorCheck(outcome: fleet.policyStale == "off" ? .warn : .fail, text: text, hint: hint)
+        }
+        if fleet.problem != nil { return DoctorCheck(outcome: .warn, text: text, hint: hint) }
+        return DoctorCheck(outcome: .ok, text: text)
+    }
+
     /// Which apps get keys (docs/THREAT-MODEL.md, "App identity"): warns when no app is bound (no
     /// app gets a key) and when unbound apps are trusted (any same-user program can claim one).
     static func appTrust(_ settings: [WireSetting]) -> DoctorCheck {

@@ -31,6 +31,7 @@ struct DoctorCommand: AsyncParsableCommand {
             if let anchor = DoctorCheck.stateAnchor(status) { checks.append(anchor) }
             if let triggers = DoctorCheck.lockTriggers(status) { checks.append(triggers) }
             checks.append(DoctorCheck.audit(status))
+            if let fleet = DoctorCheck.fleet(status) { checks.append(fleet) }
             if let policy = try? await Deadline.run(
                 seconds: Self.answerSeconds,
                 {

@@ -45,6 +45,7 @@ struct StatusCommand: AsyncParsableCommand {
         rows += lockTriggerRows(status)
         rows += protectionRows(status.keyProtection)
         rows.append(["audit log:", auditDescription(status.auditProblem)])
+        if let fleet = status.fleet { rows.append(["fleet:", fleetDescription(fleet)]) }
         var lines = Format.table(rows)
         if status.testMode == true {
             lines.append(
@@ -52,6 +53,11 @@ struct StatusCommand: AsyncParsableCommand {
                     + "administered policy")
         }
         if let warning = status.keyProtection?.warning { lines.append("WARNING: \(warning)") }
+        if let fleet = status.fleet, fleet.stale, fleet.policyStale != "off" {
+            lines.append(
+                "WARNING: the fleet policy is stale (conditions.policyStale: \(fleet.policyStale)): cordon-fleetd "
+                    + "verified no fresh metadata in time")
+        }
         if status.insecureKDF {
             lines.append(
                 "WARNING: cordond runs with the INSECURE fast KDF (tests only): passcodes are trivial to brute-force")
@@ -75,6 +81,17 @@ struct StatusCommand: AsyncParsableCommand {
         let since = Format.time(Date(timeIntervalSince1970: problem.since))
         let records = Format.count(problem.unstored, "record")
         return "FAILING since \(since): \(records) only in cordond's log (\(problem.error))"
+    }
+
+    /// The fleet row: the device, when its metadata last verified, stale or not, the last command.
+    static func fleetDescription(_ fleet: FleetStatus) -> String {
+        var parts = ["device \(fleet.device ?? "unknown (no status.json)")"]
+        parts.append(
+            "verified " + (fleet.verifiedAt.map { Format.time(Date(timeIntervalSince1970: $0)) } ?? "never"))
+        parts.append(fleet.stale ? "STALE (policyStale: \(fleet.policyStale))" : "fresh")
+        parts.append("last command " + (fleet.lastCommand ?? "none"))
+        if let problem = fleet.problem { parts.append("problem: \(problem)") }
+        return parts.joined(separator: "; ")
     }
 
     /// What protects the key and, with a TPM, its lockout state as the TPM reports it.

@@ -17,7 +17,7 @@ struct AdminInputs {
         /// What the path names.
         typealias Kind = AdminPath.Kind
         /// What cordond uses it for.
-        enum Role { case adminPolicy, trust, settings, prompt, flatpak }
+        enum Role { case adminPolicy, trust, settings, prompt, flatpak, fleet }
         var role: Role
         var name: String
         var path: String

@@ -53,6 +53,11 @@ struct Cordond: AsyncParsableCommand {
     var adminPolicyDir: String?
     @Option(help: "Trusted policy signing keys (default: /etc/cordon/trust; also CORDON_TRUST_DIR).")
     var trustDir: String?
+    @Option(
+        help:
+            "cordon-fleetd's directory of verified commands and status; root's outside test mode (default: /var/lib/cordon/fleet; also CORDON_FLEET_DIR)."
+    )
+    var fleetDir: String?
     @Flag(help: "Audit allowed decisions too (denies are always audited).")
     var auditAllows = false
     @Option(help: "What max attempts does by default: wipe or lockout (default: the built-in policy's).")
@@ -124,6 +129,9 @@ struct Cordond: AsyncParsableCommand {
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
     var logTarget: String = "auto"
 
+    /// Where cordon-fleetd hands verified commands to the agents.
+    static let defaultFleetDirectory = "/var/lib/cordon/fleet"
+
     /// The system's own bus: the only one used outside test mode, whatever
     /// `DBUS_SYSTEM_BUS_ADDRESS` says.
     static let systemBus = "unix:path=/run/dbus/system_bus_socket"
@@ -184,6 +192,7 @@ struct Cordond: AsyncParsableCommand {
                 "/etc/cordon/policy.d", "the admin policy directory"
             ),
             (trustDir, "CORDON_TRUST_DIR", "--trust-dir", .trust, "/etc/cordon/trust", "the trust directory"),
+            (fleetDir, "CORDON_FLEET_DIR", "--fleet-dir", .fleet, Self.defaultFleetDirectory, "the fleet directory"),
         ] {
             if let path = flag ?? environment[variable].flatMap({ $0.isEmpty ? nil : $0 }) {
                 paths.append(AdminInputs.PathInput(role: role, name: flag != nil ? name : variable, path: path))
@@ -354,6 +363,12 @@ struct Cordond: AsyncParsableCommand {
         if let postureInterval { configuration.postureInterval = postureInterval }
         if let identityBrowser { configuration.identityBrowser = [identityBrowser] }
         configuration.identityPollDelay = identityPollDelay
+        configuration.fleetDirectory = pick(fleetDir, "CORDON_FLEET_DIR", Self.defaultFleetDirectory)
+        configuration.openedFleetDirectory = held(.fleet).first
+        if inTestMode, let point = environment["CORDON_TEST_FLEET_CRASH"].flatMap(FleetCrashPoint.init) {
+            logger.warning("TEST MODE: CORDON_TEST_FLEET_CRASH=\(point): a fleet command exits as killed")
+            configuration.fleetCrashPoint = point
+        }
         let wanted = DescriptorLimit.needed(forConnections: configuration.limits.maxConnectionsPerUID)
         do {
             let limit = try DescriptorLimit.raise(to: wanted)
@@ -382,6 +397,7 @@ struct Cordond: AsyncParsableCommand {
                 services: [
                     .init(service: AgentService(server: server), serviceName: "AgentService"),
                     .init(service: PolicyWatcherService(server: server), serviceName: "PolicyWatcherService"),
+                    .init(service: FleetWatcherService(server: server), serviceName: "FleetWatcherService"),
                     .init(service: LockTriggerService(server: server), serviceName: "LockTriggerService"),
                     .init(service: WatchdogService(server: server), serviceName: "WatchdogService"),
                 ],

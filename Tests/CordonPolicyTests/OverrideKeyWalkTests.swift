@@ -38,7 +38,7 @@ import Testing
             "secureBoot": #""wipe""#, "kernelLockdown": #""block""#, "diskEncryption": #""wipe""#,
             "screenLock": #""warn""#, "kernelTaint": #""block""#, "ptraceScope": #""block""#,
             "osVersion": #""block""#, "kernelVersion": #""block""#, "postureUnknown": #""fail""#,
-            "minimumVersions": #"["kernel 99"]"#,
+            "minimumVersions": #"["kernel 99"]"#, "policyStale": #""lock""#,
         ],
         "tokens": [
             "importKinds": #"["ctf"]"#, "pinRequired": "true", "maxTokens": "1",
@@ -147,7 +147,7 @@ import Testing
         #expect(
             globals.allSatisfy {
                 $0.hasPrefix("apps.") || $0.hasPrefix("passcode.") || $0.hasPrefix("tokens.")
-                    || $0.hasPrefix("identity.") || $0 == "conditions.minimumVersions"
+                    || $0.hasPrefix("identity.") || $0 == "conditions.minimumVersions" || $0 == "conditions.policyStale"
             })
     }
 

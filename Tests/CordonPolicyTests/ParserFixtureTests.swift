@@ -100,7 +100,7 @@ struct ParserFixtureTests {
             K.Conditions.secureBoot(.ignore), K.Conditions.kernelLockdown(.ignore),
             K.Conditions.diskEncryption(.ignore), K.Conditions.screenLock(.ignore), K.Conditions.kernelTaint(.ignore),
             K.Conditions.ptraceScope(.ignore), K.Conditions.osVersion(.ignore), K.Conditions.kernelVersion(.ignore),
-            K.Conditions.postureUnknown(.fail), K.Conditions.minimumVersions([]),
+            K.Conditions.postureUnknown(.fail), K.Conditions.minimumVersions([]), K.Conditions.policyStale(.off),
             K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
             K.Tokens.dataAccess(.whenUnlocked), K.Tokens.ctkipAllowInsecure(false),
             K.Identity.providers([]), K.Identity.cpaProviders([]), K.Identity.domains([]), K.Identity.accessGroups([]),

@@ -118,8 +118,14 @@ struct InterfaceDescriptionsTests {
             lockTriggers: [], auditProblem: AuditProblem(since: 1, unstored: 2, error: "e"), testMode: true,
             keyProtection: KeyProtectionStatus(
                 kind: "tpm+pcrs", pcrs: [7], attemptsLeft: 3, maxFailures: 32, inLockout: false, retryAfterSeconds: 0,
-                problem: "p", warning: "w", stateAnchor: "TPM NV counter 0x01234567"), onMaxAttempts: "wipe")
+                problem: "p", warning: "w", stateAnchor: "TPM NV counter 0x01234567"), onMaxAttempts: "wipe",
+            fleet: FleetStatus(
+                device: "d", verifiedAt: 1, staleAfter: 2, stale: false, policyStale: "off",
+                lastCommand: "#1 lock done",
+                lastCommandAt: 3, problem: "p"))
         #expect(Set(try #require(agent.typeFields("Status"))) == (try jsonKeys(status)))
+        let fleet = try #require(status.fleet)
+        #expect(Set(try #require(agent.typeFields("Fleet"))) == (try jsonKeys(fleet)))
         let protection = try #require(status.keyProtection)
         #expect(Set(try #require(agent.typeFields("KeyProtection"))) == (try jsonKeys(protection)))
         let problem = AuditProblem(since: 1, unstored: 2, error: "e")

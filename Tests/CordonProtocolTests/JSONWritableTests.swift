@@ -142,6 +142,18 @@ extension AgentStatus {
                         ? fractions[Int.random(in: 0..<fractions.count, using: &g)] : nil,
                     problem: Bool.random(using: &g) ? randomString(using: &g) : nil,
                     warning: Bool.random(using: &g) ? randomString(using: &g) : nil)
+            },
+            fleet: maybe { g in
+                FleetStatus(
+                    device: Bool.random(using: &g) ? randomString(using: &g) : nil,
+                    verifiedAt: Bool.random(using: &g)
+                        ? fractions[Int.random(in: 0..<fractions.count, using: &g)] : nil,
+                    staleAfter: Bool.random(using: &g)
+                        ? fractions[Int.random(in: 0..<fractions.count, using: &g)] : nil,
+                    stale: Bool.random(using: &g), policyStale: randomString(using: &g),
+                    lastCommand: Bool.random(using: &g) ? randomString(using: &g) : nil,
+                    lastCommandAt: Bool.random(using: &g) ? 1_700_000_000.5 : nil,
+                    problem: Bool.random(using: &g) ? randomString(using: &g) : nil)
             })
     }
 }

@@ -8,7 +8,7 @@ import NIOCore
 /// The capabilities components use (`ComponentHost.swift`), each provided by the component that
 /// owns it: the agent only forwards (docs/ARCHITECTURE.md, "Components").
 extension Agent: AgentEnvironment, PolicyProvider, LifecycleDriver, AuditSink, Decider, RegistrationVerifier,
-    KeySource, EventSink, AppDataWiper
+    KeySource, EventSink, AppDataWiper, PolicyStaleGate
 {
     // MARK: LifecycleDriver
 
@@ -101,6 +101,10 @@ extension Agent: AgentEnvironment, PolicyProvider, LifecycleDriver, AuditSink, D
         }
         posture.subscribed(registration)
     }
+
+    // MARK: PolicyStaleGate
+
+    var policyStaleBlock: PolicyStaleBlock? { fleet.policyStaleBlock }
 
     // MARK: AppDataWiper
 

@@ -112,6 +112,6 @@ extension Agent {
             version: InterfaceDescriptions.version, insecureKDF: configuration.insecureFastKDF,
             lockTriggers: lockTriggers.active, auditProblem: auditLog.problem,
             testMode: configuration.testMode ? true : nil, keyProtection: vault.protectionStatus,
-            onMaxAttempts: lifecycle.onMaxAttempts.rawValue)
+            onMaxAttempts: lifecycle.onMaxAttempts.rawValue, fleet: fleet.status(now: now))
     }
 }

@@ -63,10 +63,12 @@ final class Agent {
     private(set) lazy var unlockPrompt = UnlockPromptComponent(host: self)
     private(set) lazy var tokens = TokensComponent(host: self)
     private(set) lazy var identity = IdentityComponent(host: self)
+    /// cordon-fleetd's commands and `conditions.policyStale`.
+    private(set) lazy var fleet = FleetComponent(host: self)
     /// Every component, in the order they observe events.
     private(set) lazy var components: [any AgentComponent] = [
         auditLog, policyHost, eventBus, pasteboard, documents, unlockPrompt, posture, storage, tokens, identity,
-        enforcement, vault.biometrics, decisions, apps, vault,
+        enforcement, vault.biometrics, decisions, apps, vault, fleet,
     ]
 
     /// The policy in force.
@@ -90,6 +92,8 @@ final class Agent {
                 initialized: vault.isInitialized, failedAttempts: attempts.count,
                 lastFailureAt: attempts.lastFailureAt, now: clock()))
         policyHost.loadInitial()
+        // Made now: it remembers whether a container exists, so the one made later records its floor.
+        _ = fleet
         if vault.isInitialized { vault.refreshKeyProtection() }
         if configuration.insecureFastKDF {
             logger.critical(
@@ -142,6 +146,7 @@ final class Agent {
             }
         }
         vault.dropCandidate()
+        fleet.lifecycleStepped()
         rescheduleTimer()
         stateObserver?()
     }

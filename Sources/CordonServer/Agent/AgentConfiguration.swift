@@ -78,6 +78,13 @@ public struct AgentConfiguration: Sendable {
     /// test's sign-in is not held for seconds per poll; nil (always outside tests) keeps the
     /// provider's interval (RFC 8628 §3.5).
     public var identityPollDelay: Double?
+    /// cordon-fleetd's directory (`--fleet-dir`; docs/ARCHITECTURE.md, "Fleet commands in the
+    /// agent"); nil runs without a fleet. A directory that does not exist means no fleet until it does.
+    public var fleetDirectory: String?
+    /// The fleet directory as cordond opened it at start (`AdminPath`), outside test mode.
+    public var openedFleetDirectory: AdminPath?
+    /// Test mode only (`CORDON_TEST_FLEET_CRASH`): where executing a fleet command exits as killed.
+    public var fleetCrashPoint: FleetCrashPoint?
 
     /// Where the admin settings are unless configured otherwise.
     public static let defaultAdminSettingsPath = "/etc/cordon/settings.json"

@@ -14,7 +14,7 @@ import NIOPosix
 /// A component reads the rest of the agent through these, and changes it only by feeding the
 /// lifecycle an input or asking for a write; it never touches another component's state.
 typealias ComponentHost = AgentEnvironment & PolicyProvider & LifecycleDriver & AuditSink & Decider
-    & RegistrationVerifier & KeySource & EventSink & AppDataWiper
+    & RegistrationVerifier & KeySource & EventSink & AppDataWiper & PolicyStaleGate
 
 /// What every component runs with: the loop, the settings, the log, the clock, the store and its pool.
 protocol AgentEnvironment: AnyObject {
@@ -131,6 +131,13 @@ protocol AppDataWiper: AnyObject {
     /// Crypto-erases `appId`'s data.
     @discardableResult
     func wipeAppData(_ appId: String, reason: String) -> EventLoopFuture<Void>
+}
+
+/// `conditions.policyStale: block` (`FleetComponent+Staleness.swift`).
+protocol PolicyStaleGate: AnyObject {
+    /// What every decision is denied with now, or nil while the fleet policy is fresh (or the
+    /// setting is not `block`).
+    var policyStaleBlock: PolicyStaleBlock? { get }
 }
 
 extension AuditSink {

@@ -89,6 +89,11 @@ final class FakeHost: ComponentHost {
     /// Removes the store's directory.
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
+    // MARK: PolicyStaleGate
+
+    /// What `conditions.policyStale: block` denies every decision with (scripted).
+    var policyStaleBlock: PolicyStaleBlock?
+
     // MARK: PolicyProvider
 
     func policyApplied() { policyAppliedCount += 1 }

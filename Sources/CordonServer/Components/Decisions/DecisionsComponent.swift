@@ -9,7 +9,7 @@ import NIOCore
 /// policy in force decides, every deny is audited (and every allow when configured).
 final class DecisionsComponent: AgentComponent, Decider {
     /// What deciding needs of the agent.
-    typealias Host = AgentEnvironment & PolicyProvider & AuditSink & RegistrationVerifier
+    typealias Host = AgentEnvironment & PolicyProvider & AuditSink & RegistrationVerifier & PolicyStaleGate
 
     unowned let host: any Host
 
@@ -63,8 +63,9 @@ final class DecisionsComponent: AgentComponent, Decider {
         } else {
             decision = host.policy.decide(request)
         }
-        let stored = auditDecision(decision, appId: registration?.appId)
-        return (Self.wire(decision), stored)
+        let decided = stale(decision)
+        let stored = auditDecision(decided, appId: registration?.appId)
+        return (Self.wire(decided), stored)
     }
 
     /// Audits and logs `decision`: every deny, and allows when configured.
@@ -128,9 +129,15 @@ final class DecisionsComponent: AgentComponent, Decider {
     ) -> PolicyDecision {
         let request = DecisionRequest(
             action: action, app: app, peer: peer, location: location, contentType: contentType, length: length)
-        let decision = host.policy.decide(request)
+        let decision = stale(host.policy.decide(request))
         auditDecision(decision, appId: app.id.isEmpty ? nil : app.id)
         return decision
+    }
+
+    /// `decision`, denied while the fleet policy is stale and `conditions.policyStale` is `block`.
+    func stale(_ decision: PolicyDecision) -> PolicyDecision {
+        guard decision.allowed, let block = host.policyStaleBlock else { return decision }
+        return PolicyDecision(allowed: false, action: decision.action, reason: block.reason, rules: block.rules)
     }
 
     /// The typed error for a denied decision.
