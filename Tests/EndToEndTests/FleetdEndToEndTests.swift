@@ -71,6 +71,35 @@ import Testing
         }
     }
 
+    /// The whole way: a lock published with python-tuf reaches a running agent (the ordinary user,
+    /// outside test mode) through fleetd and its directory, and runs once; a full wipe follows.
+    @Test func aLockAndAWipePublishedReachARunningAgentOnce() async throws {
+        let directory = try FleetDirectoryFixture()
+        defer { directory.remove() }
+        let agent = try await FleetCommandTests.agent(directory)
+        defer { agent.cleanUp() }
+        try await Self.withFleet { repository, _, fleetd in
+            fleetd.fleetDirectoryOverride = directory.path
+            let device = try await fleetd.deviceID()
+            try fleetd.start()
+            try await eventually("fleetd wrote the status the agent reads") {
+                FileManager.default.fileExists(atPath: directory.path + "/status.json")
+            }
+            try await repository.command(device, "lock", reason: "reported lost")
+            try await eventually("the published lock locks the agent") { try await agent.agentStatus().state.isLocked }
+            #expect(try await agent.fleetRecords(1, "executed") == 1)
+            let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: FleetCommandTests.passcode)
+            try #require(unlocked.status == 0, "\(unlocked.stderr)")
+            try await repository.command(device, "wipe")
+            try await eventually("the published wipe erases the container") {
+                try await agent.agentStatus().state == .uninitialized
+            }
+            #expect(try await agent.fleetRecords(1, "executed") == 1)
+            #expect(try await agent.fleetRecords(2, "executed") == 1)
+            #expect(fleetd.isRunning, "\(fleetd.log)")
+        }
+    }
+
     /// The README's path: a workspace made with `cordon fleet` (init, publish, command), served as is.
     @Test func aRepositoryMadeWithCordonFleetIsFollowed() async throws {
         let workspace = try TemporaryDirectory()

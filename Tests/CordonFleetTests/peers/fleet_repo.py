@@ -171,7 +171,7 @@ def main():
     p = sub.add_parser("publish"); p.add_argument("dir"); p.add_argument("files", nargs="*")
     p = sub.add_parser("command"); p.add_argument("dir"); p.add_argument("device"); p.add_argument("kind")
     p.add_argument("--app"); p.add_argument("--expires-in", type=int, default=7 * 86400); p.add_argument("--counter", type=int)
-    p.add_argument("--devices"); p.add_argument("--both-keys", action="store_true")
+    p.add_argument("--devices"); p.add_argument("--both-keys", action="store_true"); p.add_argument("--reason")
     p = sub.add_parser("timestamp"); p.add_argument("dir"); p.add_argument("--expires-in", type=int)
     p = sub.add_parser("attack"); p.add_argument("dir"); p.add_argument("name")
     args = parser.parse_args()
@@ -197,6 +197,8 @@ def main():
                  "devices": args.devices.split(",") if args.devices else [args.device]}
         if args.app:
             entry["app"] = args.app
+        if args.reason:
+            entry["reason"] = args.reason
         entries.append(entry)
         repo.write_commands(both_keys=args.both_keys)
         repo.write_snapshot_and_timestamp()

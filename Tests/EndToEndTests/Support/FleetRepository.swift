@@ -32,9 +32,10 @@ final class FleetRepository: @unchecked Sendable {
     /// Issues a command to `device` (`lock`, `wipeApp`, `wipe`, `refresh`).
     func command(
         _ device: String, _ kind: String, app: String? = nil, expiresIn: Int? = nil, counter: Int? = nil,
-        devices: [String]? = nil, bothKeys: Bool = false
+        devices: [String]? = nil, bothKeys: Bool = false, reason: String? = nil
     ) async throws {
         var arguments = ["command", directory.path, device, kind]
+        if let reason { arguments += ["--reason", reason] }
         if let app { arguments += ["--app", app] }
         if let expiresIn { arguments += ["--expires-in", "\(expiresIn)"] }
         if let counter { arguments += ["--counter", "\(counter)"] }
@@ -64,7 +65,9 @@ final class FleetdProcess: @unchecked Sendable {
     private var process: Process?
 
     var stateDirectory: String { directory.appending("state") }
-    var fleetDirectory: String { directory.appending("fleet") }
+    /// Where fleetd hands commands and status to the agents (its own unless given).
+    var fleetDirectory: String { fleetDirectoryOverride ?? directory.appending("fleet") }
+    var fleetDirectoryOverride: String?
     var configPath: String { directory.appending("fleet.json") }
     var logPath: String { directory.appending("fleetd.log") }
 
