@@ -40,6 +40,8 @@ while (($#)); do
 done
 
 products=(cordond cordon cordon-fleetd)
+started=$SECONDS
+phase() { echo "make-deb: $* ($((SECONDS - started)) s)" >&2; }
 maintainer=${DEB_MAINTAINER:-Cordon developers <cordon@example.org>}
 arch=$(dpkg --print-architecture)
 
@@ -57,6 +59,7 @@ version="$upstream-1"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 
 if [ "$build" = yes ]; then
+    phase "building ${products[*]} (release)"
     if [ -z "${RELEASE_FLAGS+set}" ]; then
         RELEASE_FLAGS=$(make -s --no-print-directory print-release-flags)
     fi
@@ -78,6 +81,7 @@ pkg=$work/cordon
 dbg=$work/cordon-dbgsym
 umask 022
 
+phase "splitting debug symbols and stripping"
 # --- Binaries: debug symbols split off by build id, then stripped (dh_strip's layout) ---------
 install -d "$pkg/usr/bin" "$dbg/usr/lib/debug/.build-id"
 build_ids=()
@@ -102,6 +106,7 @@ for product in "${products[@]}"; do
     build_ids+=("$id")
 done
 
+phase "staging"
 # --- systemd units ------------------------------------------------------------------------------
 install -d "$pkg/lib/systemd/system" "$pkg/usr/lib/systemd/user"
 install -m 0644 systemd/cordon-fleetd.service "$pkg/lib/systemd/system/"
@@ -278,7 +283,9 @@ done
 # Every file's time is the commit's (with SOURCE_DATE_EPOCH dpkg-deb also clamps to it).
 find "$pkg" "$dbg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 mkdir -p "$out"
+phase "packing"
 dpkg-deb --root-owner-group -Zxz --build "$pkg" "$out/cordon_${version}_${arch}.deb" >/dev/null
 dpkg-deb --root-owner-group -Zxz --build "$dbg" "$out/cordon-dbgsym_${version}_${arch}.deb" >/dev/null
+phase "done"
 echo "$out/cordon_${version}_${arch}.deb"
 echo "$out/cordon-dbgsym_${version}_${arch}.deb"
