@@ -88,11 +88,11 @@ build_ids=()
 for product in "${products[@]}"; do
     binary=$pkg/usr/bin/$product
     install -m 0755 "$bin_dir/$product" "$binary"
-    if objdump -p "$binary" | grep -q 'NEEDED.*libswift'; then
+    if grep -q 'NEEDED.*libswift' <<<"$(objdump -p "$binary")"; then
         echo "make-deb: $product links the Swift runtime dynamically; build with --static-swift-stdlib" >&2
         exit 1
     fi
-    id=$(readelf -n "$binary" | awk '/Build ID:/ { print $3; exit }')
+    id=$(readelf -n "$binary" | awk '/Build ID:/ && !id { id = $3 } END { print id }')
     if [ -z "$id" ]; then
         echo "make-deb: $product has no GNU build id (link with --build-id)" >&2
         exit 1

@@ -23,6 +23,10 @@ fail() {
     echo "test-deb: FAIL: $*" >&2
     exit 1
 }
+# readelf's section table and notes, read whole (a pipe into grep -q would stop it early, and
+# pipefail would count that against it); a debug file has no interpreter, which readelf reports.
+sections() { readelf -SW "$1" 2>/dev/null || true; }
+build_id() { readelf -n "$1" 2>/dev/null | awk '/Build ID:/ && !id { id = $3 } END { print id }'; }
 
 build_args=()
 debs=()
@@ -45,7 +49,10 @@ fi
 
 work=$(mktemp -d)
 admin_files=()
+installed=no
 cleanup() {
+    # A failed run leaves nothing installed either.
+    if [ "$installed" = yes ]; then dpkg -P cordon-dbgsym cordon >/dev/null 2>&1 || true; fi
     rm -rf "$work"
     # What the test wrote as an admin (purge leaves it, by design).
     for file in "${admin_files[@]}"; do rm -f "$file"; done
@@ -75,6 +82,7 @@ grep -v '^running with root privileges is not recommended!$' <<<"$report" || ech
 [ "$status" = 0 ] || fail "lintian reports errors or warnings (above)"
 
 step "install $(basename "$deb")"
+installed=yes
 dpkg -i "$deb"
 [ "$(dpkg-query -W -f '${Status}' cordon)" = "install ok installed" ] || fail "cordon is not installed"
 
@@ -92,10 +100,12 @@ check() { # path type mode
 for program in cordon cordond cordon-fleetd; do
     binary=/usr/bin/$program
     check "$binary" f 755
-    readelf -S "$binary" | grep -q '\.debug_info' && fail "$binary is not stripped"
-    readelf -S "$binary" | grep -q '\.symtab' && fail "$binary keeps its symbol table"
-    readelf -S "$binary" | grep -q '\.gnu_debuglink' || fail "$binary has no debug link"
-    objdump -p "$binary" | grep -q 'NEEDED.*libswift' && fail "$binary needs the Swift runtime as a library"
+    table=$(sections "$binary")
+    grep -q ' \.debug_info ' <<<"$table" && fail "$binary is not stripped"
+    grep -q ' \.symtab ' <<<"$table" && fail "$binary keeps its symbol table"
+    grep -q ' \.gnu_debuglink ' <<<"$table" || fail "$binary has no debug link"
+    needed=$(objdump -p "$binary")
+    grep -q 'NEEDED.*libswift' <<<"$needed" && fail "$binary needs the Swift runtime as a library"
 done
 check /lib/systemd/system/cordon-fleetd.service f 644
 check /usr/lib/systemd/user/cordond.service f 644
@@ -158,13 +168,13 @@ step "install $(basename "$dbgsym")"
 dpkg -i "$dbgsym"
 debug_files=()
 for program in cordon cordond cordon-fleetd; do
-    id=$(readelf -n "/usr/bin/$program" | awk '/Build ID:/ { print $3; exit }')
+    id=$(build_id "/usr/bin/$program")
     debug=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
     check "$debug" f 644
     debug_files+=("$debug")
-    readelf -S "$debug" | grep -q '\.debug_info' || fail "$debug has no debug information"
-    [ "$(readelf -n "$debug" | awk '/Build ID:/ { print $3; exit }')" = "$id" ] || fail "$debug's build id"
-    link=$(readelf --string-dump=.gnu_debuglink "/usr/bin/$program" | awk '/\]/ { print $3; exit }')
+    grep -q ' \.debug_info ' <<<"$(sections "$debug")" || fail "$debug has no debug information"
+    [ "$(build_id "$debug")" = "$id" ] || fail "$debug's build id"
+    link=$(readelf --string-dump=.gnu_debuglink "/usr/bin/$program" 2>/dev/null | awk '/\]/ && !name { name = $3 } END { print name }')
     [ "$link" = "$(basename "$debug")" ] || fail "$program's debug link names '$link'"
 done
 dpkg-query -W -f '${Build-Ids}\n' cordon-dbgsym | grep -q . || fail "cordon-dbgsym has no Build-Ids field"
