@@ -40,6 +40,9 @@ while (($#)); do
 done
 
 products=(cordond cordon cordon-fleetd)
+# xz's preset: 6 (dpkg-deb's default) for packages to publish; scripts/test-deb.sh packs with 1,
+# about five times faster for 17% more bytes (the same files either way).
+xz_level=${DEB_XZ_LEVEL:-6}
 started=$SECONDS
 phase() { echo "make-deb: $* ($((SECONDS - started)) s)" >&2; }
 maintainer=${DEB_MAINTAINER:-Cordon developers <cordon@example.org>}
@@ -284,8 +287,8 @@ done
 find "$pkg" "$dbg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 mkdir -p "$out"
 phase "packing"
-dpkg-deb --root-owner-group -Zxz --build "$pkg" "$out/cordon_${version}_${arch}.deb" >/dev/null
-dpkg-deb --root-owner-group -Zxz --build "$dbg" "$out/cordon-dbgsym_${version}_${arch}.deb" >/dev/null
+dpkg-deb --root-owner-group -Zxz -z"$xz_level" --build "$pkg" "$out/cordon_${version}_${arch}.deb" >/dev/null
+dpkg-deb --root-owner-group -Zxz -z"$xz_level" --build "$dbg" "$out/cordon-dbgsym_${version}_${arch}.deb" >/dev/null
 phase "done"
 echo "$out/cordon_${version}_${arch}.deb"
 echo "$out/cordon-dbgsym_${version}_${arch}.deb"

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" != 0 ]; then
-    exec sudo --preserve-env=PATH,CORDON_DEB_TEST_FORCE,RELEASE_FLAGS "$0" "$@"
+    exec sudo --preserve-env=PATH,CORDON_DEB_TEST_FORCE,RELEASE_FLAGS,DEB_XZ_LEVEL "$0" "$@"
 fi
 
 started=$(date +%s)
@@ -65,7 +65,8 @@ trap cleanup EXIT
 
 if ((${#debs[@]} == 0)); then
     step "build the packages"
-    mapfile -t debs < <(scripts/make-deb.sh "${build_args[@]}" --out "$work/out" | tail -2)
+    # xz -1: the packages' files are the same as `make deb`'s, packed in a minute less.
+    mapfile -t debs < <(DEB_XZ_LEVEL=${DEB_XZ_LEVEL:-1} scripts/make-deb.sh "${build_args[@]}" --out "$work/out" | tail -2)
 fi
 ((${#debs[@]} == 2)) || fail "expected the cordon and cordon-dbgsym packages, got: ${debs[*]}"
 deb=${debs[0]}
