@@ -158,7 +158,7 @@ chmod 0644 "$doc/copyright"
 # Man pages: a short hand-written head, then the program's own --help (so they never fall behind).
 # cordon and cordond are users' programs (section 1; cordond like gpg-agent, a per-user daemon);
 # cordon-fleetd is the machine's service (section 8).
-manpage() { # name section summary description...
+manpage() { # name section summary description files see-also [subcommands]
     local name=$1 section=$2 summary=$3 description=$4 binary=$pkg/usr/bin/$1
     local upper
     upper=$(tr '[:lower:]-' '[:upper:]_' <<<"$name")
@@ -171,6 +171,11 @@ manpage() { # name section summary description...
         # Escapes: backslashes, leading dots and quotes (requests), hyphens (minus signs).
         "$binary" --help 2>&1 | sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/" -e 's/-/\\-/g'
         printf '.fi\n'
+        for subcommand in ${7:-}; do
+            printf '.SS %s\n.nf\n' "$subcommand"
+            "$binary" "$subcommand" --help 2>&1 | sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/" -e 's/-/\\-/g'
+            printf '.fi\n'
+        done
         printf '.SH FILES\n%s\n' "${5:-}"
         printf '.SH SEE ALSO\n%s\n' "${6:-}"
     } | gzip -9n >"$pkg/usr/share/man/man$section/$name.$section.gz"
@@ -212,7 +217,7 @@ The device key, trusted metadata and audit log (0700).
 .TP
 .I /var/lib/cordon/fleet
 Commands and status for the agents.' \
-    '\fBcordon\fR(1), \fBcordond\fR(1)'
+    '\fBcordon\fR(1), \fBcordond\fR(1)' "run id"
 
 # --- Maintainer scripts -------------------------------------------------------------------------
 install -d "$pkg/DEBIAN"
