@@ -7,7 +7,7 @@ BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format policy-files test test-tsan demo bench bench-micro bench-micro-build fuzz fuzz-smoke soak install clean
+.PHONY: all deps build release lint format policy-files test test-tsan demo bench bench-micro bench-micro-build fuzz fuzz-smoke soak install deb deb-test print-release-flags clean
 
 all: build
 
@@ -128,5 +128,20 @@ install: release
 	install -m 0755 .build/release/cordond .build/release/cordon .build/release/cordon-bench "$(BINDIR)"
 	"$(BINDIR)/cordon" setup --user --unit-dir "$(UNITDIR)" --cordond-path "$(BINDIR)/cordond"
 
+# Debian packages (scripts/make-deb.sh): out/cordon_VERSION_ARCH.deb (the stripped binaries,
+# cordon-fleetd's system unit, cordond's user units, /etc/cordon, man pages) and
+# out/cordon-dbgsym_VERSION_ARCH.deb (their debug symbols by build id), from release builds of the
+# three programs with RELEASE_FLAGS. `scripts/make-deb.sh --no-build` packs .build/release as it is.
+deb: deps
+	RELEASE_FLAGS='$(RELEASE_FLAGS)' scripts/make-deb.sh
+
+# Builds the packages, runs lintian, installs them with dpkg on this machine (root or sudo),
+# checks them and removes them (scripts/test-deb.sh; CI runs it).
+deb-test: deps
+	RELEASE_FLAGS='$(RELEASE_FLAGS)' scripts/test-deb.sh
+
+print-release-flags:
+	@echo $(RELEASE_FLAGS)
+
 clean:
-	rm -rf .build .build-fuzz .build-tsan
+	rm -rf .build .build-fuzz .build-tsan out

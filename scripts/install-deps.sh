@@ -16,7 +16,10 @@
 # and the reference verifier of CordonChannelTests); valgrind and binutils' strip (callgrind
 # lists the functions scripts/order-file.sh puts first in a release cordond); gcc (builds the
 # user-written library the injection attack test preloads); nginx-light (the HTTPS host of the fleet
-# repository in FleetdEndToEndTests).
+# repository in FleetdEndToEndTests); lintian, dpkg-dev (dpkg-shlibdeps), init-system-helpers
+# (deb-systemd-helper) and man-db (systemd-analyze verify reads the unit's man page) for
+# `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
+# objcopy, readelf and strip.
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -40,6 +43,10 @@ packages=(
     binutils
     gcc
     nginx-light
+    lintian
+    dpkg-dev
+    init-system-helpers
+    man-db
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -49,6 +49,30 @@ import Testing
         #expect(verify.stderr.isEmpty, "no warnings: \(verify.stderr)")
     }
 
+    /// The system unit the Debian package installs for cordon-fleetd (`scripts/make-deb.sh`):
+    /// `systemd-analyze verify` accepts it without a warning, run for the built binary (the
+    /// shipped `ExecStart` names /usr/bin, where the package puts it; scripts/test-deb.sh verifies
+    /// the installed unit there, man page included).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: analyze), "needs systemd-analyze"))
+    func fleetdSystemUnitVerifies() async throws {
+        let shipped = try String(
+            contentsOf: Self.repository.appendingPathComponent("systemd/cordon-fleetd.service"), encoding: .utf8)
+        #expect(shipped.contains("ExecStart=/usr/bin/cordon-fleetd run\n"))
+        #expect(shipped.contains("Type=notify\n"))
+        #expect(shipped.contains("ConditionPathExists=/etc/cordon/fleet.json\n"))
+        #expect(shipped.contains("CapabilityBoundingSet=\n"))
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let unit = root.appending("cordon-fleetd.service")
+        let built = "ExecStart=\(Binaries.fleetd.path) "
+        try shipped.replacingOccurrences(of: "ExecStart=/usr/bin/cordon-fleetd ", with: built)
+            .write(toFile: unit, atomically: true, encoding: .utf8)
+        // --man=no: the Documentation= man page is installed by the package, not here.
+        let verify = try await runCommand(URL(fileURLWithPath: Self.analyze), ["verify", "--man=no", unit])
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.stderr.isEmpty, "no warnings: \(verify.stderr)")
+    }
+
     @Test func setupRefusesAMissingBinary() async throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
