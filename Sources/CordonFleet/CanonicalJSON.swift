@@ -7,12 +7,12 @@ public enum CanonicalJSON {
     /// The largest document parsed: metadata caps are smaller, this bounds a caller that passes more.
     static let maximumDepth = 32
 
-    /// Parses `bytes` as one JSON value.
+    /// Parses `bytes` as one JSON value (strictly: a member named twice is refused).
     public static func parse(_ bytes: [UInt8], role: String) throws(TUFError) -> JSONValue {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            return try StrictJSONParser.parse(bytes)
         } catch {
-            throw TUFError(.malformed, role: role, "not JSON")
+            throw TUFError(.malformed, role: role, "not JSON at byte \(error.offset): \(error.reason)")
         }
     }
 

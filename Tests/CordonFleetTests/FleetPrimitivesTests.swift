@@ -44,6 +44,27 @@ import Testing
         #expect(throws: TUFError.self) { try CanonicalJSON.encode(.double(1.5), role: "t") }
     }
 
+    /// Metadata is read strictly: what two JSON readers could read differently is refused.
+    @Test func theJSONReaderRefusesWhatReadersDisagreeOn() throws {
+        func parse(_ text: String) throws(TUFError) -> JSONValue {
+            try CanonicalJSON.parse(Array(text.utf8), role: "t")
+        }
+        #expect(
+            try parse(#" {"a": [1, -0, 2.5e1, "\u00e9\ud83d\ude00\n", true, null]} "#)
+                == .object(["a": .array([.int(1), .int(0), .double(25), .string("é😀\n"), .bool(true), .null])]))
+        for bad in [
+            #"{"a": 1, "a": 2}"#, #"{"a": 1} x"#, #"[1,]"#, #"{"a" 1}"#, #""\ud800""#, #""\udc00x""#, "\"\u{01}\"",
+            #"01"#, #"1."#, #"-"#, #"tru"#, #""\x""#, #"1e999"#,
+            String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
+        ] {
+            #expect(throws: TUFError.self, "\(bad)") { try parse(bad) }
+        }
+        #expect(throws: Never.self) { try parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)) }
+        var invalidUTF8 = Array(#""é""#.utf8)
+        invalidUTF8[1] = 0xff
+        #expect(throws: TUFError.self) { try CanonicalJSON.parse(invalidUTF8, role: "t") }
+    }
+
     @Test func delegatedPathsMatchComponentByComponent() {
         #expect(TUFDelegatedRole.matches(pattern: "commands/*", "commands/abc.json"))
         #expect(!TUFDelegatedRole.matches(pattern: "commands/*", "commands/x/abc.json"))
