@@ -109,6 +109,7 @@ bench: release
 	$(BENCH) enforce --apps 100
 	$(BENCH) tokens
 	$(BENCH) anchor
+	$(BENCH) fleet-poll --devices 10000 --interval 6 --summary $(BENCH_SUMMARY)
 	$(BENCH) summary $(BENCH_SUMMARY) --markdown > $(basename $(BENCH_SUMMARY)).md
 	@echo; echo "summary of every target ($(BENCH_SUMMARY); Markdown: $(basename $(BENCH_SUMMARY)).md):"
 	@$(BENCH) summary $(BENCH_SUMMARY)
