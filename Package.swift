@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "CordonFleetd",
             dependencies: [
-                "CordonFleet", "CordonProtocol", "CordonSystem", "CordonTPM", "CordonSecrets",
+                "CordonFleet", "CordonProtocol", "CordonSystem", "CordonTPM", "CordonSecrets", "CordonPosture",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),

@@ -3,7 +3,8 @@ import Crypto
 import Foundation
 
 /// A machine's report to its admins (docs/FLEET.md, "Reports"): the metadata versions and policy
-/// files in force, the last command taken, the last error — signed by the device key. The device id
+/// files in force, the last command taken, the last error, the machine's posture — signed by the
+/// device key. The device id
 /// is SHA-256 of the public key the report carries, so a report proves which machine made it.
 public struct FleetReport: Sendable, Equatable {
     public var device: String
@@ -16,10 +17,12 @@ public struct FleetReport: Sendable, Equatable {
     /// The highest command counter taken.
     public var lastCommand: Int?
     public var lastError: String?
+    /// The machine's posture checks as fleetd (root) reads them: check → status and evidence.
+    public var posture: [PostureResult]
 
     public init(
         device: String, publicKey: [UInt8], time: Date, versions: [String: Int], policies: [String: String],
-        lastCommand: Int?, lastError: String?
+        lastCommand: Int?, lastError: String?, posture: [PostureResult] = []
     ) {
         self.device = device
         self.publicKey = publicKey
@@ -28,6 +31,7 @@ public struct FleetReport: Sendable, Equatable {
         self.policies = policies
         self.lastCommand = lastCommand
         self.lastError = lastError
+        self.posture = posture
     }
 
     func value(withTime: Bool) -> JSONValue {
@@ -39,6 +43,15 @@ public struct FleetReport: Sendable, Equatable {
         if withTime { members["time"] = .string(TUFDate.format(time)) }
         if let lastCommand { members["lastCommand"] = .int(lastCommand) }
         if let lastError { members["lastError"] = .string(lastError) }
+        if !posture.isEmpty {
+            var checks: [String: JSONValue] = [:]
+            for result in posture {
+                checks[result.check.rawValue] = .object([
+                    "status": .string(result.status.rawValue), "evidence": .string(result.evidence),
+                ])
+            }
+            members["posture"] = .object(checks)
+        }
         return .object(members)
     }
 
@@ -82,10 +95,22 @@ public struct FleetReport: Sendable, Equatable {
         var policies: [String: String] = [:]
         let policyFields = try signed.object("policies")
         for (name, _) in policyFields.members { policies[name] = try policyFields.string(name) }
+        var posture: [PostureResult] = []
+        if let checks = try signed.optionalObject("posture") {
+            for (name, value) in checks.members {
+                let fields = try TUFFields(value, at: checks.path(name), role: "report")
+                let statusName = try fields.string("status")
+                guard let check = PostureCheck(rawValue: name), let status = PostureStatus(rawValue: statusName) else {
+                    throw TUFError(.malformed, role: "report", "\(checks.path(name)) is not a posture check and status")
+                }
+                posture.append(PostureResult(check, status, try fields.string("evidence")))
+            }
+        }
         let report = FleetReport(
             device: device, publicKey: publicKey, time: try signed.date("time"), versions: versions, policies: policies,
             lastCommand: try signed.optionalInteger("lastCommand"),
-            lastError: signed.value["lastError"] == nil ? nil : try signed.string("lastError"))
+            lastError: signed.value["lastError"] == nil ? nil : try signed.string("lastError"),
+            posture: posture.sorted { $0.check.rawValue < $1.check.rawValue })
         let message = try CanonicalJSON.encode(signed.value, role: "report")
         let key = TUFKey(id: device, ed25519: publicKey)
         let valid = try document.array("signatures").contains { element in

@@ -1,4 +1,6 @@
 import CordonFleet
+import CordonPosture
+import CordonProtocol
 import Crypto
 import Foundation
 import Logging
@@ -217,9 +219,13 @@ public actor FleetPoller {
     }
 
     private func report(_ set: TUFTrustedSet, now: Date) async {
+        // The machine's posture as root reads it (the desktop's screen lock is a user's setting:
+        // fleetd has no session to ask, so that check says unknown).
+        let posture = PostureProbe(root: "/", command: { _, _ in nil }).run()
+            .sorted { $0.check.rawValue < $1.check.rawValue }
         let report = FleetReport(
             device: key.id, publicKey: key.publicKey, time: now, versions: set.versions, policies: state.installed,
-            lastCommand: state.taken.keys.max(), lastError: state.lastError)
+            lastCommand: state.taken.keys.max(), lastError: state.lastError, posture: posture)
         let signed = report.file(signature: key.sign(report.message))
         try? AtomicFile.write(signed, to: paths.fleetDirectory + "/report.json")
         let digest = report.contentDigest

@@ -38,6 +38,9 @@ struct FleetVerifyReportCommand: AsyncParsableCommand {
             }
             try Output.line("  last command: \(report.lastCommand.map { "counter \($0)" } ?? "none")")
             if let error = report.lastError { try Output.line("  last error: \(error)") }
+            for result in report.posture {
+                try Output.line("  posture \(result.check.rawValue): \(result.status.rawValue) (\(result.evidence))")
+            }
         }
         if failed {
             throw CLIError(

@@ -90,13 +90,21 @@ import Testing
         let device = TUFHex.encode(SHA256.hash(data: publicKey))
         let report = FleetReport(
             device: device, publicKey: publicKey, time: Date(timeIntervalSince1970: 1_800_000_000),
-            versions: ["root": 1, "targets": 4], policies: ["20-fleet.json": "ab"], lastCommand: 3, lastError: nil)
+            versions: ["root": 1, "targets": 4], policies: ["20-fleet.json": "ab"], lastCommand: 3, lastError: nil,
+            posture: [
+                PostureResult(.kernelTaint, .pass, "/proc/sys/kernel/tainted: 0"),
+                PostureResult(.screenLock, .unknown, "no session"),
+            ])
         let file = report.file(signature: try key.sign(report.message))
         #expect(try FleetReport.verify(file, device: device) == report)
         #expect(throws: TUFError.self) { try FleetReport.verify(file, device: String(repeating: "0", count: 64)) }
         var forged = String(decoding: file, as: UTF8.self)
         forged = forged.replacingOccurrences(of: "\"lastCommand\":3", with: "\"lastCommand\":2")
         #expect(throws: TUFError.self) { try FleetReport.verify(Array(forged.utf8)) }
+        let passing = String(decoding: file, as: UTF8.self).replacingOccurrences(of: "\"unknown\"", with: "\"pass\"")
+        #expect(throws: TUFError.self, "a posture check changed to pass") {
+            try FleetReport.verify(Array(passing.utf8))
+        }
         // Another key cannot sign for this device.
         let other = TUFSigningKey()
         #expect(throws: TUFError.self) {

@@ -12,10 +12,11 @@ import Testing
 
     /// A repository, nginx serving it, and fleetd's directories; `body` runs, then all is stopped.
     static func withFleet(
-        policyDirectory: String? = nil, _ body: (FleetRepository, NginxServer, FleetdProcess) async throws -> Void
+        policyDirectory: String? = nil, gzipLabel: Bool = false,
+        _ body: (FleetRepository, NginxServer, FleetdProcess) async throws -> Void
     ) async throws {
         let repository = try await FleetRepository()
-        let nginx = try NginxServer(serving: repository.served)
+        let nginx = try NginxServer(serving: repository.served, gzipLabel: gzipLabel)
         let policies = try TemporaryDirectory()
         let fleetd = try FleetdProcess(
             repository: repository, nginx: nginx, policyDirectory: policyDirectory ?? policies.path)
@@ -183,6 +184,19 @@ import Testing
             try await repository.attack("long-target")
             let result = try await fleetd.pollOnce()
             #expect(result.status == 1 && result.stdout.contains("target: length"), "\(result.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: fleetd.policyDirectory + "/20-fleet.json"))
+            #expect(fleetd.audit.contains { $0["event"] == "repository.refused" && $0["kind"] == "length" })
+        }
+    }
+
+    /// A compressed bomb (64 MiB of zeros in 64 KiB of gzip, labelled `Content-Encoding: gzip`):
+    /// fleetd decompresses nothing and reads no more than the promised length.
+    @Test func aCompressedBombIsNeitherInflatedNorInstalled() async throws {
+        try await Self.withFleet(gzipLabel: true) { repository, _, fleetd in
+            try await repository.publish(["20-fleet.json": Self.basePolicy])
+            try await repository.attack("gzip-bomb")
+            let result = try await fleetd.pollOnce()
+            #expect(result.status == 1 && result.stdout.contains("target: length"), "\(result.stdout)\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: fleetd.policyDirectory + "/20-fleet.json"))
             #expect(fleetd.audit.contains { $0["event"] == "repository.refused" && $0["kind"] == "length" })
         }

@@ -218,6 +218,15 @@ def main():
                 for name in files:
                     with open(os.path.join(root, name), "ab") as f:
                         f.write(b" " * (1 << 20))
+        elif args.name == "gzip-bomb":
+            # Every policy file is replaced by 64 MiB of zeros gzipped (about 64 KiB); the test's
+            # nginx labels target files `Content-Encoding: gzip`, as a hostile host would.
+            import gzip
+            bomb = gzip.compress(b"\0" * (64 << 20), compresslevel=9)
+            for root, _, files in os.walk(os.path.join(repo.repo, "targets", "policies")):
+                for name in files:
+                    with open(os.path.join(root, name), "wb") as f:
+                        f.write(bomb)
         elif args.name == "foreign-key":
             # New targets signed by a key the root does not list.
             saved = repo.state["keys"]["targets"]

@@ -13,8 +13,9 @@ final class NginxServer: @unchecked Sendable {
     var reportsDirectory: String { prefix.appending("www/reports") }
     var base: String { "https://127.0.0.1:\(port)/" }
 
-    /// Starts nginx serving `root` at `/` over TLS; `gzip` turns compression on for every type.
-    init(serving root: String) throws {
+    /// Starts nginx serving `root` at `/` over TLS; with `gzipLabel`, every file under `/targets/`
+    /// is answered with `Content-Encoding: gzip` (a hostile host serving a compressed bomb).
+    init(serving root: String, gzipLabel: Bool = false) throws {
         prefix = try TemporaryDirectory()
         pki = try TestPKI()
         port = try TestPorts.free()
@@ -42,6 +43,7 @@ final class NginxServer: @unchecked Sendable {
                     ssl_certificate \(leaf.certificate);
                     ssl_certificate_key \(leaf.key);
                     root \(root);
+                    \(gzipLabel ? "location /targets/ { add_header Content-Encoding gzip always; }" : "")
                     location /reports/ {
                         root \(prefix.appending("www"));
                         dav_methods PUT;
