@@ -1,5 +1,4 @@
 import CordonProtocol
-import Foundation
 
 /// The canonical JSON TUF signs (the OLPC form securesystemslib writes): members sorted by code
 /// point, no whitespace, strings escaped only at `"` and `\`, integers only.
@@ -7,12 +6,27 @@ public enum CanonicalJSON {
     /// The largest document parsed: metadata caps are smaller, this bounds a caller that passes more.
     static let maximumDepth = 32
 
-    /// Parses `bytes` as one JSON value (strictly: a member named twice is refused).
+    /// Parses `bytes` as one JSON value, strictly (CordonProtocol's `JSONNodeParser`: RFC 8259, one
+    /// pass, bounded depth, a member named twice refused — two readers must never see different
+    /// documents), integers kept exact.
     public static func parse(_ bytes: [UInt8], role: String) throws(TUFError) -> JSONValue {
         do {
-            return try StrictJSONParser.parse(bytes)
+            return value(try JSONNodeParser.parse(bytes))
         } catch {
-            throw TUFError(.malformed, role: role, "not JSON at byte \(error.offset): \(error.reason)")
+            throw TUFError(.malformed, role: role, "not JSON: \(error)")
+        }
+    }
+
+    private static func value(_ node: JSONNode) -> JSONValue {
+        switch node {
+        case .null: .null
+        case .bool(let flag): .bool(flag)
+        case .integer(let number): .int(Int(number))
+        case .double(let number): .double(number)
+        case .string(let text): .string(text)
+        case .array(let elements): .array(elements.map(value))
+        case .object(let members):
+            .object(Dictionary(members.map { ($0.key, value($0.value)) }, uniquingKeysWith: { first, _ in first }))
         }
     }
 

@@ -54,12 +54,14 @@ import Testing
                 == .object(["a": .array([.int(1), .int(0), .double(25), .string("é😀\n"), .bool(true), .null])]))
         for bad in [
             #"{"a": 1, "a": 2}"#, #"{"a": 1} x"#, #"[1,]"#, #"{"a" 1}"#, #""\ud800""#, #""\udc00x""#, "\"\u{01}\"",
-            #"01"#, #"1."#, #"-"#, #"tru"#, #""\x""#, #"1e999"#,
-            String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
+            #"01"#, #"1."#, #"-"#, #"tru"#, #""\x""#,
+            String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
         ] {
             #expect(throws: TUFError.self, "\(bad)") { try parse(bad) }
         }
-        #expect(throws: Never.self) { try parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)) }
+        // Canonical JSON bounds nesting lower still: what it signs is shallow.
+        let deep = try parse(String(repeating: "[", count: 40) + String(repeating: "]", count: 40))
+        #expect(throws: TUFError.self) { try CanonicalJSON.encode(deep, role: "t") }
         var invalidUTF8 = Array(#""é""#.utf8)
         invalidUTF8[1] = 0xff
         #expect(throws: TUFError.self) { try CanonicalJSON.parse(invalidUTF8, role: "t") }
