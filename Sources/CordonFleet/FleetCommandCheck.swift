@@ -23,6 +23,13 @@ public struct FleetCommandCheck: Sendable {
     public enum Verdict: Sendable, Hashable {
         case accept(FleetCommand)
         case refuse(FleetCommand, Refusal)
+
+        /// The command judged.
+        public var command: FleetCommand {
+            switch self {
+            case .accept(let command), .refuse(let command, _): command
+            }
+        }
     }
 
     /// This machine's id.

@@ -177,11 +177,7 @@ public actor FleetPoller {
                 fields["reason"] = reason.rawValue
                 audit.record("command.refused", fields)
             }
-            let command: FleetCommand
-            switch verdict {
-            case .accept(let accepted): command = accepted
-            case .refuse(let refused, _): command = refused
-            }
+            let command = verdict.command
             if state.taken[command.counter] == nil { state.taken[command.counter] = TUFHex.encode(command.digest) }
         }
         state.commandFile = hash
