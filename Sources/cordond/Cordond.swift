@@ -388,10 +388,10 @@ struct Cordond: AsyncParsableCommand {
             throw ExitCode(1)
         }
         // Started together; on SIGTERM/SIGINT shut down in reverse order, one after the other:
-        // the watchdog, the lock triggers and the policy watcher stop before the agent revokes
-        // every key and its loop goes away. Each is named here: without a name the group makes
-        // one with `"\(service)"`, which reflects every stored property (about 3.6 ms of a
-        // socket-activated start, docs/PERFORMANCE.md).
+        // the watchdog, the lock triggers and the watchers stop before the agent revokes every
+        // key; its loop goes away only once the group has returned (`AgentServer.finish()`). Each
+        // is named here: without a name the group makes one with `"\(service)"`, which reflects
+        // every stored property (about 3.6 ms of a socket-activated start, docs/PERFORMANCE.md).
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
@@ -406,7 +406,9 @@ struct Cordond: AsyncParsableCommand {
             try await group.run()
         } catch {
             logger.critical("stopped on error: \(error)")
+            await server.finish()
             throw ExitCode(1)
         }
+        await server.finish()
     }
 }

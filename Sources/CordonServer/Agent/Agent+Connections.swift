@@ -60,9 +60,7 @@ extension Agent {
 
     /// Graceful shutdown: revoke (zero keys, tell every app), flush, then close every connection.
     func shutdown() -> EventLoopFuture<Void> {
-        loop.preconditionInEventLoop()
-        isShuttingDown = true
-        for component in components { component.shutdown() }
+        stopComponents()
         run(.revoke(reason: .shutdown, now: clock()))
         timer?.cancel()
         let closes = connections.values.map { connection -> EventLoopFuture<Void> in
@@ -70,6 +68,17 @@ extension Agent {
             return channel.writeAndFlush(ByteBuffer()).flatMap { channel.close() }.recover { _ in }
         }
         return EventLoopFuture.andAllComplete(closes, on: loop)
+    }
+
+    /// Stops what runs on its own (watchers, timers, the components' pending work) without
+    /// revoking: after a start that failed (another agent holds the socket), when this agent
+    /// served nothing and the database is the other agent's to change.
+    func stopComponents() {
+        loop.preconditionInEventLoop()
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        for component in components { component.shutdown() }
+        timer?.cancel()
     }
 }
 

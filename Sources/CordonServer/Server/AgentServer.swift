@@ -21,6 +21,8 @@ public final class AgentServer: Sendable {
     private let channel = Mutex<(any Channel)?>(nil)
     /// The path this server bound itself (nil when serving a socket-activated one).
     private let boundSocketPath = Mutex<String?>(nil)
+    /// `finish()` ran.
+    private let finished = Mutex(false)
 
     /// Opens the database and prepares the agent; `start()` binds the socket.
     public init(configuration: AgentConfiguration, logger: Logger) throws {
@@ -122,8 +124,16 @@ public final class AgentServer: Sendable {
         return "state: \(status.state.rawValue), apps: \(status.apps)"
     }
 
-    /// Stops accepting, revokes (zeroing every key and telling every app), closes everything.
+    /// Stops accepting, revokes (zeroing every key and telling every app), closes everything:
+    /// `stopServing()`, then `finish()`.
     public func stop() async throws {
+        try await stopServing()
+        await finish()
+    }
+
+    /// Stops accepting, revokes (zeroing every key and telling every app) and closes every
+    /// connection; the loop keeps running for the services still stopping (`finish()` ends it).
+    public func stopServing() async throws {
         let listener = channel.withLock { value -> (any Channel)? in
             defer { value = nil }
             return value
@@ -134,8 +144,24 @@ public final class AgentServer: Sendable {
         // Only a server that bound the socket removes it: never another agent's live socket, nor
         // the one systemd passed.
         if listener != nil, let path = boundSocketPath.withLock({ $0 }) { unlink(path) }
-        try await storePool.shutdownGracefully()
-        try await group.shutdownGracefully()
+    }
+
+    /// Ends the loop and the pool, once every service that reaches the agent has returned (a task
+    /// submitted to a loop already shut down never completes). The components are stopped first
+    /// when `stopServing()` never ran (a start that failed: nothing was served, so nothing is
+    /// revoked, audited or unlinked); the store work already queued finishes and its completions
+    /// run, so none reaches the agent once it is freed. Idempotent.
+    public func finish() async {
+        let first = finished.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        let agent = self.agent
+        try? await loop.submit { agent.value.stopComponents() }.get()
+        try? await storePool.shutdownGracefully()
+        try? await loop.submit {}.get()  // After the completions the pool queued on the loop.
+        try? await group.shutdownGracefully()
         logger.notice("stopped")
     }
 }
