@@ -137,6 +137,10 @@ let package = Package(
         // The TPM Software Stack (ESYS, TCTI loader, RC decoding, marshalling) and the fixed-signature
         // C glue that builds its nested structures; CordonTPM is the Swift shell over both.
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
+        // The official NATS C client (nats.c) and the Swift shell over it: the fleet's push channel
+        // (docs/ARCHITECTURE.md, "Fleet push").
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .target(name: "CordonNATS", dependencies: ["CNATS"], swiftSettings: strict),
         .target(
             name: "CCordonTPM", dependencies: ["CTSS2"],
             linkerSettings: [
@@ -312,6 +316,10 @@ let package = Package(
                 "CordonFleetAdmin", "CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["peers"], swiftSettings: strict),
+        // Against a real nats-server (Debian) started by the tests.
+        .testTarget(
+            name: "CordonNATSTests",
+            dependencies: ["CordonNATS", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),

@@ -19,7 +19,8 @@
 # repository in FleetdEndToEndTests); lintian, dpkg-dev (dpkg-shlibdeps), init-system-helpers
 # (deb-systemd-helper) and man-db (systemd-analyze verify reads the unit's man page) for
 # `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
-# objcopy, readelf and strip.
+# objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
+# JetStream server CordonNATSTests run against).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -47,6 +48,8 @@ packages=(
     dpkg-dev
     init-system-helpers
     man-db
+    libnats-dev
+    nats-server
 )
 missing=()
 for package in "${packages[@]}"; do

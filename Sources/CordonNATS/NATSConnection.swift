@@ -1,0 +1,388 @@
+import CNATS
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One connection to NATS through the official C client (nats.c): core publish and subscribe, and
+/// the JetStream calls the fleet uses (a stream, a publish acknowledged by the stream, the last
+/// message of a subject). The library is thread-safe and calls back on its own threads; handlers
+/// must hand their work on (to an actor or a loop) and return.
+public final class NATSConnection: Sendable {
+    /// A received message's subject and bytes (copied out of the library's buffer).
+    public struct Message: Sendable, Equatable {
+        public var subject: String
+        public var data: [UInt8]
+
+        public init(subject: String, data: [UInt8]) {
+            self.subject = subject
+            self.data = data
+        }
+    }
+
+    /// `natsConnection *` and `jsCtx *`, owned here and destroyed in `close()`.
+    private struct Handles: @unchecked Sendable {
+        var connection: OpaquePointer
+        var jetStream: OpaquePointer?
+    }
+
+    private let handles: Mutex<Handles?>
+    /// What the C callbacks reach through their `closure` pointer: released by the library's last
+    /// callback (`closed`), with the subscriptions' handlers, so none is freed while it may run.
+    private let callbacks: Unmanaged<Callbacks>
+
+    /// Connects (or, with `retryFirstConnect`, starts trying in the background).
+    public init(_ options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in })
+        throws(NATSError)
+    {
+        let callbacks = Unmanaged.passRetained(Callbacks(options: options, onEvent: onEvent))
+        var opts: OpaquePointer?
+        var status = natsOptions_Create(&opts)
+        guard status == NATS_OK, let opts else {
+            callbacks.release()
+            throw NATSError("natsOptions_Create", status)
+        }
+        defer { natsOptions_Destroy(opts) }
+        let context = callbacks.toOpaque()
+        status = Self.configure(opts, options, context: context)
+        guard status == NATS_OK else {
+            callbacks.release()
+            throw NATSError("configure the connection to \(options.servers.joined(separator: ","))", status)
+        }
+        var connection: OpaquePointer?
+        status = natsConnection_Connect(&connection, opts)
+        let pending = status == NATS_NOT_YET_CONNECTED && options.retryFirstConnect
+        guard status == NATS_OK || pending, let connection else {
+            callbacks.release()
+            throw NATSError("connect to \(options.servers.joined(separator: ","))", status)
+        }
+        var jetStream: OpaquePointer?
+        status = natsConnection_JetStream(&jetStream, connection, nil)
+        guard status == NATS_OK else {
+            let error = NATSError("JetStream context", status)
+            natsConnection_Close(connection)  // Its `closed` callback releases the callbacks.
+            natsConnection_Destroy(connection)
+            throw error
+        }
+        self.callbacks = callbacks
+        handles = Mutex(Handles(connection: connection, jetStream: jetStream))
+    }
+
+    private static func configure(_ opts: OpaquePointer, _ options: NATSOptions, context: UnsafeMutableRawPointer)
+        -> natsStatus
+    {
+        var status = withCStrings(options.servers) {
+            natsOptions_SetServers(opts, UnsafeMutablePointer(mutating: $0), Int32(options.servers.count))
+        }
+        if status == NATS_OK { status = natsOptions_SetName(opts, options.name) }
+        if status == NATS_OK { status = natsOptions_SetTimeout(opts, Int64(options.connectTimeout * 1000)) }
+        if status == NATS_OK { status = natsOptions_SetMaxReconnect(opts, -1) }
+        if status == NATS_OK { status = natsOptions_SetCustomReconnectDelay(opts, reconnectDelay, context) }
+        if status == NATS_OK, options.retryFirstConnect {
+            status = natsOptions_SetRetryOnFailedConnect(opts, true, nil, nil)
+        }
+        if status == NATS_OK, let nkey = options.nkey {
+            status = natsOptions_SetNKey(opts, nkey, signNonce, context)
+        }
+        if status == NATS_OK, let caFile = options.caFile {
+            status = natsOptions_SetSecure(opts, true)
+            if status == NATS_OK { status = natsOptions_LoadCATrustedCertificates(opts, caFile) }
+        }
+        if status == NATS_OK, let prefix = options.inboxPrefix {
+            status = natsOptions_SetCustomInboxPrefix(opts, prefix)
+        }
+        if status == NATS_OK { status = natsOptions_SetDisconnectedCB(opts, disconnected, context) }
+        if status == NATS_OK { status = natsOptions_SetReconnectedCB(opts, reconnected, context) }
+        if status == NATS_OK { status = natsOptions_SetClosedCB(opts, closed, context) }
+        if status == NATS_OK { status = natsOptions_SetErrorHandler(opts, asyncError, context) }
+        return status
+    }
+
+    deinit { close() }
+
+    /// Closes the connection and frees the library's objects; no handler runs once this returns.
+    public func close() {
+        guard
+            let taken = handles.withLock({ value -> Handles? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
+        let owned = callbacks.takeUnretainedValue()
+        for subscription in owned.subscriptions.withLock({ $0 }) { subscription.takeUnretainedValue().destroy() }
+        if let jetStream = taken.jetStream { jsCtx_Destroy(jetStream) }
+        natsConnection_Close(taken.connection)  // Calls `closed`, which releases the callbacks.
+        natsConnection_Destroy(taken.connection)
+    }
+
+    private func withHandles<T>(_ operation: String, _ body: (Handles) throws(NATSError) -> T) throws(NATSError) -> T {
+        let current = handles.withLock { $0 }
+        guard let current else { throw NATSError(operation, NATS_CONNECTION_CLOSED) }
+        return try body(current)
+    }
+
+    // MARK: Core NATS
+
+    /// Publishes `data` on `subject` (core NATS: at most once, to whoever listens now).
+    public func publish(_ subject: String, _ data: [UInt8]) throws(NATSError) {
+        try withHandles("publish \(subject)") { handles throws(NATSError) in
+            let status = data.withUnsafeBytes {
+                natsConnection_Publish(handles.connection, subject, $0.baseAddress, Int32($0.count))
+            }
+            guard status == NATS_OK else { throw NATSError("publish \(subject)", status) }
+        }
+    }
+
+    /// Waits until the server has processed everything sent so far.
+    public func flush(timeout: Double = 5) throws(NATSError) {
+        try withHandles("flush") { handles throws(NATSError) in
+            let status = natsConnection_FlushTimeout(handles.connection, Int64(timeout * 1000))
+            guard status == NATS_OK else { throw NATSError("flush", status) }
+        }
+    }
+
+    /// Delivers every message on `subject` to `handler`, on the library's thread, until `close()`.
+    public func subscribe(_ subject: String, handler: @escaping @Sendable (Message) -> Void) throws(NATSError) {
+        try withHandles("subscribe \(subject)") { handles throws(NATSError) in
+            let box = Unmanaged.passRetained(Subscription(handler: handler))
+            var sub: OpaquePointer?
+            let status = natsConnection_Subscribe(&sub, handles.connection, subject, deliver, box.toOpaque())
+            guard status == NATS_OK, let sub else {
+                box.release()
+                throw NATSError("subscribe \(subject)", status)
+            }
+            box.takeUnretainedValue().handle.withLock { $0 = SubscriptionHandle(pointer: sub) }
+            callbacks.takeUnretainedValue().subscriptions.withLock { $0.append(box) }
+        }
+    }
+
+    // MARK: JetStream
+
+    /// What a stream keeps.
+    public struct StreamConfiguration: Sendable {
+        public var name: String
+        public var subjects: [String]
+        /// Messages kept per subject (1: the last one, what a machine reads on reconnecting).
+        public var maxMessagesPerSubject: Int64 = -1
+        /// The largest message the stream accepts, in bytes (-1: the server's limit).
+        public var maxMessageSize: Int32 = -1
+        /// Kept in memory only (benchmarks) instead of on disk.
+        public var inMemory = false
+
+        public init(name: String, subjects: [String]) {
+            self.name = name
+            self.subjects = subjects
+        }
+    }
+
+    /// Creates the stream, or updates it to `configuration` when it exists. Direct gets are allowed,
+    /// so a reader permitted one subject's `$JS.API.DIRECT.GET.<stream>.<subject>` reads that alone.
+    public func addStream(_ configuration: StreamConfiguration) throws(NATSError) {
+        try withHandles("add stream \(configuration.name)") { handles throws(NATSError) in
+            guard let jetStream = handles.jetStream else { throw NATSError("JetStream", NATS_ILLEGAL_STATE) }
+            var config = jsStreamConfig()
+            _ = jsStreamConfig_Init(&config)
+            var errorCode = jsErrCode(rawValue: 0)
+            var status = NATS_OK
+            configuration.name.withCString { name in
+                withCStrings(configuration.subjects) { subjects in
+                    config.Name = name
+                    config.Subjects = UnsafeMutablePointer(mutating: subjects)
+                    config.SubjectsLen = Int32(configuration.subjects.count)
+                    config.MaxMsgsPerSubject = configuration.maxMessagesPerSubject
+                    config.MaxMsgSize = configuration.maxMessageSize
+                    config.Storage = configuration.inMemory ? js_MemoryStorage : js_FileStorage
+                    config.AllowDirect = true
+                    var info: UnsafeMutablePointer<jsStreamInfo>?
+                    status = js_AddStream(&info, jetStream, &config, nil, &errorCode)
+                    if status != NATS_OK, errorCode == JSStreamNameExistErr {
+                        errorCode = jsErrCode(rawValue: 0)
+                        status = js_UpdateStream(&info, jetStream, &config, nil, &errorCode)
+                    }
+                    if let info { jsStreamInfo_Destroy(info) }
+                }
+            }
+            guard status == NATS_OK else {
+                throw NATSError("add stream \(configuration.name)", status, jetStream: errorCode)
+            }
+        }
+    }
+
+    /// Publishes `data` on `subject` and waits for the stream to store it; returns its sequence.
+    @discardableResult
+    public func publishToStream(_ subject: String, _ data: [UInt8]) throws(NATSError) -> UInt64 {
+        try withHandles("publish \(subject) to its stream") { handles throws(NATSError) -> UInt64 in
+            guard let jetStream = handles.jetStream else { throw NATSError("JetStream", NATS_ILLEGAL_STATE) }
+            var ack: UnsafeMutablePointer<jsPubAck>?
+            var errorCode = jsErrCode(rawValue: 0)
+            let status = data.withUnsafeBytes {
+                js_Publish(&ack, jetStream, subject, $0.baseAddress, Int32($0.count), nil, &errorCode)
+            }
+            defer { if let ack { jsPubAck_Destroy(ack) } }
+            guard status == NATS_OK, let ack else {
+                throw NATSError("publish \(subject) to its stream", status, jetStream: errorCode)
+            }
+            return ack.pointee.Sequence
+        }
+    }
+
+    /// The last message the stream holds on `subject`, or nil when it holds none; a request the
+    /// server does not answer within `timeout` seconds (one it refused) is an error.
+    public func lastMessage(stream: String, subject: String, timeout: Double = 5) throws(NATSError) -> Message? {
+        try withHandles("read the last message of \(subject)") { handles throws(NATSError) -> Message? in
+            guard let jetStream = handles.jetStream else { throw NATSError("JetStream", NATS_ILLEGAL_STATE) }
+            var options = jsDirectGetMsgOptions()
+            _ = jsDirectGetMsgOptions_Init(&options)
+            var wait = jsOptions()
+            _ = jsOptions_Init(&wait)
+            wait.Wait = Int64(timeout * 1000)
+            var message: OpaquePointer?
+            let status = subject.withCString { text in
+                options.LastBySubject = text
+                return js_DirectGetMsg(&message, jetStream, stream, &wait, &options)
+            }
+            if status == NATS_NOT_FOUND { return nil }
+            guard status == NATS_OK, let message else {
+                throw NATSError("read the last message of \(subject) in \(stream)", status)
+            }
+            defer { natsMsg_Destroy(message) }
+            return Self.copy(message)
+        }
+    }
+
+    static func copy(_ message: OpaquePointer) -> Message {
+        let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
+        let count = Int(natsMsg_GetDataLength(message))
+        guard count > 0, let data = natsMsg_GetData(message) else { return Message(subject: subject, data: []) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: count) {
+            Message(subject: subject, data: Array(UnsafeBufferPointer(start: $0, count: count)))
+        }
+    }
+}
+
+// MARK: Callbacks from the library's threads
+
+/// The options and handlers the C callbacks reach through their `closure` pointer.
+final class Callbacks: Sendable {
+    let options: NATSOptions
+    let onEvent: @Sendable (NATSEvent) -> Void
+    let subscriptions = Mutex<[Unmanaged<Subscription>]>([])
+
+    init(options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void) {
+        self.options = options
+        self.onEvent = onEvent
+    }
+
+    static func from(_ closure: UnsafeMutableRawPointer?) -> Callbacks? {
+        closure.map { Unmanaged<Callbacks>.fromOpaque($0).takeUnretainedValue() }
+    }
+}
+
+/// `natsSubscription *`, owned by its `Subscription`.
+struct SubscriptionHandle: @unchecked Sendable {
+    var pointer: OpaquePointer
+}
+
+/// One subscription's handler, and its library object.
+final class Subscription: Sendable {
+    let handler: @Sendable (NATSConnection.Message) -> Void
+    let handle = Mutex<SubscriptionHandle?>(nil)
+
+    init(handler: @escaping @Sendable (NATSConnection.Message) -> Void) {
+        self.handler = handler
+    }
+
+    /// Unsubscribes and frees the library's object (before the connection is destroyed).
+    func destroy() {
+        guard
+            let taken = handle.withLock({ value -> SubscriptionHandle? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
+        _ = natsSubscription_Unsubscribe(taken.pointer)
+        natsSubscription_Destroy(taken.pointer)
+    }
+}
+
+private func deliver(
+    _ connection: OpaquePointer?, _ subscription: OpaquePointer?, _ message: OpaquePointer?,
+    _ closure: UnsafeMutableRawPointer?
+) {
+    guard let message else { return }
+    defer { natsMsg_Destroy(message) }
+    guard let closure else { return }
+    Unmanaged<Subscription>.fromOpaque(closure).takeUnretainedValue().handler(NATSConnection.copy(message))
+}
+
+private func reconnectDelay(_ connection: OpaquePointer?, _ attempts: Int32, _ closure: UnsafeMutableRawPointer?)
+    -> Int64
+{
+    guard let callbacks = Callbacks.from(closure) else { return 1000 }
+    let delay = callbacks.options.reconnectDelay(attempt: Int(attempts), unit: Double.random(in: 0..<1))
+    return Int64(delay * 1000)
+}
+
+private func signNonce(
+    _ errorText: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ signature: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ length: UnsafeMutablePointer<Int32>?, _ nonce: UnsafePointer<CChar>?, _ closure: UnsafeMutableRawPointer?
+) -> natsStatus {
+    guard let callbacks = Callbacks.from(closure), let signer = callbacks.options.signer, let nonce, let signature,
+        let length
+    else { return NATS_ERR }
+    let signed = signer(Array(String(cString: nonce).utf8))
+    // The library frees what it is given: malloc'd here.
+    guard let buffer = malloc(max(signed.count, 1))?.assumingMemoryBound(to: UInt8.self) else { return NATS_NO_MEMORY }
+    for (index, byte) in signed.enumerated() { buffer[index] = byte }
+    signature.pointee = buffer
+    length.pointee = Int32(signed.count)
+    return NATS_OK
+}
+
+private func disconnected(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer?) {
+    Callbacks.from(closure)?.onEvent(.disconnected)
+}
+
+private func reconnected(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer?) {
+    Callbacks.from(closure)?.onEvent(.reconnected)
+}
+
+/// The library's last callback for a connection: the handlers are released here.
+private func closed(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer?) {
+    guard let closure else { return }
+    let callbacks = Unmanaged<Callbacks>.fromOpaque(closure)
+    callbacks.takeUnretainedValue().onEvent(.closed)
+    for subscription in callbacks.takeUnretainedValue().subscriptions.withLock({ list in
+        defer { list = [] }
+        return list
+    }) { subscription.release() }
+    callbacks.release()
+}
+
+private func asyncError(
+    _ connection: OpaquePointer?, _ subscription: OpaquePointer?, _ status: natsStatus,
+    _ closure: UnsafeMutableRawPointer?
+) {
+    var text = String(cString: natsStatus_GetText(status))
+    if let connection {
+        var last: UnsafePointer<CChar>?
+        _ = natsConnection_GetLastError(connection, &last)
+        if let last, last.pointee != 0 { text = String(cString: last) }
+    }
+    Callbacks.from(closure)?.onEvent(.error(text))
+}
+
+/// Calls `body` with a C array of the strings (valid only during the call).
+func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    var pointers = copies.map { UnsafePointer($0) }
+    if pointers.isEmpty { pointers.append(nil) }  // A valid address even for no strings.
+    return pointers.withUnsafeBufferPointer { buffer in
+        guard let base = buffer.baseAddress else { preconditionFailure("a non-empty array has an address") }
+        return body(base)
+    }
+}

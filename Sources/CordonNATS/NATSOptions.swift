@@ -1,0 +1,46 @@
+/// How a `NATSConnection` connects: the servers, who it is (an NKey whose private half never leaves
+/// its owner: `signer` signs the server's nonce), TLS, and the reconnect schedule.
+public struct NATSOptions: Sendable {
+    /// Server URLs (`nats://host:4222`, `tls://host:4222`).
+    public var servers: [String]
+    /// The connection's name, shown in the server's monitoring.
+    public var name: String
+    /// The user NKey (`NATSNKey.user(publicKey:)`) and what signs the server's nonce with its key.
+    public var nkey: String?
+    public var signer: (@Sendable ([UInt8]) -> [UInt8])?
+    /// PEM CA certificates the server's certificate must chain to; set, TLS is required.
+    public var caFile: String?
+    /// Replies to this connection's requests come under `<inboxPrefix>.…`, so permissions can give
+    /// each user its own inboxes alone (`_INBOX.<device>.>`).
+    public var inboxPrefix: String?
+    /// Reconnects wait a random time up to `min(reconnectCap, reconnectBase · 2^attempt)` seconds
+    /// (exponential backoff with full jitter): a fleet that lost its server does not return at once.
+    public var reconnectBase: Double = 0.5
+    public var reconnectCap: Double = 30
+    /// Seconds to wait for a server to answer a connect.
+    public var connectTimeout: Double = 5
+    /// Keep trying in the background when no server answers at first (an offline machine):
+    /// `NATSConnection.init` returns at once and `onEvent` says `.reconnected` when it connects.
+    public var retryFirstConnect = false
+
+    public init(servers: [String], name: String) {
+        self.servers = servers
+        self.name = name
+    }
+
+    /// The delay before reconnect attempt `attempt` (1-based), for a uniform `unit` in 0..<1.
+    public func reconnectDelay(attempt: Int, unit: Double) -> Double {
+        let exponent = min(max(attempt - 1, 0), 30)
+        let ceiling = min(reconnectCap, reconnectBase * Double(1 << exponent))
+        return ceiling * unit
+    }
+}
+
+/// What happened to a connection, as the library reports it (from its own threads).
+public enum NATSEvent: Sendable, Equatable {
+    case disconnected
+    case reconnected
+    case closed
+    /// An asynchronous error (a slow consumer, a permission violation), with the library's text.
+    case error(String)
+}

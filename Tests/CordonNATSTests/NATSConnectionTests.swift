@@ -1,0 +1,155 @@
+import CordonNATS
+import Crypto
+import Foundation
+import Synchronization
+import Testing
+
+/// `NATSConnection` against a real `nats-server` with JetStream: each machine signs the server's
+/// nonce with its own Ed25519 key (no seed file), reads the last command kept for its subject and
+/// follows live ones, is refused another machine's subjects by the server, and comes back after the
+/// server restarts.
+@Suite(.serialized) struct NATSConnectionTests {
+    static let stream = "CORDON_COMMANDS"
+
+    /// A machine's identity: its key and the subjects the server lets it use.
+    struct Machine {
+        let key = Curve25519.Signing.PrivateKey()
+        let name: String
+        var nkey: String { NATSNKey.user(publicKey: Array(key.publicKey.rawRepresentation)) }
+        var subject: String { "cordon.fleet.cmd.\(name)" }
+
+        var user: NATSServer.User {
+            NATSServer.User(
+                nkey: nkey, publish: ["$JS.API.DIRECT.GET.\(NATSConnectionTests.stream).\(subject)"],
+                subscribe: [subject, "_INBOX.\(name).>"])
+        }
+
+        func options(_ server: NATSServer) -> NATSOptions {
+            var options = NATSOptions(servers: [server.url], name: name)
+            options.nkey = nkey
+            let key = self.key
+            options.signer = { nonce in Array((try? key.signature(for: nonce)) ?? Data()) }
+            options.inboxPrefix = "_INBOX.\(name)"
+            options.reconnectBase = 0.05
+            options.reconnectCap = 0.5
+            return options
+        }
+    }
+
+    struct Setup {
+        let server: NATSServer
+        let admin: NATSConnection
+        let machines: [Machine]
+    }
+
+    static func setUp(machines names: [String]) throws -> Setup {
+        let admin = Machine(name: "admin")
+        let machines = names.map { Machine(name: $0) }
+        let server = try NATSServer(
+            users: [NATSServer.User(nkey: admin.nkey, publish: [">"], subscribe: [">"])] + machines.map(\.user))
+        let connection = try NATSConnection(admin.options(server))
+        var configuration = NATSConnection.StreamConfiguration(name: stream, subjects: ["cordon.fleet.cmd.>"])
+        configuration.maxMessagesPerSubject = 1
+        try connection.addStream(configuration)
+        return Setup(server: server, admin: connection, machines: machines)
+    }
+
+    @Test func nkeysRoundTripAndABadChecksumIsRefused() throws {
+        let key = Array(Curve25519.Signing.PrivateKey().publicKey.rawRepresentation)
+        let text = NATSNKey.user(publicKey: key)
+        #expect(text.hasPrefix("U") && text.count == 56)
+        #expect(NATSNKey.publicKey(ofUser: text) == key)
+        var damaged = Array(text)
+        damaged[10] = damaged[10] == "A" ? "B" : "A"
+        #expect(NATSNKey.publicKey(ofUser: String(damaged)) == nil)
+        #expect(NATSNKey.publicKey(ofUser: "N" + text.dropFirst()) == nil)
+    }
+
+    @Test func aMachineReadsTheLastCommandKeptForItAndFollowsLiveOnes() async throws {
+        let setup = try Self.setUp(machines: ["a"])
+        defer { setup.server.stop() }
+        let machine = setup.machines[0]
+        try setup.admin.publishToStream(machine.subject, Array("first".utf8))
+        let second = try setup.admin.publishToStream(machine.subject, Array("second".utf8))
+        #expect(second == 2)
+
+        let connection = try NATSConnection(machine.options(setup.server))
+        defer { connection.close() }
+        // The stream keeps one message per subject: what the machine missed is the last one.
+        #expect(try connection.lastMessage(stream: Self.stream, subject: machine.subject)?.data == Array("second".utf8))
+
+        let received = AsyncStream<NATSConnection.Message>.makeStream()
+        try connection.subscribe(machine.subject) { received.continuation.yield($0) }
+        try connection.flush()
+        try setup.admin.publishToStream(machine.subject, Array("live".utf8))
+        var iterator = received.stream.makeAsyncIterator()
+        let live = await iterator.next()
+        #expect(live == NATSConnection.Message(subject: machine.subject, data: Array("live".utf8)))
+    }
+
+    @Test func theServerRefusesAMachineAnotherMachinesSubjects() async throws {
+        let setup = try Self.setUp(machines: ["a", "b"])
+        defer { setup.server.stop() }
+        let (a, b) = (setup.machines[0], setup.machines[1])
+        try setup.admin.publishToStream(b.subject, Array("wipe b".utf8))
+        let events = Mutex<[NATSEvent]>([])
+        var options = a.options(setup.server)
+        options.connectTimeout = 2
+        let connection = try NATSConnection(options) { event in events.withLock { $0.append(event) } }
+        defer { connection.close() }
+
+        // Reading b's kept command: the server refuses the request; a gets no message.
+        #expect(throws: NATSError.self) {
+            try connection.lastMessage(stream: Self.stream, subject: b.subject, timeout: 1)
+        }
+        // Following b's subject: the server refuses the subscription; nothing is delivered.
+        let delivered = Mutex(0)
+        try connection.subscribe(b.subject) { _ in delivered.withLock { $0 += 1 } }
+        try connection.flush()
+        try setup.admin.publishToStream(b.subject, Array("lock b".utf8))
+        try setup.admin.flush()
+        try connection.flush()
+        #expect(delivered.withLock { $0 } == 0)
+        let refusals = events.withLock { $0 }.filter {
+            if case .error(let text) = $0 { text.contains("Permissions Violation") } else { false }
+        }
+        #expect(refusals.count >= 1, "the server names the violation: \(events.withLock { $0 })")
+    }
+
+    @Test func aMachineSigningWithAnotherKeyIsRefused() throws {
+        let setup = try Self.setUp(machines: ["a"])
+        defer { setup.server.stop() }
+        var options = setup.machines[0].options(setup.server)
+        let impostor = Curve25519.Signing.PrivateKey()
+        options.signer = { nonce in Array((try? impostor.signature(for: nonce)) ?? Data()) }
+        let error = #expect(throws: NATSError.self) { try NATSConnection(options) }
+        #expect(error?.description.contains("Authorization") == true, "\(String(describing: error))")
+    }
+
+    @Test func aMachineComesBackAfterTheServerRestartsAndReadsWhatItMissed() async throws {
+        let setup = try Self.setUp(machines: ["a"])
+        defer { setup.server.stop() }
+        let machine = setup.machines[0]
+        let events = AsyncStream<NATSEvent>.makeStream()
+        let connection = try NATSConnection(machine.options(setup.server)) { events.continuation.yield($0) }
+        defer { connection.close() }
+        var iterator = events.stream.makeAsyncIterator()
+        func next(_ wanted: NATSEvent) async -> Bool {
+            while let event = await iterator.next() {
+                if event == wanted { return true }
+            }
+            return false
+        }
+
+        setup.server.halt()
+        #expect(await next(.disconnected))
+        try setup.server.restart()
+        #expect(await next(.reconnected))
+        // Published while the machine was away (the admin's own connection came back too).
+        try setup.admin.flush(timeout: 10)
+        try setup.admin.publishToStream(machine.subject, Array("while away".utf8))
+        #expect(
+            try connection.lastMessage(stream: Self.stream, subject: machine.subject)?.data
+                == Array("while away".utf8))
+    }
+}

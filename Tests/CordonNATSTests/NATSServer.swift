@@ -1,0 +1,96 @@
+import Foundation
+
+/// A real `nats-server` (Debian's) with JetStream, in a temporary directory, its users named by NKey
+/// with their permissions; stopped by `stop()`. The port is the server's choice at first start and
+/// kept across `restart()`.
+final class NATSServer: @unchecked Sendable {
+    /// One user: its NKey and the subjects it may publish and subscribe to.
+    struct User {
+        var nkey: String
+        var publish: [String]
+        var subscribe: [String]
+    }
+
+    let directory: URL
+    private(set) var port = 0
+    private var process: Process?
+    private var log: URL { directory.appendingPathComponent("nats.log") }
+
+    var url: String { "nats://127.0.0.1:\(port)" }
+
+    init(users: [User]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-nats-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.users = users
+        try start()
+    }
+
+    private let users: [User]
+
+    private func configuration() -> String {
+        func list(_ subjects: [String]) -> String { "[" + subjects.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+        let entries = users.map {
+            "    { nkey: \($0.nkey), permissions: { publish: { allow: \(list($0.publish)) }, subscribe: { allow: \(list($0.subscribe)) } } }"
+        }
+        return """
+            listen: "127.0.0.1:\(port == 0 ? -1 : port)"
+            jetstream { store_dir: "\(directory.path)/jetstream" }
+            authorization {
+              users = [
+            \(entries.joined(separator: "\n"))
+              ]
+            }
+
+            """
+    }
+
+    private func start() throws {
+        let config = directory.appendingPathComponent("nats.conf")
+        try configuration().write(to: config, atomically: true, encoding: .utf8)
+        try? FileManager.default.removeItem(at: log)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nats-server")
+        process.arguments = ["-c", config.path, "-l", log.path]
+        try process.run()
+        self.process = process
+        // Ready when it logs the port it listens on.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let text = try? String(contentsOf: log, encoding: .utf8),
+                let range = text.range(of: "Listening for client connections on 127.0.0.1:")
+            {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                port = Int(digits) ?? 0
+                if text.contains("Server is ready") { return }
+            }
+            guard process.isRunning else { throw Failure(message: "nats-server exited: \(logText)") }
+            usleep(20_000)
+        }
+        throw Failure(message: "nats-server did not start: \(logText)")
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Stops and starts the server again on the same port with the same stream storage.
+    func restart() throws {
+        halt()
+        try start()
+    }
+
+    /// Stops the server (SIGTERM, then waits).
+    func halt() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func stop() {
+        halt()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+}
