@@ -97,6 +97,7 @@ let package = Package(
         .target(
             name: "CordonFleetd",
             dependencies: [
+                "CordonNATS",
                 "CordonFleet", "CordonProtocol", "CordonSystem", "CordonTPM", "CordonSecrets", "CordonPosture",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOCore", package: "swift-nio"),
@@ -118,7 +119,9 @@ let package = Package(
         // (`cordon fleet`; reads and writes files, no NIO or GRDB).
         .target(
             name: "CordonFleetAdmin",
-            dependencies: ["CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CordonNATS", "CordonFleet", "CordonProtocol", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         // Shells.
@@ -140,7 +143,9 @@ let package = Package(
         // The official NATS C client (nats.c) and the Swift shell over it: the fleet's push channel
         // (docs/ARCHITECTURE.md, "Fleet push").
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
-        .target(name: "CordonNATS", dependencies: ["CNATS"], swiftSettings: strict),
+        .target(
+            name: "CordonNATS", dependencies: ["CNATS", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .target(
             name: "CCordonTPM", dependencies: ["CTSS2"],
             linkerSettings: [
@@ -317,9 +322,11 @@ let package = Package(
             ],
             exclude: ["peers"], swiftSettings: strict),
         // Against a real nats-server (Debian) started by the tests.
+        .target(name: "NATSTestServer", path: "Tests/NATSTestServer", swiftSettings: strict),
         .testTarget(
             name: "CordonNATSTests",
-            dependencies: ["CordonNATS", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+            dependencies: ["CordonNATS", "NATSTestServer", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
@@ -380,7 +387,7 @@ let package = Package(
             dependencies: [
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
                 "CordonAge", "CordonAppStorage", "CCordonLinux", "ChannelTestPeers", "CTestCredentials", "CordonFleet",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CordonNATS", "NATSTestServer", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -9,62 +9,120 @@ import Logging
 #endif
 
 /// The service loop (`cordon-fleetd run`): polls on the jittered schedule, at once on SIGUSR1 or a
-/// `refresh` command, stops on SIGTERM; tells systemd when it is ready (`Type=notify`).
+/// `refresh` command, and when the push channel's doorbell rings (after `FleetDoorbell`'s random
+/// delay); stops on SIGTERM; tells systemd when it is ready (`Type=notify`).
 public final class FleetDaemon: Sendable {
     let poller: FleetPoller
     let interval: Double
     let logger: Logger
+    let push: FleetdConfiguration.Push?
+    let key: FleetDeviceKey?
 
-    public init(poller: FleetPoller, interval: Double, logger: Logger) {
+    public init(
+        poller: FleetPoller, interval: Double, logger: Logger, push: FleetdConfiguration.Push? = nil,
+        key: FleetDeviceKey? = nil
+    ) {
         self.poller = poller
         self.interval = interval
         self.logger = logger
+        self.push = push
+        self.key = key
+    }
+
+    /// What woke the loop.
+    enum Wake: Sendable {
+        case signal(Int32)
+        /// The scheduled poll is due.
+        case due
+        /// A ring asked for a poll at this time.
+        case pollAt(Date)
     }
 
     /// Runs until SIGTERM or SIGINT.
     public func run() async {
-        let (wakeups, continuation) = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        let (wakeups, continuation) = AsyncStream<Wake>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let sources = [SIGTERM, SIGINT, SIGUSR1].map { signalNumber -> any DispatchSourceSignal in
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { continuation.yield(signalNumber) }
+            source.setEventHandler { continuation.yield(.signal(signalNumber)) }
             source.resume()
             return source
         }
         defer { sources.forEach { $0.cancel() } }
+        let (channel, listener) = startPush(wake: continuation)
+        defer {
+            channel?.close()
+            listener?.cancel()
+        }
         let notifier = SystemdNotifier()
         var schedule = FleetPollSchedule(interval: interval)
         var generator = SystemRandomNumberGenerator()
         var ready = false
         var iterator = wakeups.makeAsyncIterator()
+        var nextPoll = Date()
         while true {
-            let result = await poller.poll()
-            let delay: Double
-            switch result {
-            case .verified(_, let refreshNow):
-                delay = refreshNow ? 0 : schedule.afterSuccess(unit: Double.random(in: 0..<1, using: &generator))
-                notifier.status("verified; next poll in \(Int(delay)) s")
-            case .failed(let message):
-                delay = schedule.afterFailure(unit: Double.random(in: 0..<1, using: &generator))
-                notifier.status("last poll failed: \(message.prefix(120)); retry in \(Int(delay)) s")
+            if Date() >= nextPoll {
+                let result = await poller.poll()
+                let delay: Double
+                switch result {
+                case .verified(_, let refreshNow):
+                    delay = refreshNow ? 0 : schedule.afterSuccess(unit: Double.random(in: 0..<1, using: &generator))
+                    notifier.status("verified; next poll in \(Int(delay)) s")
+                case .failed(let message):
+                    delay = schedule.afterFailure(unit: Double.random(in: 0..<1, using: &generator))
+                    notifier.status("last poll failed: \(message.prefix(120)); retry in \(Int(delay)) s")
+                }
+                nextPoll = Date().addingTimeInterval(delay)
+                if !ready {
+                    notifier.ready(status: "polling")
+                    ready = true
+                }
+                if delay == 0 { continue }
             }
-            if !ready {
-                notifier.ready(status: "polling")
-                ready = true
-            }
-            // Sleep until the delay passes or a signal comes, whichever is first.
+            // Sleep until the poll is due or something else wakes the loop, whichever is first.
+            let wait = max(nextPoll.timeIntervalSinceNow, 0)
             let timer = Task {
-                try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
-                if !Task.isCancelled { continuation.yield(0) }
+                try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+                if !Task.isCancelled { continuation.yield(.due) }
             }
-            let woke = await iterator.next() ?? SIGTERM
+            let woke = await iterator.next() ?? .signal(SIGTERM)
             timer.cancel()
-            if woke == SIGTERM || woke == SIGINT {
+            switch woke {
+            case .signal(SIGTERM), .signal(SIGINT):
                 notifier.stopping()
                 await poller.shutdown()
                 logger.info("stopping")
                 return
+            case .signal:
+                nextPoll = Date()
+            case .due:
+                break
+            case .pollAt(let at):
+                nextPoll = min(nextPoll, at)
             }
         }
+    }
+
+    /// Connects the push channel when configured: rings are judged one at a time by the poller, off
+    /// the main loop (a flood drops rings, never a signal), and a ring that schedules a poll wakes it.
+    private func startPush(wake: AsyncStream<Wake>.Continuation) -> (FleetPush?, Task<Void, Never>?) {
+        guard let push, let key else { return (nil, nil) }
+        let (rings, ringing) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let channel: FleetPush
+        do {
+            channel = try FleetPush(push, key: key, logger: logger) { ringing.yield($0) }
+        } catch {
+            logger.error("push: \(error.message); polling only")
+            return (nil, nil)
+        }
+        let poller = self.poller
+        let listener = Task {
+            for await bytes in rings {
+                if case .poll(let at) = await poller.ring(bytes, unit: Double.random(in: 0..<1)) {
+                    wake.yield(.pollAt(at))
+                }
+            }
+        }
+        return (channel, listener)
     }
 }

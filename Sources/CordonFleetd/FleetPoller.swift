@@ -26,6 +26,13 @@ public actor FleetPoller {
     let shippedRoot: [UInt8]
     let logger: Logger
     private(set) var state: FleetdState
+    /// The push channel's doorbell: what rang and when the poll it asked for is due.
+    private var doorbell = FleetDoorbell()
+    /// When each kind of refused ring was last audited (a flood is audited once a minute).
+    private var ringAudited: [String: Date] = [:]
+    /// Rings refused since start, by kind (`TUFError.Kind`), and genuine ones.
+    public private(set) var ringsRefused: [String: Int] = [:]
+    public private(set) var ringsAccepted = 0
 
     public init(
         configuration: FleetdConfiguration, paths: FleetdPaths, key: FleetDeviceKey, logger: Logger
@@ -56,6 +63,7 @@ public actor FleetPoller {
 
     /// One poll at `now`.
     public func poll(now: Date = Date()) async -> Result {
+        doorbell.polled()
         let trusted: TUFTrustedSet
         do {
             trusted = try state.trustedSet(shippedRoot: shippedRoot)
@@ -97,6 +105,37 @@ public actor FleetPoller {
         } catch {
             return fail(error.message, now: now)
         }
+    }
+
+    // MARK: Doorbell
+
+    /// Judges a ring of the push channel's doorbell at `now` (`unit`: uniform in 0..<1 for the
+    /// delay); a refused one is counted, and audited at most once a minute per kind of refusal.
+    public func ring(_ bytes: [UInt8], now: Date = Date(), unit: Double) -> FleetDoorbell.Decision {
+        let decision: FleetDoorbell.Decision
+        do {
+            decision = doorbell.ring(
+                bytes, trusted: try state.trustedSet(shippedRoot: shippedRoot), now: now, unit: unit)
+        } catch {
+            decision = .refused(error)
+        }
+        switch decision {
+        case .refused(let error):
+            let kind = error.kind.rawValue
+            ringsRefused[kind, default: 0] += 1
+            if ringAudited[kind].map({ now.timeIntervalSince($0) >= 60 }) ?? true {
+                ringAudited[kind] = now
+                audit.record(
+                    "doorbell.refused",
+                    ["kind": kind, "detail": error.detail, "refusedSinceStart": "\(ringsRefused[kind] ?? 0)"])
+            }
+        case .poll(let at):
+            ringsAccepted += 1
+            logger.info("push: the doorbell rang; polling", metadata: ["in": "\(Int(at.timeIntervalSince(now)))s"])
+        case .alreadyScheduled, .notNewer:
+            ringsAccepted += 1
+        }
+        return decision
     }
 
     // MARK: Metadata

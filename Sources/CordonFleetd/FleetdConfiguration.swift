@@ -4,7 +4,8 @@ import Foundation
 /// fleetd's settings, `/etc/cordon/fleet.json` (docs/FLEET.md):
 /// ```json
 /// { "repository": "https://fleet.example.com/cordon/", "caFile": "/etc/cordon/fleet-ca.pem",
-///   "intervalSeconds": 300, "reportURL": "https://fleet.example.com/reports/" }
+///   "intervalSeconds": 300, "reportURL": "https://fleet.example.com/reports/",
+///   "push": { "servers": ["tls://nats.example.com:4222"], "caFile": "/etc/cordon/nats-ca.pem" } }
 /// ```
 /// The trusted root the admins ship is `/etc/cordon/fleet-root.json` (or `trustedRoot`).
 public struct FleetdConfiguration: Sendable, Equatable {
@@ -18,6 +19,20 @@ public struct FleetdConfiguration: Sendable, Equatable {
     public var reportURL: String?
     /// The root metadata the admins ship.
     public var trustedRoot: String
+    /// The push channel (docs/FLEET.md, "Push"), if any.
+    public var push: Push?
+
+    /// Where fleetd listens for the doorbell: NATS servers, and the CA their TLS certificates chain to.
+    public struct Push: Sendable, Equatable {
+        /// `tls://host:port` (or `nats://` for a server on this machine or a test).
+        public var servers: [String]
+        public var caFile: String?
+
+        public init(servers: [String], caFile: String? = nil) {
+            self.servers = servers
+            self.caFile = caFile
+        }
+    }
 
     public init(
         repository: String, caFile: String? = nil, intervalSeconds: Double = 300, reportURL: String? = nil,
@@ -39,7 +54,7 @@ public struct FleetdConfiguration: Sendable, Equatable {
         else {
             throw FleetdError("\(path) is not a JSON object", hint: "see docs/FLEET.md for the settings")
         }
-        let known: Set = ["repository", "caFile", "intervalSeconds", "reportURL", "trustedRoot"]
+        let known: Set = ["repository", "caFile", "intervalSeconds", "reportURL", "trustedRoot", "push"]
         if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
             throw FleetdError(
                 "\(path): /\(unknown) is not a setting",
@@ -71,8 +86,47 @@ public struct FleetdConfiguration: Sendable, Equatable {
         if let report, URL(string: report)?.scheme != "https" {
             throw FleetdError("\(path): /reportURL must be an https:// URL", hint: "reports are PUT over TLS")
         }
-        return FleetdConfiguration(
+        var configuration = FleetdConfiguration(
             repository: repository, caFile: try string("caFile"), intervalSeconds: interval, reportURL: report,
             trustedRoot: try string("trustedRoot") ?? "/etc/cordon/fleet-root.json")
+        if let member = members["push"] { configuration.push = try Push.parse(member, in: path) }
+        return configuration
+    }
+}
+
+extension FleetdConfiguration.Push {
+    /// Reads `/push`; errors name the file and the JSON pointer.
+    static func parse(_ value: JSONValue, in path: String) throws(FleetdError) -> Self {
+        guard case .object(let members) = value else {
+            throw FleetdError("\(path): /push must be an object", hint: "see docs/FLEET.md, \"Push\"")
+        }
+        if let unknown = members.keys.sorted().first(where: { !["servers", "caFile"].contains($0) }) {
+            throw FleetdError("\(path): /push/\(unknown) is not a setting", hint: "the settings are caFile, servers")
+        }
+        guard case .array(let list) = members["servers"], !list.isEmpty else {
+            throw FleetdError(
+                "\(path): /push/servers must be a non-empty array of URLs",
+                hint: "e.g. [\"tls://nats.example.com:4222\"]")
+        }
+        var servers: [String] = []
+        for (index, item) in list.enumerated() {
+            guard let text = item.stringValue, let url = URL(string: text), ["tls", "nats"].contains(url.scheme ?? ""),
+                url.host != nil
+            else {
+                throw FleetdError(
+                    "\(path): /push/servers/\(index) must be a tls:// or nats:// URL",
+                    hint: "e.g. tls://nats.example.com:4222")
+            }
+            servers.append(text)
+        }
+        var caFile: String?
+        if let member = members["caFile"] {
+            guard let text = member.stringValue, !text.isEmpty else {
+                throw FleetdError(
+                    "\(path): /push/caFile must be a non-empty string", hint: "a PEM file of CA certificates")
+            }
+            caFile = text
+        }
+        return Self(servers: servers, caFile: caFile)
     }
 }

@@ -86,9 +86,11 @@ public final class NATSConnection: Sendable {
         if status == NATS_OK, let nkey = options.nkey {
             status = natsOptions_SetNKey(opts, nkey, signNonce, context)
         }
-        if status == NATS_OK, let caFile = options.caFile {
+        if status == NATS_OK, options.caFile != nil || options.servers.contains(where: { $0.hasPrefix("tls://") }) {
             status = natsOptions_SetSecure(opts, true)
-            if status == NATS_OK { status = natsOptions_LoadCATrustedCertificates(opts, caFile) }
+        }
+        if status == NATS_OK, let caFile = options.caFile {
+            status = natsOptions_LoadCATrustedCertificates(opts, caFile)
         }
         if status == NATS_OK, let prefix = options.inboxPrefix {
             status = natsOptions_SetCustomInboxPrefix(opts, prefix)
@@ -333,7 +335,12 @@ private func signNonce(
     guard let callbacks = Callbacks.from(closure), let signer = callbacks.options.signer, let nonce, let signature,
         let length
     else { return NATS_ERR }
-    let signed = signer(Array(String(cString: nonce).utf8))
+    let message = Array(String(cString: nonce).utf8)
+    guard NATSNKey.isNonce(message) else {
+        if let errorText { errorText.pointee = strdup("the server's nonce is not a nonce; it is not signed") }
+        return NATS_ERR
+    }
+    let signed = signer(message)
     // The library frees what it is given: malloc'd here.
     guard let buffer = malloc(max(signed.count, 1))?.assumingMemoryBound(to: UInt8.self) else { return NATS_NO_MEMORY }
     for (index, byte) in signed.enumerated() { buffer[index] = byte }

@@ -4,6 +4,38 @@
 public enum NATSNKey {
     /// The prefix byte of a user key (`20 << 3`: base32 `U`).
     static let userPrefix: UInt8 = 20 << 3
+    /// The prefix byte of a seed (`18 << 3`: base32 `S`); a user seed reads `SU…`.
+    static let seedPrefix: UInt8 = 18 << 3
+
+    /// A user seed in the text form NATS tools read and write (`SU…`, 58 characters).
+    public static func userSeed(_ seed: [UInt8]) -> String {
+        precondition(seed.count == 32, "an Ed25519 seed is 32 bytes")
+        var raw = [seedPrefix | userPrefix >> 5, (userPrefix & 31) << 3] + seed
+        let crc = crc16(raw)
+        raw += [UInt8(crc & 0xff), UInt8(crc >> 8)]
+        return base32(raw)
+    }
+
+    /// The 32-byte seed of a user seed's text form, or nil when it is not one.
+    public static func seed(ofUser text: String) -> [UInt8]? {
+        guard let raw = unbase32(text.trimmingWhitespace), raw.count == 36,
+            raw[0] == seedPrefix | userPrefix >> 5, raw[1] == (userPrefix & 31) << 3
+        else { return nil }
+        let body = Array(raw[0..<34])
+        guard crc16(body) == UInt16(raw[34]) | UInt16(raw[35]) << 8 else { return nil }
+        return Array(body[2...])
+    }
+
+    /// Whether `nonce` is what a NATS server sends to be signed: a short token of the base64
+    /// alphabets. Anything else (a JSON document, a report, metadata) is never signed: the key that
+    /// signs nonces may sign other things too, and a server must not obtain those signatures.
+    public static func isNonce(_ nonce: [UInt8]) -> Bool {
+        (8...128).contains(nonce.count)
+            && nonce.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a)
+                    || $0 == 0x2d || $0 == 0x5f || $0 == 0x2b || $0 == 0x2f || $0 == 0x3d
+            }
+    }
 
     /// The text form of an Ed25519 user public key.
     public static func user(publicKey: [UInt8]) -> String {
@@ -66,5 +98,11 @@ public enum NATSNKey {
             for _ in 0..<8 { crc = crc & 0x8000 != 0 ? crc << 1 ^ 0x1021 : crc << 1 }
         }
         return crc
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

@@ -1,3 +1,5 @@
+import Crypto
+
 /// How a `NATSConnection` connects: the servers, who it is (an NKey whose private half never leaves
 /// its owner: `signer` signs the server's nonce), TLS, and the reconnect schedule.
 public struct NATSOptions: Sendable {
@@ -6,9 +8,12 @@ public struct NATSOptions: Sendable {
     /// The connection's name, shown in the server's monitoring.
     public var name: String
     /// The user NKey (`NATSNKey.user(publicKey:)`) and what signs the server's nonce with its key.
+    /// Only a nonce is handed to `signer` (`NATSNKey.isNonce`): a server offering anything else to
+    /// sign is refused and the connection fails.
     public var nkey: String?
     public var signer: (@Sendable ([UInt8]) -> [UInt8])?
-    /// PEM CA certificates the server's certificate must chain to; set, TLS is required.
+    /// PEM CA certificates the server's certificate must chain to; set (or a `tls://` server), TLS is
+    /// required.
     public var caFile: String?
     /// Replies to this connection's requests come under `<inboxPrefix>.…`, so permissions can give
     /// each user its own inboxes alone (`_INBOX.<device>.>`).
@@ -26,6 +31,17 @@ public struct NATSOptions: Sendable {
     public init(servers: [String], name: String) {
         self.servers = servers
         self.name = name
+    }
+
+    /// Connects as the user of an NKey seed (`SU…`, the form NATS tools write): its public key is
+    /// the identity, its private key signs the nonce.
+    public mutating func identify(seed text: String) -> Bool {
+        guard let seed = NATSNKey.seed(ofUser: text),
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+        else { return false }
+        nkey = NATSNKey.user(publicKey: Array(key.publicKey.rawRepresentation))
+        signer = { nonce in (try? key.signature(for: nonce)).map(Array.init) ?? [] }
+        return true
     }
 
     /// The delay before reconnect attempt `attempt` (1-based), for a uniform `unit` in 0..<1.

@@ -51,7 +51,10 @@ struct CordonFleetdCommand: AsyncParsableCommand {
                     }
                     return
                 }
-                await FleetDaemon(poller: poller, interval: configuration.intervalSeconds, logger: logger).run()
+                await FleetDaemon(
+                    poller: poller, interval: configuration.intervalSeconds, logger: logger, push: configuration.push,
+                    key: key
+                ).run()
             } catch let error as FleetdError {
                 FileHandle.standardError.write(Data("cordon-fleetd: \(error.message)\nhint: \(error.hint)\n".utf8))
                 throw ExitCode(1)
@@ -73,6 +76,7 @@ struct CordonFleetdCommand: AsyncParsableCommand {
                 print(key.id)
                 if verbose {
                     print("public key: \(TUFHex.encode(key.publicKey))")
+                    print("NATS user (nkey): \(FleetPush.nkey(of: key))")
                     print(
                         "kept: \(key.protection == .tpm ? "sealed to the TPM" : "in \(locations.stateDir)/device-key (no TPM)")"
                     )

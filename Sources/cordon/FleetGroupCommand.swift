@@ -17,7 +17,7 @@ struct FleetGroupCommand: AsyncParsableCommand {
         subcommands: [
             FleetInitCommand.self, FleetPublishCommand.self, FleetIssueCommand.self, FleetTimestampCommand.self,
             FleetRotateCommand.self, FleetAddKeyCommand.self, FleetThresholdCommand.self, FleetRenewRootCommand.self,
-            FleetStatusCommand.self, FleetVerifyReportCommand.self,
+            FleetStatusCommand.self, FleetVerifyReportCommand.self, FleetPushKeyCommand.self, FleetRingCommand.self,
         ])
 }
 

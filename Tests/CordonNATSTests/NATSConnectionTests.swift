@@ -1,6 +1,7 @@
 import CordonNATS
 import Crypto
 import Foundation
+import NATSTestServer
 import Synchronization
 import Testing
 
@@ -151,5 +152,76 @@ import Testing
         #expect(
             try connection.lastMessage(stream: Self.stream, subject: machine.subject)?.data
                 == Array("while away".utf8))
+    }
+}
+
+/// The key that signs nonces signs other things too (a machine's reports): a server that offers a
+/// document as its "nonce" gets no signature. The attacker here is a fake server (Python, a socket)
+/// that sends a report-shaped nonce and records what the client answers.
+@Suite struct NATSNonceTests {
+    static let fakeServer = """
+        import socket, sys
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+        print(s.getsockname()[1], flush=True)
+        c, _ = s.accept()
+        nonce = sys.argv[1]
+        c.sendall(('INFO {"server_id":"fake","version":"2.9.10","proto":1,"max_payload":1048576,'
+                   '"auth_required":true,"nonce":"%s"}\\r\\n' % nonce).encode())
+        c.settimeout(3)
+        data = b""
+        try:
+            while b"\\r\\n" not in data:
+                chunk = c.recv(4096)
+                if not chunk: break
+                data += chunk
+        except Exception:
+            pass
+        print("SIGNED" if b'"sig"' in data else "UNSIGNED", flush=True)
+        """
+
+    /// The last case is the control: a nonce-shaped nonce is signed, so the fake server sees what it
+    /// would have got.
+    @Test(arguments: [
+        (#"{\\\"signed\\\":{\\\"device\\\":\\\"x\\\"}}"#, false), ("short", false), ("has space in it", false),
+        ("dGhpcyBpcyBhIG5vbmNl", true),
+    ])
+    func aNonceThatIsNotANonceIsNeverSigned(_ nonce: String, signs: Bool) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.fakeServer, nonce]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let reader = output.fileHandleForReading
+        let port = String(decoding: reader.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var options = NATSOptions(servers: ["nats://127.0.0.1:\(port)"], name: "victim")
+        let key = Curve25519.Signing.PrivateKey()
+        let signed = Mutex<[[UInt8]]>([])
+        options.nkey = NATSNKey.user(publicKey: Array(key.publicKey.rawRepresentation))
+        options.signer = { message in
+            signed.withLock { $0.append(message) }
+            return Array((try? key.signature(for: message)) ?? Data())
+        }
+        options.connectTimeout = 2
+        #expect(throws: NATSError.self) { try NATSConnection(options) }
+        process.waitUntilExit()
+        let verdict = String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        #expect(verdict.contains(signs ? "SIGNED" : "UNSIGNED"), "\(verdict)")
+        #expect(signed.withLock { $0 }.isEmpty == !signs)
+    }
+
+    @Test func seedsRoundTripInTheFormNATSToolsRead() throws {
+        let seed = Array(Curve25519.Signing.PrivateKey().rawRepresentation)
+        let text = NATSNKey.userSeed(seed)
+        #expect(text.hasPrefix("SU") && text.count == 58)
+        #expect(NATSNKey.seed(ofUser: text + "\n") == seed)
+        var damaged = Array(text)
+        damaged[20] = damaged[20] == "A" ? "B" : "A"
+        #expect(NATSNKey.seed(ofUser: String(damaged)) == nil)
+        var options = NATSOptions(servers: [], name: "x")
+        let identified = options.identify(seed: text)
+        #expect(identified)
+        let publicKey = try Curve25519.Signing.PrivateKey(rawRepresentation: seed).publicKey.rawRepresentation
+        #expect(options.nkey == NATSNKey.user(publicKey: Array(publicKey)))
     }
 }

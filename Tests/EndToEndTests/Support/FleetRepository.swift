@@ -91,6 +91,26 @@ final class FleetdProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
     }
 
+    /// Adds `/push` to fleet.json: the NATS servers fleetd listens on for the doorbell.
+    func addPush(servers: [String]) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: configPath))
+        guard var settings = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw EventuallyError(what: "fleet.json is not an object")
+        }
+        settings["push"] = ["servers": servers]
+        try JSONSerialization.data(withJSONObject: settings).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    /// The machine's NATS user (`cordon-fleetd id --verbose`).
+    func nkey() async throws -> String {
+        let result = try await id(["--verbose"])
+        guard let line = result.stdout.split(separator: "\n").first(where: { $0.hasPrefix("NATS user (nkey): ") })
+        else {
+            throw EventuallyError(what: "cordon-fleetd id --verbose names no NKey: \(result.stdout)")
+        }
+        return String(line.dropFirst("NATS user (nkey): ".count))
+    }
+
     /// The TPM fleetd seals its device key to (`--tpm-tcti`), if any.
     var tcti: String?
 

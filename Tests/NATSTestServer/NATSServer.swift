@@ -3,22 +3,28 @@ import Foundation
 /// A real `nats-server` (Debian's) with JetStream, in a temporary directory, its users named by NKey
 /// with their permissions; stopped by `stop()`. The port is the server's choice at first start and
 /// kept across `restart()`.
-final class NATSServer: @unchecked Sendable {
+public final class NATSServer: @unchecked Sendable {
     /// One user: its NKey and the subjects it may publish and subscribe to.
-    struct User {
-        var nkey: String
-        var publish: [String]
-        var subscribe: [String]
+    public struct User {
+        public var nkey: String
+        public var publish: [String]
+        public var subscribe: [String]
+
+        public init(nkey: String, publish: [String], subscribe: [String]) {
+            self.nkey = nkey
+            self.publish = publish
+            self.subscribe = subscribe
+        }
     }
 
-    let directory: URL
-    private(set) var port = 0
+    public let directory: URL
+    public private(set) var port = 0
     private var process: Process?
     private var log: URL { directory.appendingPathComponent("nats.log") }
 
-    var url: String { "nats://127.0.0.1:\(port)" }
+    public var url: String { "nats://127.0.0.1:\(port)" }
 
-    init(users: [User]) throws {
+    public init(users: [User]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-nats-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.users = users
@@ -36,6 +42,8 @@ final class NATSServer: @unchecked Sendable {
             listen: "127.0.0.1:\(port == 0 ? -1 : port)"
             jetstream { store_dir: "\(directory.path)/jetstream" }
             authorization {
+              # A loaded CI machine may take a while to answer the nonce.
+              timeout: 10
               users = [
             \(entries.joined(separator: "\n"))
               ]
@@ -69,28 +77,28 @@ final class NATSServer: @unchecked Sendable {
         throw Failure(message: "nats-server did not start: \(logText)")
     }
 
-    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// Stops and starts the server again on the same port with the same stream storage.
-    func restart() throws {
+    public func restart() throws {
         halt()
         try start()
     }
 
     /// Stops the server (SIGTERM, then waits).
-    func halt() {
+    public func halt() {
         guard let process, process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
     }
 
-    func stop() {
+    public func stop() {
         halt()
         try? FileManager.default.removeItem(at: directory)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct Failure: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 }

@@ -1,0 +1,48 @@
+import ArgumentParser
+import CordonFleetAdmin
+
+/// `cordon fleet ring DIR --nats URL`: the push channel's doorbell.
+struct FleetRingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ring",
+        abstract: "Ring the push channel's doorbell: connected machines poll within seconds.",
+        discussion: """
+            Publishes repository/timestamp.json (upload the repository first) on the NATS subject \
+            cordon.fleet.doorbell. Machines verify it and poll after a random delay of up to 10 s; a \
+            ring carries no trust of its own. The workspace's NATS key is keys/push.nk \
+            (`cordon fleet push-key`).
+            """)
+
+    @OptionGroup var workspace: FleetWorkspaceArgument
+    @Option(name: .customLong("nats"), help: ArgumentHelp("A NATS server URL (repeatable).", valueName: "url"))
+    var servers: [String] = []
+    @Option(
+        name: .customLong("nats-seed"),
+        help: ArgumentHelp("The NKey seed file (default keys/push.nk).", valueName: "file"))
+    var seedFile: String?
+    @Option(
+        name: .customLong("nats-ca"), help: ArgumentHelp("CA certificates of the NATS server (PEM).", valueName: "file")
+    )
+    var caFile: String?
+
+    func run() async throws {
+        let version = try FleetRing.ring(
+            workspace: workspace.directory, servers: servers, seedFile: seedFile, caFile: caFile)
+        try Output.line("rang: timestamp v\(version) on \(servers.joined(separator: ", "))")
+    }
+}
+
+/// `cordon fleet push-key DIR`: the workspace's NATS identity.
+struct FleetPushKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push-key",
+        abstract: "Make (once) the workspace's NATS key and print its NKey for the server's configuration.")
+
+    @OptionGroup var workspace: FleetWorkspaceArgument
+
+    func run() async throws {
+        let (nkey, created) = try FleetRing.pushKey(workspace: workspace.directory)
+        if created { Output.note("cordon: made \(FleetRing.keyPath(workspace: workspace.directory)) (0600)") }
+        try Output.line(nkey)
+    }
+}
