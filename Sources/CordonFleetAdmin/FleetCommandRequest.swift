@@ -140,6 +140,21 @@ extension FleetWorkspace {
             }
             let keys = signers.keys.sorted().compactMap { signers[$0] }
             try workspace.commit(FleetRelease(commands: true, commandFiles: files, commandSigners: keys), now: now)
+            // The same commands for the push channel (`cordon fleet ring` publishes them), signed by
+            // the same keys: a machine verifies them against the delegation it trusts.
+            for device in devices {
+                guard let bytes = files[FleetCommandFile.path(for: device)], let file = try? FleetCommandFile(bytes)
+                else { continue }
+                let signed: [UInt8]
+                do {
+                    signed = try FleetPushedCommands.sign(file, with: keys)
+                } catch {
+                    throw FleetAdminError(
+                        .key, "signing the pushed commands of \(device): \(error)", hint: "check keys/")
+                }
+                try FleetFiles.makeDirectory(workspace.pushDirectory, mode: 0o755)
+                try FleetFiles.write(signed, to: workspace.pushDirectory + "/\(device).json", mode: 0o644)
+            }
             var versions: [FleetRole: Int] = [:]
             for role in [FleetRole.commands, .snapshot, .timestamp] {
                 versions[role] = workspace.ledger.role(role).version

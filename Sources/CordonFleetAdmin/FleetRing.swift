@@ -26,11 +26,20 @@ public enum FleetRing {
         return (NATSNKey.user(publicKey: Array(key.publicKey.rawRepresentation)), true)
     }
 
-    /// Publishes the repository's `timestamp.json` on the doorbell subject of each server given and
-    /// waits until the server has it. Returns the timestamp's version.
+    /// What a ring sent.
+    public struct Rung: Sendable {
+        /// The timestamp's version.
+        public var version: Int
+        /// The machines whose new signed commands were published to their subjects.
+        public var commands: [String]
+    }
+
+    /// Publishes each machine's signed commands that changed since the last ring to its subject
+    /// (kept by the commands stream, made or updated here), then the repository's `timestamp.json`
+    /// on the doorbell subject, and waits until the server has them.
     public static func ring(
         workspace: String, servers: [String], seedFile: String?, caFile: String?
-    ) throws(FleetAdminError) -> Int {
+    ) throws(FleetAdminError) -> Rung {
         guard !servers.isEmpty else {
             throw FleetAdminError(.usage, "no NATS server given", hint: "pass --nats tls://HOST:4222")
         }
@@ -44,17 +53,48 @@ public enum FleetRing {
         }
         var options = try options(seedFile: seedFile ?? keyPath(workspace: workspace), servers: servers)
         options.caFile = caFile
+        let ringedPath = workspace + "/push/.ringed.json"
+        var ringed: [String: String] = [:]
+        if FleetFiles.exists(ringedPath) {
+            ringed =
+                (try? JSONDecoder().decode([String: String].self, from: Data(try FleetFiles.read(ringedPath)))) ?? [:]
+        }
+        var changed: [(device: String, bytes: [UInt8], digest: String)] = []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: workspace + "/push")) ?? []
+        for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            let device = String(name.dropLast(5))
+            let file = try FleetFiles.read(workspace + "/push/" + name)
+            let digest = TUFHex.encode(SHA256.hash(data: file))
+            if ringed[device] != digest { changed.append((device, file, digest)) }
+        }
         do {
             let connection = try NATSConnection(options)
             defer { connection.close() }
+            if !changed.isEmpty {
+                for (name, subjects) in [
+                    (FleetPushedCommands.stream, FleetPushedCommands.subjects),
+                    (FleetPushedCommands.reportStream, FleetPushedCommands.reportSubjects),
+                ] {
+                    var stream = NATSConnection.StreamConfiguration(name: name, subjects: [subjects])
+                    stream.maxMessagesPerSubject = 1
+                    stream.maxMessageSize = Int32(FleetPushedCommands.maximumLength)
+                    try connection.addStream(stream)
+                }
+            }
+            for (device, file, digest) in changed {
+                try connection.publishToStream(FleetPushedCommands.subject(for: device), file)
+                ringed[device] = digest
+            }
             try connection.publish(FleetDoorbell.subject, bytes)
             try connection.flush()
         } catch {
+            try? FleetFiles.write(Array((try? JSONEncoder().encode(ringed)) ?? Data()), to: ringedPath, mode: 0o644)
             throw FleetAdminError(
                 .io, "ringing \(servers.joined(separator: ", ")): \(error)",
                 hint: "check the URL and that the server lists this workspace's NKey (`cordon fleet push-key`)")
         }
-        return version
+        try FleetFiles.write(Array((try? JSONEncoder().encode(ringed)) ?? Data()), to: ringedPath, mode: 0o644)
+        return Rung(version: version, commands: changed.map(\.device))
     }
 
     static func options(seedFile: String, servers: [String]) throws(FleetAdminError) -> NATSOptions {

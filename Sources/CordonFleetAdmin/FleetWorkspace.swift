@@ -18,6 +18,8 @@ public struct FleetWorkspace: Sendable {
     public var repository: String { directory + "/repository" }
     /// The private keys of the online roles.
     public var keysDirectory: String { directory + "/keys" }
+    /// Each machine's signed commands for the push channel (`push/<device id>.json`, not uploaded).
+    public var pushDirectory: String { directory + "/push" }
     var ledgerPath: String { directory + "/fleet.json" }
 
     /// The delegated role's name and the paths it is trusted for.

@@ -103,23 +103,44 @@ public final class FleetDaemon: Sendable {
         }
     }
 
-    /// Connects the push channel when configured: rings are judged one at a time by the poller, off
-    /// the main loop (a flood drops rings, never a signal), and a ring that schedules a poll wakes it.
+    /// Connects the push channel when configured: rings and pushed commands are taken one at a time
+    /// by the poller, off the main loop (a flood drops rings, never a signal); a ring that schedules a
+    /// poll, or a pushed `refresh`, moves the next poll earlier; new reports go out on the channel.
     private func startPush(wake: AsyncStream<Wake>.Continuation) -> (FleetPush?, Task<Void, Never>?) {
         guard let push, let key else { return (nil, nil) }
+        // Apart, so that a flood of rings never crowds out a command file.
         let (rings, ringing) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let (files, arriving) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let channel: FleetPush
         do {
-            channel = try FleetPush(push, key: key, logger: logger) { ringing.yield($0) }
+            channel = try FleetPush(
+                push, key: key, logger: logger, onRing: { ringing.yield($0) }, onCommands: { arriving.yield($0) })
         } catch {
             logger.error("push: \(error.message); polling only")
             return (nil, nil)
         }
         let poller = self.poller
+        let logger = self.logger
         let listener = Task {
-            for await bytes in rings {
-                if case .poll(let at) = await poller.ring(bytes, unit: Double.random(in: 0..<1)) {
-                    wake.yield(.pollAt(at))
+            await poller.setReportSink { channel.publishReport($0, logger: logger) }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await bytes in rings {
+                        if case .poll(let at) = await poller.ring(bytes, unit: Double.random(in: 0..<1)) {
+                            wake.yield(.pollAt(at))
+                        }
+                    }
+                }
+                group.addTask {
+                    for await bytes in files {
+                        switch await poller.takePushed(bytes) {
+                        case .taken(let handed, let refreshNow):
+                            if handed > 0 { logger.info("push: commands handed on", metadata: ["count": "\(handed)"]) }
+                            if refreshNow { wake.yield(.pollAt(Date())) }
+                        case .refused(let why):
+                            logger.warning("push: a command file was refused: \(why)")
+                        }
+                    }
                 }
             }
         }

@@ -30,6 +30,10 @@ public actor FleetPoller {
     private var doorbell = FleetDoorbell()
     /// When each kind of refused ring was last audited (a flood is audited once a minute).
     private var ringAudited: [String: Date] = [:]
+    /// Where a new signed report goes besides `reportURL` (the push channel's report subject).
+    private var reportSink: (@Sendable ([UInt8]) -> Void)?
+    /// The digest of the last report handed to `reportSink`.
+    private var sunk: String?
     /// Rings refused since start, by kind (`TUFError.Kind`), and genuine ones.
     public private(set) var ringsRefused: [String: Int] = [:]
     public private(set) var ringsAccepted = 0
@@ -57,6 +61,9 @@ public actor FleetPoller {
         self.audit = FleetdAudit(stateDirectory: paths.stateDirectory, logger: logger)
         self.state = try FleetdState.load(from: paths.stateDirectory)
     }
+
+    /// Sends every new signed report to `sink` too (from the push channel).
+    public func setReportSink(_ sink: @escaping @Sendable ([UInt8]) -> Void) { reportSink = sink }
 
     /// Closes the HTTP client.
     public func shutdown() async { await client.shutdown() }
@@ -192,10 +199,17 @@ public actor FleetPoller {
         } catch {
             throw refusal(error)
         }
-        let check = FleetCommandCheck(device: key.id)
-        let verdicts = check.verdicts(
+        let verdicts = FleetCommandCheck(device: key.id).verdicts(
             commands, listedBy: file.role, signers: set.signers[file.role] ?? 0, wipeThreshold: set.root.wipeThreshold,
             taken: state.takenDigests, now: now)
+        let refreshNow = try handOn(verdicts, now: now)
+        state.commandFile = hash
+        return refreshNow
+    }
+
+    /// Hands each accepted command to the agents (idempotent: after a crash the same command finds
+    /// its file there), audits each verdict and records it taken. Returns whether a `refresh` came.
+    private func handOn(_ verdicts: [FleetCommandCheck.Verdict], now: Date) throws(FleetdError) -> Bool {
         var refreshNow = false
         let directory = paths.fleetDirectory + "/" + FleetHandoff.commandsDirectory
         try AtomicFile.makeDirectory(paths.fleetDirectory, mode: 0o755)
@@ -204,7 +218,6 @@ public actor FleetPoller {
             switch verdict {
             case .accept(let command):
                 let path = directory + "/" + FleetHandoff.commandFileName(command.counter)
-                // Handing on is idempotent: after a crash the same command finds its file there.
                 if !FileManager.default.fileExists(atPath: path) {
                     try AtomicFile.write(FleetHandoff.commandBytes(command, device: key.id, verifiedAt: now), to: path)
                 }
@@ -219,8 +232,44 @@ public actor FleetPoller {
             let command = verdict.command
             if state.taken[command.counter] == nil { state.taken[command.counter] = TUFHex.encode(command.digest) }
         }
-        state.commandFile = hash
         return refreshNow
+    }
+
+    /// What a pushed command file led to.
+    public enum PushOutcome: Sendable, Equatable {
+        /// Verified; `handedOn` commands accepted (0: all taken before, or refused and audited).
+        case taken(handedOn: Int, refreshNow: Bool)
+        /// Not verified (audited `push.refused`), or not recorded: nothing handed on.
+        case refused(String)
+    }
+
+    /// Takes a command file the push channel brought (`FleetPushedCommands`): verified against the
+    /// delegation already trusted, judged as a listed one, handed on and recorded before returning;
+    /// the machine's report then says what it took.
+    public func takePushed(_ bytes: [UInt8], now: Date = Date()) async -> PushOutcome {
+        let trusted: TUFTrustedSet
+        let verified: FleetPushedCommands.Verified
+        do {
+            trusted = try state.trustedSet(shippedRoot: shippedRoot)
+            verified = try FleetPushedCommands.verify(bytes, trusted: trusted, device: key.id, now: now)
+        } catch {
+            audit.record("push.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
+            return .refused("\(error)")
+        }
+        let verdicts = FleetCommandCheck(device: key.id).verdicts(
+            verified.file, listedBy: verified.role, signers: verified.signers,
+            wipeThreshold: trusted.root.wipeThreshold, taken: state.takenDigests, now: now)
+        do {
+            let refreshNow = try handOn(verdicts, now: now)
+            FleetdCrashPoint.reached(.beforeSave)
+            try state.save(to: paths.stateDirectory)
+            let handed = verdicts.filter { if case .accept = $0 { true } else { false } }.count
+            if handed > 0 { await report(trusted, now: now) }
+            return .taken(handedOn: handed, refreshNow: refreshNow)
+        } catch {
+            logger.error("push: a command could not be handed on: \(error.message)")
+            return .refused(error.message)
+        }
     }
 
     private func fields(_ command: FleetCommand) -> [String: String] {
@@ -264,6 +313,10 @@ public actor FleetPoller {
         let signed = report.file(signature: key.sign(report.message))
         try? AtomicFile.write(signed, to: paths.fleetDirectory + "/report.json")
         let digest = report.contentDigest
+        if let reportSink, digest != sunk {
+            reportSink(signed)
+            sunk = digest
+        }
         guard let base = configuration.reportURL, digest != state.reported else { return }
         do {
             try await client.put(signed, to: (base.hasSuffix("/") ? base : base + "/") + key.id + ".json")

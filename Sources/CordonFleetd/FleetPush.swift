@@ -2,6 +2,7 @@ import CordonFleet
 import CordonNATS
 import Foundation
 import Logging
+import Synchronization
 
 /// fleetd's end of the push channel (docs/FLEET.md, "Push"): one NATS connection, made as this
 /// machine (its NKey is the device key's public key, which signs the server's nonce: no other
@@ -13,10 +14,18 @@ public final class FleetPush: Sendable {
     public static let maximumRing = TUFRefresh.Limits.timestamp
     let connection: NATSConnection
 
+    let device: String
+
+    /// Connects; `onRing` gets each doorbell ring, `onCommands` this machine's pushed command file:
+    /// the one the stream kept, read at every (re)connection, then each published live.
     public init(
         _ configuration: FleetdConfiguration.Push, key: FleetDeviceKey, logger: Logger,
-        onRing: @escaping @Sendable ([UInt8]) -> Void
+        onRing: @escaping @Sendable ([UInt8]) -> Void, onCommands: @escaping @Sendable ([UInt8]) -> Void
     ) throws(FleetdError) {
+        device = key.id
+        let subject = FleetPushedCommands.subject(for: key.id)
+        // Set once connected: the (re)connection handler reads what the stream kept.
+        let catchUp = CatchUp(subject: subject, logger: logger, onCommands: onCommands)
         var options = NATSOptions(servers: configuration.servers, name: "cordon-fleetd \(key.id.prefix(16))")
         options.nkey = Self.nkey(of: key)
         options.signer = { key.sign($0) }
@@ -27,8 +36,19 @@ public final class FleetPush: Sendable {
             connection = try NATSConnection(options) { event in
                 switch event {
                 case .error(let text): logger.warning("push: \(text)")
+                case .connected, .reconnected:
+                    logger.info("push: \(event)")
+                    catchUp.run()
                 default: logger.info("push: \(event)")
                 }
+            }
+            catchUp.attach(connection)
+            try connection.subscribe(subject) { message in
+                guard message.data.count <= FleetPushedCommands.maximumLength else {
+                    logger.warning("push: a command file of \(message.data.count) bytes is dropped unread")
+                    return
+                }
+                onCommands(message.data)
             }
             try connection.subscribe(FleetDoorbell.subject) { message in
                 guard message.data.count <= Self.maximumRing else {
@@ -47,4 +67,61 @@ public final class FleetPush: Sendable {
 
     /// Closes the connection.
     public func close() { connection.close() }
+
+    /// Publishes this machine's signed report on its report subject, kept by the reports stream
+    /// (the fleet's compliance view); a failure is logged, the report goes again when it changes.
+    public func publishReport(_ report: [UInt8], logger: Logger) {
+        do {
+            try connection.publishToStream(FleetPushedCommands.reportSubject(for: device), report)
+        } catch {
+            logger.warning("push: the report was not published: \(error)")
+        }
+    }
+}
+
+/// Reads the command file the stream kept for this machine, off the library's thread (a request
+/// must not block the thread that delivers its reply), once per (re)connection.
+final class CatchUp: Sendable {
+    let subject: String
+    let logger: Logger
+    let onCommands: @Sendable ([UInt8]) -> Void
+    /// The connection once made, and whether a (re)connection came before it was set.
+    private let state = Mutex<(connection: NATSConnection?, pending: Bool)>((nil, false))
+
+    init(subject: String, logger: Logger, onCommands: @escaping @Sendable ([UInt8]) -> Void) {
+        self.subject = subject
+        self.logger = logger
+        self.onCommands = onCommands
+    }
+
+    /// The connection is made: a catch-up asked for before runs now.
+    func attach(_ connection: NATSConnection) {
+        let pending = state.withLock { value -> Bool in
+            value.connection = connection
+            defer { value.pending = false }
+            return value.pending
+        }
+        if pending { start(connection) }
+    }
+
+    /// A (re)connection: read what the stream kept.
+    func run() {
+        let connection = state.withLock { value -> NATSConnection? in
+            if value.connection == nil { value.pending = true }
+            return value.connection
+        }
+        if let connection { start(connection) }
+    }
+
+    private func start(_ connection: NATSConnection) {
+        Thread.detachNewThread { [self] in
+            do {
+                if let kept = try connection.lastMessage(stream: FleetPushedCommands.stream, subject: subject) {
+                    onCommands(kept.data)
+                }
+            } catch {
+                logger.warning("push: what the stream kept could not be read: \(error)")
+            }
+        }
+    }
 }

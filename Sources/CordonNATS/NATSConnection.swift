@@ -68,6 +68,7 @@ public final class NATSConnection: Sendable {
         }
         self.callbacks = callbacks
         handles = Mutex(Handles(connection: connection, jetStream: jetStream))
+        if !pending { onEvent(.connected) }
     }
 
     private static func configure(_ opts: OpaquePointer, _ options: NATSOptions, context: UnsafeMutableRawPointer)
@@ -81,7 +82,7 @@ public final class NATSConnection: Sendable {
         if status == NATS_OK { status = natsOptions_SetMaxReconnect(opts, -1) }
         if status == NATS_OK { status = natsOptions_SetCustomReconnectDelay(opts, reconnectDelay, context) }
         if status == NATS_OK, options.retryFirstConnect {
-            status = natsOptions_SetRetryOnFailedConnect(opts, true, nil, nil)
+            status = natsOptions_SetRetryOnFailedConnect(opts, true, connected, context)
         }
         if status == NATS_OK, let nkey = options.nkey {
             status = natsOptions_SetNKey(opts, nkey, signNonce, context)
@@ -347,6 +348,10 @@ private func signNonce(
     signature.pointee = buffer
     length.pointee = Int32(signed.count)
     return NATS_OK
+}
+
+private func connected(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer?) {
+    Callbacks.from(closure)?.onEvent(.connected)
 }
 
 private func disconnected(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer?) {

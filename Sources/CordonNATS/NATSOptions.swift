@@ -54,6 +54,8 @@ public struct NATSOptions: Sendable {
 
 /// What happened to a connection, as the library reports it (from its own threads).
 public enum NATSEvent: Sendable, Equatable {
+    /// The first connection is made (at once, or later with `retryFirstConnect`).
+    case connected
     case disconnected
     case reconnected
     case closed

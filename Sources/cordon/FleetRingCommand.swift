@@ -7,9 +7,10 @@ struct FleetRingCommand: AsyncParsableCommand {
         commandName: "ring",
         abstract: "Ring the push channel's doorbell: connected machines poll within seconds.",
         discussion: """
-            Publishes repository/timestamp.json (upload the repository first) on the NATS subject \
-            cordon.fleet.doorbell. Machines verify it and poll after a random delay of up to 10 s; a \
-            ring carries no trust of its own. The workspace's NATS key is keys/push.nk \
+            Publishes each machine's new signed commands (push/) to its subject, kept by JetStream \
+            for machines offline now, then repository/timestamp.json (upload the repository first) on \
+            cordon.fleet.doorbell: machines verify it and poll after a random delay of up to 10 s. \
+            Nothing sent carries trust of its own. The workspace's NATS key is keys/push.nk \
             (`cordon fleet push-key`).
             """)
 
@@ -26,9 +27,10 @@ struct FleetRingCommand: AsyncParsableCommand {
     var caFile: String?
 
     func run() async throws {
-        let version = try FleetRing.ring(
+        let rung = try FleetRing.ring(
             workspace: workspace.directory, servers: servers, seedFile: seedFile, caFile: caFile)
-        try Output.line("rang: timestamp v\(version) on \(servers.joined(separator: ", "))")
+        let commands = rung.commands.isEmpty ? "" : "; new commands for \(rung.commands.count) machine(s)"
+        try Output.line("rang: timestamp v\(rung.version) on \(servers.joined(separator: ", "))\(commands)")
     }
 }
 

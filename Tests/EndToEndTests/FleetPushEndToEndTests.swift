@@ -5,72 +5,121 @@ import Foundation
 import NATSTestServer
 import Testing
 
-/// The push channel's doorbell end to end: a workspace made with `cordon fleet`, served by nginx,
-/// a real nats-server whose users are the workspace's push key and the machine's own key, and
-/// fleetd polling once an hour. `cordon fleet ring` brings a new command to the machine in
-/// seconds; forged and replayed rings, sent by a publisher the server lets ring (the server and its
-/// accounts are not trusted), make no poll and are audited.
+/// The push channel end to end: a workspace made with `cordon fleet`, served by nginx, a real
+/// nats-server with JetStream whose users are the workspace's push key, the machine's own key and a
+/// rogue publisher (the server and its accounts are not trusted), and fleetd polling once an hour.
+/// `cordon fleet ring` brings a new command to a running machine in about a second and to an
+/// offline one as it connects; forged rings and forged command files are refused and audited.
 @Suite(.serialized) struct FleetPushEndToEndTests {
     static let policy = #"{"schema": "cordon.policy.v1", "pasteboard": {"copyOut": "managed"}}"#
 
-    @Test func aRingBringsACommandInSecondsAndForgedRingsNone() async throws {
-        let workspace = try TemporaryDirectory()
-        defer { workspace.remove() }
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: workspace.path)
-        let fleet = workspace.appending("fleet")
-        let policies = workspace.appending("policies")
-        try FileManager.default.createDirectory(atPath: policies, withIntermediateDirectories: true)
-        try Self.policy.write(toFile: policies + "/20-fleet.json", atomically: true, encoding: .utf8)
-        for arguments in [["init", fleet], ["publish", fleet, "--policies", policies]] {
-            let result = try await runCommand(Binaries.cordon, ["fleet"] + arguments)
-            #expect(result.status == 0, "\(arguments[0]): \(result.stderr)")
-        }
-        let pushKey = try await runCommand(Binaries.cordon, ["fleet", "push-key", fleet])
-        #expect(pushKey.status == 0, "\(pushKey.stderr)")
-        let adminKey = pushKey.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let mode = try FileManager.default.attributesOfItem(atPath: fleet + "/keys/push.nk")[.posixPermissions] as? Int
-        #expect(mode == 0o600)
-
-        let nginx = try NginxServer(serving: fleet + "/repository")
-        defer { nginx.stop() }
-        try await nginx.ready()
-        let shipped = workspace.appending("root.json")
-        try FileManager.default.copyItem(atPath: fleet + "/repository/1.root.json", toPath: shipped)
-        let target = try TemporaryDirectory()
-        defer { target.remove() }
-        let fleetd = try FleetdProcess(shippedRoot: shipped, nginx: nginx, policyDirectory: target.path, interval: 3600)
-        defer { fleetd.cleanUp() }
-        let device = try await fleetd.deviceID()
-        let machineKey = try await fleetd.nkey()
-
-        // A publisher the server lets ring too: what a compromised account or server could send.
+    /// The workspace, nginx, nats-server and fleetd (not started; one poll made, so it trusts the
+    /// repository's delegations).
+    final class Setup: @unchecked Sendable {
+        let workspace: TemporaryDirectory
+        let target: TemporaryDirectory
+        let nginx: NginxServer
+        let server: NATSServer
+        let fleetd: FleetdProcess
+        let device: String
         let rogue = Curve25519.Signing.PrivateKey()
-        let rogueKey = NATSNKey.user(publicKey: Array(rogue.publicKey.rawRepresentation))
-        let server = try NATSServer(users: [
-            NATSServer.User(nkey: adminKey, publish: [FleetDoorbell.subject], subscribe: ["_INBOX.admin.>"]),
-            NATSServer.User(nkey: rogueKey, publish: [FleetDoorbell.subject], subscribe: ["_INBOX.rogue.>"]),
-            NATSServer.User(
-                nkey: machineKey, publish: ["_INBOX.\(device).>"],
-                subscribe: [FleetDoorbell.subject, "_INBOX.\(device).>"]),
-        ])
-        defer { server.stop() }
-        try fleetd.addPush(servers: [server.url])
-        try fleetd.start()
-        try await eventually(timeout: 60, "fleetd's first poll installs the policy") {
-            FileManager.default.fileExists(atPath: target.appending("20-fleet.json"))
+        var fleet: String { workspace.appending("fleet") }
+
+        init() async throws {
+            workspace = try TemporaryDirectory()
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: workspace.path)
+            let fleet = workspace.appending("fleet")
+            let policies = workspace.appending("policies")
+            try FileManager.default.createDirectory(atPath: policies, withIntermediateDirectories: true)
+            try FleetPushEndToEndTests.policy.write(
+                toFile: policies + "/20-fleet.json", atomically: true, encoding: .utf8)
+            for arguments in [["init", fleet], ["publish", fleet, "--policies", policies]] {
+                let result = try await runCommand(Binaries.cordon, ["fleet"] + arguments)
+                guard result.status == 0 else { throw EventuallyError(what: "\(arguments[0]): \(result.stderr)") }
+            }
+            let pushKey = try await runCommand(Binaries.cordon, ["fleet", "push-key", fleet])
+            guard pushKey.status == 0 else { throw EventuallyError(what: "push-key: \(pushKey.stderr)") }
+            let adminKey = pushKey.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            nginx = try NginxServer(serving: fleet + "/repository")
+            try await nginx.ready()
+            let shipped = workspace.appending("root.json")
+            try FileManager.default.copyItem(atPath: fleet + "/repository/1.root.json", toPath: shipped)
+            target = try TemporaryDirectory()
+            fleetd = try FleetdProcess(shippedRoot: shipped, nginx: nginx, policyDirectory: target.path, interval: 3600)
+            device = try await fleetd.deviceID()
+            let machineKey = try await fleetd.nkey()
+            let commands = FleetPushedCommands.subject(for: device)
+            server = try NATSServer(users: [
+                NATSServer.User(nkey: adminKey, publish: [">"], subscribe: ["_INBOX.>"]),
+                NATSServer.User(
+                    nkey: NATSNKey.user(publicKey: Array(rogue.publicKey.rawRepresentation)),
+                    publish: [FleetDoorbell.subject, FleetPushedCommands.subjects], subscribe: ["_INBOX.rogue.>"]),
+                NATSServer.User(
+                    nkey: machineKey,
+                    publish: [
+                        "$JS.API.DIRECT.GET.\(FleetPushedCommands.stream).\(commands)",
+                        FleetPushedCommands.reportSubject(for: device),
+                    ],
+                    subscribe: [FleetDoorbell.subject, commands, "_INBOX.\(device).>"]),
+            ])
+            try fleetd.addPush(servers: [server.url])
+            let first = try await fleetd.pollOnce()
+            guard first.status == 0 else { throw EventuallyError(what: "the first poll: \(first.stdout)") }
         }
+
+        /// `cordon fleet` with `arguments` after the subcommand's name and the workspace.
+        func admin(_ command: String, _ arguments: [String] = []) async throws -> CommandResult {
+            try await runCommand(Binaries.cordon, ["fleet", command, fleet] + arguments)
+        }
+
+        func ring() async throws -> CommandResult { try await admin("ring", ["--nats", server.url]) }
+
+        /// A connection as the rogue publisher.
+        func rogueConnection() throws -> NATSConnection {
+            var options = NATSOptions(servers: [server.url], name: "rogue")
+            options.nkey = NATSNKey.user(publicKey: Array(rogue.publicKey.rawRepresentation))
+            let rogue = self.rogue
+            options.signer = { nonce in Array((try? rogue.signature(for: nonce)) ?? Data()) }
+            return try NATSConnection(options)
+        }
+
+        /// The machine's last report the reports stream keeps, verified.
+        func keptReport() throws -> FleetReport? {
+            var options = NATSOptions(servers: [server.url], name: "admin")
+            let seed = try String(contentsOfFile: fleet + "/keys/push.nk", encoding: .utf8)
+            guard options.identify(seed: seed) else { throw EventuallyError(what: "keys/push.nk is not a seed") }
+            let connection = try NATSConnection(options)
+            defer { connection.close() }
+            guard
+                let kept = try connection.lastMessage(
+                    stream: FleetPushedCommands.reportStream, subject: FleetPushedCommands.reportSubject(for: device))
+            else { return nil }
+            return try FleetReport.verify(kept.data, device: device)
+        }
+
+        func cleanUp() {
+            fleetd.cleanUp()
+            server.stop()
+            nginx.stop()
+            target.remove()
+            workspace.remove()
+        }
+    }
+
+    @Test func aRunningMachineTakesACommandAtOnceAndForgedRingsMakeNoPoll() async throws {
+        let setup = try await Setup()
+        defer { setup.cleanUp() }
+        let fleetd = setup.fleetd
+        try fleetd.start()
+        try await eventually(timeout: 60, "fleetd connects") { fleetd.log.contains("push: connected") }
 
         // Forged (another key's signature), replayed (the timestamp the machine has) and garbage rings.
-        var options = NATSOptions(servers: [server.url], name: "rogue")
-        options.nkey = rogueKey
-        options.signer = { nonce in Array((try? rogue.signature(for: nonce)) ?? Data()) }
-        let attacker = try NATSConnection(options)
+        let attacker = try setup.rogueConnection()
         defer { attacker.close() }
-        let current = try Array(Data(contentsOf: URL(fileURLWithPath: fleet + "/repository/timestamp.json")))
-        // A newer version under the old signature.
+        let current = try Array(Data(contentsOf: URL(fileURLWithPath: setup.fleet + "/repository/timestamp.json")))
         var document = try #require(try JSONSerialization.jsonObject(with: Data(current)) as? [String: Any])
         var signed = try #require(document["signed"] as? [String: Any])
-        signed["version"] = ((signed["version"] as? Int) ?? 1) + 100
+        signed["version"] = ((signed["version"] as? Int) ?? 1) + 100  // Newer, under the old signature.
         document["signed"] = signed
         let forged = Array(try JSONSerialization.data(withJSONObject: document))
         try await eventually(timeout: 60, "forged rings are refused and audited") {
@@ -80,26 +129,68 @@ import Testing
             return Set(refused).isSuperset(of: ["threshold", "malformed"])
         }
         #expect(!fleetd.log.contains("the doorbell rang"), "a forged or replayed ring made a poll: \(fleetd.log)")
-        #expect(fleetd.handedCommands.isEmpty)
 
-        // The admin's command, uploaded (nginx serves the workspace), then the ring.
-        let issued = try await runCommand(Binaries.cordon, ["fleet", "command", fleet, "--device", device, "--lock"])
+        // The admin's command, uploaded (nginx serves the workspace), then the ring: the command
+        // comes on the machine's subject at once, without waiting for the doorbell's poll.
+        let issued = try await setup.admin("command", ["--device", setup.device, "--lock"])
         #expect(issued.status == 0, "\(issued.stderr)")
+        func polls() -> Int { fleetd.log.components(separatedBy: "repository verified").count - 1 }
+        let pollsBefore = polls()
         let started = Date()
-        var handed = false
-        // A ring is at most once (core NATS); the doorbell's delay is up to 10 s.
-        for _ in 0..<4 where !handed {
-            let rang = try await runCommand(Binaries.cordon, ["fleet", "ring", fleet, "--nats", server.url])
-            #expect(rang.status == 0, "\(rang.stderr)")
-            #expect(rang.stdout.hasPrefix("rang: timestamp v"), "\(rang.stdout)")
-            handed =
-                (try? await eventually(timeout: 15, "the ring brings the command") {
-                    fleetd.handedCommands == [FleetHandoff.commandFileName(1)]
-                }) != nil
+        let rang = try await setup.ring()
+        #expect(rang.status == 0, "\(rang.stderr)")
+        #expect(rang.stdout.contains("new commands for 1 machine(s)"), "\(rang.stdout)")
+        try await eventually(timeout: 30, "the command is handed on") {
+            fleetd.handedCommands == [FleetHandoff.commandFileName(1)]
         }
-        #expect(handed, "\(fleetd.log)")
-        print("push: the command was handed on \(Int(Date().timeIntervalSince(started))) s after the first ring")
+        print("push: a running machine handed the command on \(Date().timeIntervalSince(started)) s after the ring")
+        try await eventually(timeout: 30, "fleetd says the push brought it") {
+            fleetd.log.contains("push: commands handed on")
+        }
+        #expect(fleetd.audit.filter { $0["event"] == "command.accepted" && $0["kind"] == "lock" }.count == 1)
+        // Its acknowledgement: the signed report the reports stream keeps names the command.
+        try await eventually(timeout: 30, "the report names the command") { try setup.keptReport()?.lastCommand == 1 }
+        // The doorbell's poll (within 10 s) then finds it taken: still handed on once.
+        try await eventually(timeout: 30, "the doorbell's poll") { polls() > pollsBefore }
         #expect(fleetd.log.contains("the doorbell rang"))
-        #expect(fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "lock" })
+        #expect(fleetd.audit.filter { $0["event"] == "command.accepted" }.count == 1)
+        #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1)])
+    }
+
+    @Test func anOfflineMachineTakesWhatItMissedAsItConnectsAndAForgedFileIsRefused() async throws {
+        let setup = try await Setup()
+        defer { setup.cleanUp() }
+        let fleetd = setup.fleetd
+        let issued = try await setup.admin("command", ["--device", setup.device, "--wipe-app", "com.example.mail"])
+        #expect(issued.status == 0, "\(issued.stderr)")
+        let rang = try await setup.ring()
+        #expect(rang.status == 0, "\(rang.stderr)")
+        // The repository is out of reach: only what the stream kept can bring the command.
+        setup.nginx.stop()
+
+        let started = Date()
+        try fleetd.start()
+        try await eventually(timeout: 60, "what the stream kept is handed on") {
+            fleetd.handedCommands == [FleetHandoff.commandFileName(1)]
+        }
+        print("push: an offline machine handed the command on \(Date().timeIntervalSince(started)) s after starting")
+        #expect(fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "wipeApp" })
+
+        // A rogue publishes a wipe it signed itself on the machine's subject: refused, audited.
+        let attacker = try setup.rogueConnection()
+        defer { attacker.close() }
+        let forgedKey = try TUFSigningKey(seed: Array(setup.rogue.rawRepresentation))
+        let command = FleetCommand(
+            counter: 2, kind: .wipe, app: nil, issued: Date(), expires: Date() + 3600, devices: [setup.device],
+            reason: "forged")
+        let forged = try FleetPushedCommands.sign(
+            FleetCommandFile(device: setup.device, commands: [command]), with: [forgedKey])
+        try attacker.publish(FleetPushedCommands.subject(for: setup.device), forged)
+        try attacker.flush()
+        try await eventually(timeout: 60, "the forged file is refused") {
+            fleetd.audit.contains { $0["event"] == "push.refused" && $0["kind"] == "threshold" }
+        }
+        #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1)])
+        #expect(!fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "wipe" })
     }
 }
