@@ -48,7 +48,14 @@ import Testing
         let machines = names.map { Machine(name: $0) }
         let server = try NATSServer(
             users: [NATSServer.User(nkey: admin.nkey, publish: [">"], subscribe: [">"])] + machines.map(\.user))
-        let connection = try NATSConnection(admin.options(server))
+        let connection: NATSConnection
+        do {
+            connection = try NATSConnection(admin.options(server))
+        } catch {
+            // Seen once under a loaded full run, never alone: what the server said, and once more.
+            print("the admin's connection was refused; the NATS server said:\n\(server.authenticationLines)")
+            connection = try NATSConnection(admin.options(server))
+        }
         var configuration = NATSConnection.StreamConfiguration(name: stream, subjects: ["cordon.fleet.cmd.>"])
         configuration.maxMessagesPerSubject = 1
         try connection.addStream(configuration)

@@ -36,10 +36,11 @@ public final class NATSServer: @unchecked Sendable {
     private func configuration() -> String {
         func list(_ subjects: [String]) -> String { "[" + subjects.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
         let entries = users.map {
-            "    { nkey: \($0.nkey), permissions: { publish: { allow: \(list($0.publish)) }, subscribe: { allow: \(list($0.subscribe)) } } }"
+            "    { nkey: \"\($0.nkey)\", permissions: { publish: { allow: \(list($0.publish)) }, subscribe: { allow: \(list($0.subscribe)) } } }"
         }
         return """
             listen: "127.0.0.1:\(port == 0 ? -1 : port)"
+            debug: true
             jetstream { store_dir: "\(directory.path)/jetstream" }
             authorization {
               # A loaded CI machine may take a while to answer the nonce.
@@ -78,6 +79,13 @@ public final class NATSServer: @unchecked Sendable {
     }
 
     public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// The server's errors and what it said about authentication (it logs at debug level).
+    public var authenticationLines: String {
+        logText.split(separator: "\n").filter {
+            $0.contains("[ERR]") || $0.contains("uthori") || $0.contains("ignature") || $0.contains("nkey")
+        }.suffix(20).joined(separator: "\n")
+    }
 
     /// Stops and starts the server again on the same port with the same stream storage.
     public func restart() throws {
