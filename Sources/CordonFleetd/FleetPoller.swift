@@ -31,9 +31,12 @@ public actor FleetPoller {
     /// When each kind of refused ring was last audited (a flood is audited once a minute).
     private var ringAudited: [String: Date] = [:]
     /// Where a new signed report goes besides `reportURL` (the push channel's report subject).
-    private var reportSink: (@Sendable ([UInt8]) -> Void)?
-    /// The digest of the last report handed to `reportSink`.
+    private var reportSink: (@Sendable ([UInt8]) -> Bool)?
+    /// The digest of the last report `reportSink` took (one it refused goes again at the next poll).
     private var sunk: String?
+    /// The trusted metadata as last loaded: rings and pushed files are judged against it without
+    /// parsing every file again (a flood of rings costs a signature check each, not a reload).
+    private var trustedCache: TUFTrustedSet?
     /// Rings refused since start, by kind (`TUFError.Kind`), and genuine ones.
     public private(set) var ringsRefused: [String: Int] = [:]
     public private(set) var ringsAccepted = 0
@@ -63,7 +66,15 @@ public actor FleetPoller {
     }
 
     /// Sends every new signed report to `sink` too (from the push channel).
-    public func setReportSink(_ sink: @escaping @Sendable ([UInt8]) -> Void) { reportSink = sink }
+    public func setReportSink(_ sink: @escaping @Sendable ([UInt8]) -> Bool) { reportSink = sink }
+
+    /// The trusted set, loaded once per change of the persisted metadata.
+    private func trusted() throws(TUFError) -> TUFTrustedSet {
+        if let trustedCache { return trustedCache }
+        let set = try state.trustedSet(shippedRoot: shippedRoot)
+        trustedCache = set
+        return set
+    }
 
     /// Closes the HTTP client.
     public func shutdown() async { await client.shutdown() }
@@ -73,7 +84,7 @@ public actor FleetPoller {
         doorbell.polled()
         let trusted: TUFTrustedSet
         do {
-            trusted = try state.trustedSet(shippedRoot: shippedRoot)
+            trusted = try self.trusted()
         } catch {
             return fail("the trusted root does not verify: \(error)", now: now)
         }
@@ -98,6 +109,7 @@ public actor FleetPoller {
             try await installPolicies(set)
             let refreshNow = try await takeCommands(set, now: now)
             state.files = set.files.mapValues { Data($0) }
+            trustedCache = set
             state.verifiedAt = set.verifiedAt
             state.etag = outcome.etag ?? state.etag
             state.lastError = nil
@@ -122,7 +134,7 @@ public actor FleetPoller {
         let decision: FleetDoorbell.Decision
         do {
             decision = doorbell.ring(
-                bytes, trusted: try state.trustedSet(shippedRoot: shippedRoot), now: now, unit: unit)
+                bytes, trusted: try trusted(), now: now, unit: unit)
         } catch {
             decision = .refused(error)
         }
@@ -250,7 +262,7 @@ public actor FleetPoller {
         let trusted: TUFTrustedSet
         let verified: FleetPushedCommands.Verified
         do {
-            trusted = try state.trustedSet(shippedRoot: shippedRoot)
+            trusted = try self.trusted()
             verified = try FleetPushedCommands.verify(bytes, trusted: trusted, device: key.id, now: now)
         } catch {
             audit.record("push.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
@@ -313,10 +325,7 @@ public actor FleetPoller {
         let signed = report.file(signature: key.sign(report.message))
         try? AtomicFile.write(signed, to: paths.fleetDirectory + "/report.json")
         let digest = report.contentDigest
-        if let reportSink, digest != sunk {
-            reportSink(signed)
-            sunk = digest
-        }
+        if let reportSink, digest != sunk, reportSink(signed) { sunk = digest }
         guard let base = configuration.reportURL, digest != state.reported else { return }
         do {
             try await client.put(signed, to: (base.hasSuffix("/") ? base : base + "/") + key.id + ".json")

@@ -69,12 +69,15 @@ public final class FleetPush: Sendable {
     public func close() { connection.close() }
 
     /// Publishes this machine's signed report on its report subject, kept by the reports stream
-    /// (the fleet's compliance view); a failure is logged, the report goes again when it changes.
-    public func publishReport(_ report: [UInt8], logger: Logger) {
+    /// (the fleet's compliance view); false (logged) when it was not stored: it goes again at the
+    /// next poll.
+    public func publishReport(_ report: [UInt8], logger: Logger) -> Bool {
         do {
             try connection.publishToStream(FleetPushedCommands.reportSubject(for: device), report)
+            return true
         } catch {
             logger.warning("push: the report was not published: \(error)")
+            return false
         }
     }
 }
