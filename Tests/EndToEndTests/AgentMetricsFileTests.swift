@@ -36,16 +36,19 @@ import Testing
         let text = try String(contentsOfFile: file, encoding: .utf8)
         let checked = try await PrometheusServer.check(text)
         #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
-        let calls = Self.value(#"cordon_agent_call_duration_seconds_count{interface="io.cordon.Agent"}"#, in: text)
+        let user = #"uid="\#(UserAgent.uid)""#
+        let calls = Self.value(
+            #"cordon_agent_call_duration_seconds_count{\#(user),interface="io.cordon.Agent"}"#, in: text)
         #expect((calls ?? 0) >= 5, "init, unlock and three status calls at least: \(text)")
         for series in [
-            "cordon_agent_connections", #"cordon_agent_apps{compliance="compliant"}"#,
-            #"cordon_agent_apps{compliance="unknown"}"#, #"cordon_agent_fleet_commands_total{outcome="executed"}"#,
-            "cordon_agent_policy_stale", "cordon_agent_decision_duration_seconds_count",
+            "cordon_agent_connections{\(user)}", #"cordon_agent_apps{\#(user),compliance="compliant"}"#,
+            #"cordon_agent_apps{\#(user),compliance="unknown"}"#,
+            #"cordon_agent_fleet_commands_total{\#(user),outcome="executed"}"#, "cordon_agent_policy_stale{\(user)}",
+            "cordon_agent_decision_duration_seconds_count{\(user)}",
         ] {
             #expect(Self.value(series, in: text) != nil, "\(series): \(text)")
         }
-        #expect(Self.value("cordon_agent_policy_stale", in: text) == 0)
+        #expect(Self.value("cordon_agent_policy_stale{\(user)}", in: text) == 0)
         let attributes = try FileManager.default.attributesOfItem(atPath: file)
         #expect((attributes[.posixPermissions] as? Int) == 0o644)
         #expect((attributes[.ownerAccountID] as? Int) == Int(UserAgent.uid))

@@ -1,6 +1,10 @@
 import CordonProtocol
 import Prometheus
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The agent's metrics (docs/ARCHITECTURE.md, "Metrics"), kept in `registry` and written as a
 /// Prometheus text file (`--metrics-file`, `MetricsFileService`); cordond listens on no port.
 /// Every series is made up front (the interfaces, the outcomes), so a call costs an atomic add and
@@ -27,9 +31,11 @@ public final class AgentMetrics: Sendable {
     private let refused: Counter
     private let stale: Gauge
 
-    /// The metrics, registered in `registry`.
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    /// The metrics, registered in `registry`, each series labelled with the agent's user: every
+    /// user's file can sit under one textfile collector without two files naming the same series.
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), uid: UInt32 = getuid()) {
         self.registry = registry
+        let user = ("uid", String(uid))
         let buckets: [Duration] = [
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
             .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
@@ -39,7 +45,7 @@ public final class AgentMetrics: Sendable {
         func call(_ interface: String) -> DurationHistogram {
             registry.makeDurationHistogram(
                 descriptor: Self.name("call_duration", unit: "seconds", help: callHelp),
-                labels: [("interface", interface)], buckets: buckets)
+                labels: [user, ("interface", interface)], buckets: buckets)
         }
         calls = Dictionary(uniqueKeysWithValues: InterfaceDescriptions.all.keys.map { ($0, call($0)) })
         otherCalls = call("other")
@@ -47,9 +53,9 @@ public final class AgentMetrics: Sendable {
             descriptor: Self.name(
                 "decision_duration", unit: "seconds",
                 help: "Policy decisions (pasteboard, documents, network, checks), each with its audit queued."),
-            buckets: buckets)
+            labels: [user], buckets: buckets)
         connections = registry.makeGauge(
-            descriptor: Self.name("connections", unit: "", help: "Open connections to the agent."))
+            descriptor: Self.name("connections", unit: "", help: "Open connections to the agent."), labels: [user])
         apps = Dictionary(
             uniqueKeysWithValues: Compliance.allCases.map { compliance in
                 (
@@ -58,17 +64,20 @@ public final class AgentMetrics: Sendable {
                         descriptor: Self.name(
                             "apps", unit: "",
                             help: "Registered apps, by whether the device's posture meets their conditions."),
-                        labels: [("compliance", compliance.rawValue)])
+                        labels: [user, ("compliance", compliance.rawValue)])
                 )
             })
         let fleetHelp = "cordon-fleetd's commands this agent executed or refused."
         executed = registry.makeCounter(
-            descriptor: Self.name("fleet_commands", unit: "total", help: fleetHelp), labels: [("outcome", "executed")])
+            descriptor: Self.name("fleet_commands", unit: "total", help: fleetHelp),
+            labels: [user, ("outcome", "executed")])
         refused = registry.makeCounter(
-            descriptor: Self.name("fleet_commands", unit: "total", help: fleetHelp), labels: [("outcome", "refused")])
+            descriptor: Self.name("fleet_commands", unit: "total", help: fleetHelp),
+            labels: [user, ("outcome", "refused")])
         stale = registry.makeGauge(
             descriptor: Self.name(
-                "policy_stale", unit: "", help: "1 while the fleet policy is stale (conditions.policyStale), else 0."))
+                "policy_stale", unit: "", help: "1 while the fleet policy is stale (conditions.policyStale), else 0."),
+            labels: [user])
     }
 
     /// `cordon_agent_<metric>[_<unit>]`, with its help text.
