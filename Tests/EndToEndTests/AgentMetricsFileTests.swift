@@ -55,6 +55,39 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["agent.prom"], "no leftovers")
     }
 
+    /// The deployment docs/ARCHITECTURE.md ("Metrics") describes: one directory per user under a
+    /// root-owned one, node_exporter reading them all by glob, Prometheus scraping node_exporter.
+    @Test func aRealPrometheusReadsTheAgentThroughNodeExporter() async throws {
+        let metrics = try TemporaryDirectory()
+        defer { metrics.remove() }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: metrics.path)
+        let directory = metrics.appending(TestUser.name)
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        try await NobodyAgent.run(["/bin/chown", "\(UserAgent.uid):\(TestUser.gid)", directory])
+        let agent = try await UserAgent(
+            policy: AttackIdentityTests.trusted, arguments: ["--metrics-file", directory + "/agent.prom"])
+        defer { agent.cleanUp() }
+        _ = try await agent.cli(["status"])
+        #expect(agent.terminate() == 0, "\(agent.log)")
+
+        let exporter = try NodeExporter(
+            textfiles: metrics.path + "/*", log: agent.system.appending("node-exporter.log"))
+        defer { exporter.stop() }
+        let prometheus = try PrometheusServer(scraping: exporter.target)
+        defer { prometheus.stop() }
+        try await eventually("Prometheus stored the agent's calls, labelled with its user") {
+            let calls = try await prometheus.query(
+                #"cordon_agent_call_duration_seconds_count{interface="io.cordon.Agent"}"#)
+            return (calls[["uid": UserAgent.uid, "interface": "io.cordon.Agent"]] ?? 0) >= 3
+        }
+        let stale = try await prometheus.query("cordon_agent_policy_stale")
+        #expect(stale == [["uid": UserAgent.uid]: 0], "\(stale)")
+        let apps = try await prometheus.query("cordon_agent_apps")
+        #expect(apps.count == 3 && apps.keys.allSatisfy { $0["uid"] == UserAgent.uid }, "\(apps)")
+        #expect(!exporter.log.contains("level=error"), "\(exporter.log)")
+    }
+
     @Test func aLinkIsNotFollowedAndAnotherUsersDirectoryIsRefused() async throws {
         let directory = try await Self.userDirectory()
         defer { directory.remove() }
