@@ -150,6 +150,7 @@ public actor FleetPoller {
         } catch {
             decision = .refused(error)
         }
+        metrics.ring(decision)
         switch decision {
         case .refused(let error):
             let kind = error.kind.rawValue
@@ -281,6 +282,7 @@ public actor FleetPoller {
             trusted = try state.trustedSet(shippedRoot: shippedRoot)
             verified = try FleetPushedCommands.verify(bytes, trusted: trusted, device: key.id, now: now)
         } catch {
+            metrics.verificationFailed(error.kind)
             audit.record("push.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
             return .refused("\(error)")
         }

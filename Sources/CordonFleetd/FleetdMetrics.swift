@@ -28,6 +28,8 @@ public final class FleetdMetrics: Sendable {
     private let handedOn: Counter
     private let refused: [FleetCommandCheck.Refusal: Counter]
     private let polls: [PollResult: Counter]
+    private let rings: [String: Counter]
+    private let ringsRefused: [TUFError.Kind: Counter]
     private let pollDuration: DurationHistogram
     private let policyAge: Gauge
     private let verifiedAt = Mutex<Date?>(nil)
@@ -35,7 +37,8 @@ public final class FleetdMetrics: Sendable {
     /// The metrics, registered in `registry`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        let failedHelp = "Refreshes or downloads refused by the TUF verifier, by the check that failed."
+        let failedHelp =
+            "Refreshes, downloads and pushed command files refused by the TUF verifier, by the check that failed."
         verificationsFailed = Dictionary(
             uniqueKeysWithValues: TUFError.Kind.allCases.filter { $0 != .transport }.map { kind in
                 (
@@ -67,6 +70,24 @@ public final class FleetdMetrics: Sendable {
                         descriptor: Self.name(
                             "polls", unit: "total", help: "Polls of the repository, by how they ended."),
                         labels: [("result", result.rawValue)])
+                )
+            })
+        let ringsHelp = "Rings of the push channel's doorbell: a poll scheduled, joined to one, not newer, or refused."
+        rings = Dictionary(
+            uniqueKeysWithValues: ["poll", "joined", "not_newer"].map { outcome in
+                (
+                    outcome,
+                    registry.makeCounter(
+                        descriptor: Self.name("rings", unit: "total", help: ringsHelp), labels: [("outcome", outcome)])
+                )
+            })
+        ringsRefused = Dictionary(
+            uniqueKeysWithValues: TUFError.Kind.allCases.filter { $0 != .transport }.map { kind in
+                (
+                    kind,
+                    registry.makeCounter(
+                        descriptor: Self.name("rings", unit: "total", help: ringsHelp),
+                        labels: [("outcome", "refused"), ("reason", kind.rawValue)])
                 )
             })
         pollDuration = registry.makeDurationHistogram(
@@ -101,6 +122,16 @@ public final class FleetdMetrics: Sendable {
         switch verdict {
         case .accept: handedOn.increment()
         case .refuse(_, let reason): refused[reason]?.increment()
+        }
+    }
+
+    /// A ring of the doorbell was judged.
+    public func ring(_ decision: FleetDoorbell.Decision) {
+        switch decision {
+        case .poll: rings["poll"]?.increment()
+        case .alreadyScheduled: rings["joined"]?.increment()
+        case .notNewer: rings["not_newer"]?.increment()
+        case .refused(let error): ringsRefused[error.kind]?.increment()
         }
     }
 

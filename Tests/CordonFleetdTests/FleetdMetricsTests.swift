@@ -54,6 +54,22 @@ import Testing
         #expect(text.contains(#"cordon_fleetd_poll_duration_seconds_count 2"#))
     }
 
+    @Test func doorbellRingsAreCountedByOutcome() {
+        let metrics = FleetdMetrics()
+        let now = Date()
+        metrics.ring(.poll(at: now))
+        metrics.ring(.alreadyScheduled(at: now))
+        metrics.ring(.alreadyScheduled(at: now))
+        metrics.ring(.notNewer(version: 3))
+        metrics.ring(.refused(TUFError(.threshold, role: "timestamp", "forged")))
+        let text = Self.text(metrics)
+        #expect(text.contains(#"cordon_fleetd_rings_total{outcome="poll"} 1"#), "\(text)")
+        #expect(text.contains(#"cordon_fleetd_rings_total{outcome="joined"} 2"#))
+        #expect(text.contains(#"cordon_fleetd_rings_total{outcome="not_newer"} 1"#))
+        #expect(text.contains(#"cordon_fleetd_rings_total{outcome="refused",reason="threshold"} 1"#))
+        #expect(text.contains(#"cordon_fleetd_rings_total{outcome="refused",reason="expired"} 0"#))
+    }
+
     @Test func thePolicyAgeIsJudgedWhenScraped() {
         let metrics = FleetdMetrics()
         let verified = Date(timeIntervalSince1970: 1_800_000_000)
