@@ -36,6 +36,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // ID token verification (docs/ARCHITECTURE.md, "Identity"): swift-crypto, swift-certificates and swift-log only.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // Metrics in the Prometheus text format (docs/ARCHITECTURE.md, "Metrics"): the shells only
+        // (CordonFleetd, CordonServer), never a pure module.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The module map and each module's one job: docs/ARCHITECTURE.md.
@@ -102,7 +106,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -111,7 +116,8 @@ let package = Package(
             dependencies: [
                 "CordonFleetd", "CordonFleet", "CordonSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -197,6 +203,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -223,6 +230,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -327,6 +336,11 @@ let package = Package(
             name: "CordonNATSTests",
             dependencies: ["CordonNATS", "NATSTestServer", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
+        // fleetd's shell in process: its metrics (the end-to-end tests run the daemon itself).
+        .testTarget(
+            name: "CordonFleetdTests",
+            dependencies: ["CordonFleetd", "CordonFleet", .product(name: "Prometheus", package: "swift-prometheus")],
+            swiftSettings: strict),
         .testTarget(name: "CordonTrustTests", dependencies: ["CordonTrust"], swiftSettings: strict),
         .testTarget(name: "CordonBenchSummaryTests", dependencies: ["CordonBenchSummary"], swiftSettings: strict),
         .testTarget(name: "CordonPinentryTests", dependencies: ["CordonPinentry"], swiftSettings: strict),
@@ -357,7 +371,7 @@ let package = Package(
             dependencies: [
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
                 "CordonStore", "CordonAppStorage", "CordonSecrets", "CordonIdentity", "CordonPolicy", "CCordonSenders",
-                "CordonFleet",
+                "CordonFleet", .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -16,7 +16,10 @@
 # and the reference verifier of CordonChannelTests); valgrind and binutils' strip (callgrind
 # lists the functions scripts/order-file.sh puts first in a release cordond); gcc (builds the
 # user-written library the injection attack test preloads); nginx-light (the HTTPS host of the fleet
-# repository in FleetdEndToEndTests); lintian, dpkg-dev (dpkg-shlibdeps), init-system-helpers
+# repository in FleetdEndToEndTests); prometheus (the real Prometheus and its promtool that scrape and check
+# fleetd's and cordond's metrics in FleetdMetricsEndToEndTests and AgentMetricsFileTests);
+# prometheus-node-exporter (the textfile collector that reads the agents' metrics files in
+# AgentMetricsFileTests); lintian, dpkg-dev (dpkg-shlibdeps), init-system-helpers
 # (deb-systemd-helper) and man-db (systemd-analyze verify reads the unit's man page) for
 # `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
 # objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
@@ -50,6 +53,8 @@ packages=(
     man-db
     libnats-dev
     nats-server
+    prometheus
+    prometheus-node-exporter
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -1,3 +1,4 @@
+import CordonSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -13,19 +14,7 @@ public enum AtomicFile {
         let temporary = directory + "/." + (path as NSString).lastPathComponent + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
         guard fd >= 0 else { throw failure("create \(temporary)") }
-        var written = 0
-        let ok = bytes.withUnsafeBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return fchmod(fd, mode) == 0 && fsync(fd) == 0 }
-            while written < raw.count {
-                let count = Glibc.write(fd, base + written, raw.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                written += count
-            }
-            return fchmod(fd, mode) == 0 && fsync(fd) == 0
-        }
+        let ok = DescriptorWriter.writeAll(bytes, to: fd) && fchmod(fd, mode) == 0 && fsync(fd) == 0
         close(fd)
         guard ok else {
             unlink(temporary)

@@ -10,23 +10,26 @@ import Logging
 
 /// The service loop (`cordon-fleetd run`): polls on the jittered schedule, at once on SIGUSR1 or a
 /// `refresh` command, and when the push channel's doorbell rings (after `FleetDoorbell`'s random
-/// delay); stops on SIGTERM; tells systemd when it is ready (`Type=notify`).
+/// delay); stops on SIGTERM; tells systemd when it is ready (`Type=notify`). With `metrics` it
+/// serves the poller's metrics there from the start until it stops.
 public final class FleetDaemon: Sendable {
     let poller: FleetPoller
     let interval: Double
     let logger: Logger
     let push: FleetdConfiguration.Push?
     let key: FleetDeviceKey?
+    let metrics: FleetdConfiguration.MetricsListen?
 
     public init(
         poller: FleetPoller, interval: Double, logger: Logger, push: FleetdConfiguration.Push? = nil,
-        key: FleetDeviceKey? = nil
+        key: FleetDeviceKey? = nil, metrics: FleetdConfiguration.MetricsListen? = nil
     ) {
         self.poller = poller
         self.interval = interval
         self.logger = logger
         self.push = push
         self.key = key
+        self.metrics = metrics
     }
 
     /// What woke the loop.
@@ -38,8 +41,14 @@ public final class FleetDaemon: Sendable {
         case pollAt(Date)
     }
 
-    /// Runs until SIGTERM or SIGINT.
-    public func run() async {
+    /// Runs until SIGTERM or SIGINT; throws only when the metrics endpoint cannot be bound.
+    public func run() async throws(FleetdError) {
+        var server: FleetdMetricsServer?
+        if let metrics {
+            server = try await FleetdMetricsServer.start(
+                host: metrics.host, port: metrics.port, metrics: poller.metrics)
+            logger.info("serving metrics", metadata: ["listen": "\(metrics.host):\(server?.port ?? 0)"])
+        }
         let (wakeups, continuation) = AsyncStream<Wake>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let sources = [SIGTERM, SIGINT, SIGUSR1].map { signalNumber -> any DispatchSourceSignal in
             signal(signalNumber, SIG_IGN)
@@ -90,6 +99,7 @@ public final class FleetDaemon: Sendable {
             switch woke {
             case .signal(SIGTERM), .signal(SIGINT):
                 notifier.stopping()
+                await server?.stop()
                 await poller.shutdown()
                 logger.info("stopping")
                 return

@@ -25,6 +25,8 @@ public actor FleetPoller {
     let audit: FleetdAudit
     let shippedRoot: [UInt8]
     let logger: Logger
+    /// Counts what each poll decides (docs/FLEET.md, "Metrics").
+    public nonisolated let metrics: FleetdMetrics
     private(set) var state: FleetdState
     /// The push channel's doorbell: what rang and when the poll it asked for is due.
     private var doorbell = FleetDoorbell()
@@ -40,9 +42,13 @@ public actor FleetPoller {
     /// Rings refused since start, by kind (`TUFError.Kind`), and genuine ones.
     public private(set) var ringsRefused: [String: Int] = [:]
     public private(set) var ringsAccepted = 0
+    /// How the current poll is failing, for `cordon_fleetd_polls_total` (a refusal or an
+    /// unreachable repository found deep in a step; anything else is a local error).
+    private var failure = FleetdMetrics.PollResult.error
 
     public init(
-        configuration: FleetdConfiguration, paths: FleetdPaths, key: FleetDeviceKey, logger: Logger
+        configuration: FleetdConfiguration, paths: FleetdPaths, key: FleetDeviceKey, logger: Logger,
+        metrics: FleetdMetrics = FleetdMetrics()
     ) throws(FleetdError) {
         guard let root = FileManager.default.contents(atPath: configuration.trustedRoot) else {
             throw FleetdError(
@@ -63,6 +69,8 @@ public actor FleetPoller {
         self.client = RepositoryClient(base: configuration.repository, caFile: configuration.caFile)
         self.audit = FleetdAudit(stateDirectory: paths.stateDirectory, logger: logger)
         self.state = try FleetdState.load(from: paths.stateDirectory)
+        self.metrics = metrics
+        metrics.verified(at: state.verifiedAt)
     }
 
     /// Sends every new signed report to `sink` too (from the push channel).
@@ -79,9 +87,23 @@ public actor FleetPoller {
     /// Closes the HTTP client.
     public func shutdown() async { await client.shutdown() }
 
-    /// One poll at `now`.
+    /// One poll at `now`, counted and timed in `metrics`.
     public func poll(now: Date = Date()) async -> Result {
         doorbell.polled()
+        let clock = ContinuousClock()
+        let start = clock.now
+        failure = .error
+        let result = await verify(now: now)
+        let counted: FleetdMetrics.PollResult
+        switch result {
+        case .verified(let changed, _): counted = changed ? .updated : .unchanged
+        case .failed: counted = failure
+        }
+        metrics.poll(counted, duration: clock.now - start)
+        return result
+    }
+
+    private func verify(now: Date) async -> Result {
         let trusted: TUFTrustedSet
         do {
             trusted = try self.trusted()
@@ -94,8 +116,9 @@ public actor FleetPoller {
         switch outcome.result {
         case .refused(let error):
             if error.kind != .transport {
-                audit.record(
-                    "repository.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
+                _ = refusal(error)
+            } else {
+                failure = .unreachable
             }
             return fail("\(error)", now: now)
         case .updated(let new):
@@ -111,6 +134,7 @@ public actor FleetPoller {
             state.files = set.files.mapValues { Data($0) }
             trustedCache = set
             state.verifiedAt = set.verifiedAt
+            metrics.verified(at: set.verifiedAt)
             state.etag = outcome.etag ?? state.etag
             state.lastError = nil
             try writeStatus(set)
@@ -138,6 +162,7 @@ public actor FleetPoller {
         } catch {
             decision = .refused(error)
         }
+        metrics.ring(decision)
         switch decision {
         case .refused(let error):
             let kind = error.kind.rawValue
@@ -169,11 +194,14 @@ public actor FleetPoller {
         case .success(let bytes): return bytes
         case .failure(.refused(let error)): throw refusal(error)
         case .failure(.unreachable(let reason)):
+            failure = .unreachable
             throw FleetdError("\(file.path): \(reason)", hint: "the repository is unreachable; fleetd retries")
         }
     }
 
     private func refusal(_ error: TUFError) -> FleetdError {
+        failure = .refused
+        metrics.verificationFailed(error.kind)
         audit.record("repository.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
         return FleetdError("\(error)", hint: "the last good policy stays installed")
     }
@@ -241,6 +269,7 @@ public actor FleetPoller {
                 fields["reason"] = reason.rawValue
                 audit.record("command.refused", fields)
             }
+            metrics.command(verdict)
             let command = verdict.command
             if state.taken[command.counter] == nil { state.taken[command.counter] = TUFHex.encode(command.digest) }
         }
@@ -265,6 +294,7 @@ public actor FleetPoller {
             trusted = try self.trusted()
             verified = try FleetPushedCommands.verify(bytes, trusted: trusted, device: key.id, now: now)
         } catch {
+            metrics.verificationFailed(error.kind)
             audit.record("push.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
             return .refused("\(error)")
         }

@@ -1,11 +1,16 @@
 import CordonProtocol
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// fleetd's settings, `/etc/cordon/fleet.json` (docs/FLEET.md):
 /// ```json
 /// { "repository": "https://fleet.example.com/cordon/", "caFile": "/etc/cordon/fleet-ca.pem",
 ///   "intervalSeconds": 300, "reportURL": "https://fleet.example.com/reports/",
-///   "push": { "servers": ["tls://nats.example.com:4222"], "caFile": "/etc/cordon/nats-ca.pem" } }
+///   "push": { "servers": ["tls://nats.example.com:4222"], "caFile": "/etc/cordon/nats-ca.pem" },
+///   "metrics": { "listen": "127.0.0.1:9477" } }
 /// ```
 /// The trusted root the admins ship is `/etc/cordon/fleet-root.json` (or `trustedRoot`).
 public struct FleetdConfiguration: Sendable, Equatable {
@@ -21,6 +26,46 @@ public struct FleetdConfiguration: Sendable, Equatable {
     public var trustedRoot: String
     /// The push channel (docs/FLEET.md, "Push"), if any.
     public var push: Push?
+    /// Where the Prometheus metrics are served (`metrics.listen`, a loopback address), if anywhere.
+    public var metrics: MetricsListen?
+
+    /// A loopback address and port for the metrics endpoint: `127.0.0.1:9477`, `[::1]:9477`.
+    public struct MetricsListen: Sendable, Equatable {
+        /// The address, without brackets.
+        public var host: String
+        /// The port (0: the kernel picks one).
+        public var port: Int
+
+        /// Parses `host:port` (`[v6]:port` for IPv6); nil unless the address is a loopback one.
+        public init?(_ text: String) {
+            let host: Substring
+            let port: Substring
+            if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+                host = text[text.index(after: text.startIndex)..<close]
+                guard text[close...].hasPrefix("]:") else { return nil }
+                port = text[text.index(close, offsetBy: 2)...]
+            } else {
+                guard let colon = text.lastIndex(of: ":") else { return nil }
+                host = text[..<colon]
+                port = text[text.index(after: colon)...]
+            }
+            guard let number = Int(port), (0...65_535).contains(number), Self.isLoopback(String(host)) else {
+                return nil
+            }
+            self.host = String(host)
+            self.port = number
+        }
+
+        /// Whether `host` is an IPv4 address in 127.0.0.0/8 or the IPv6 `::1` (no names: a name
+        /// could resolve elsewhere).
+        static func isLoopback(_ host: String) -> Bool {
+            var v4 = in_addr()
+            if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+            var v6 = in6_addr()
+            guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+            return withUnsafeBytes(of: &v6) { Array($0) } == Array(repeating: 0, count: 15) + [1]
+        }
+    }
 
     /// Where fleetd listens for the doorbell: NATS servers, and the CA their TLS certificates chain to.
     public struct Push: Sendable, Equatable {
@@ -54,7 +99,7 @@ public struct FleetdConfiguration: Sendable, Equatable {
         else {
             throw FleetdError("\(path) is not a JSON object", hint: "see docs/FLEET.md for the settings")
         }
-        let known: Set = ["repository", "caFile", "intervalSeconds", "reportURL", "trustedRoot", "push"]
+        let known: Set = ["repository", "caFile", "intervalSeconds", "reportURL", "trustedRoot", "push", "metrics"]
         if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
             throw FleetdError(
                 "\(path): /\(unknown) is not a setting",
@@ -90,7 +135,26 @@ public struct FleetdConfiguration: Sendable, Equatable {
             repository: repository, caFile: try string("caFile"), intervalSeconds: interval, reportURL: report,
             trustedRoot: try string("trustedRoot") ?? "/etc/cordon/fleet-root.json")
         if let member = members["push"] { configuration.push = try Push.parse(member, in: path) }
+        configuration.metrics = try metricsListen(members["metrics"], path: path)
         return configuration
+    }
+
+    /// `/metrics`: absent is off; else an object whose one member `listen` is a loopback `host:port`.
+    private static func metricsListen(_ value: JSONValue?, path: String) throws(FleetdError) -> MetricsListen? {
+        guard let value else { return nil }
+        guard case .object(let members) = value else {
+            throw FleetdError(
+                "\(path): /metrics must be an object", hint: #"for example "metrics": {"listen": "127.0.0.1:9477"}"#)
+        }
+        if let unknown = members.keys.sorted().first(where: { $0 != "listen" }) {
+            throw FleetdError("\(path): /metrics/\(unknown) is not a setting", hint: "the one setting is listen")
+        }
+        guard let text = members["listen"]?.stringValue, let listen = MetricsListen(text) else {
+            throw FleetdError(
+                "\(path): /metrics/listen must be a loopback address and port, such as 127.0.0.1:9477 or [::1]:9477",
+                hint: "the endpoint is unauthenticated: only this machine may read it (node_exporter or a local proxy)")
+        }
+        return listen
     }
 }
 

@@ -43,7 +43,7 @@ public enum SystemdUnits {
         # Path sockets only (agent, journal, system and session buses); no network.
         RestrictAddressFamilies=AF_UNIX
         ProtectSystem=strict
-        ReadWritePaths=-%h/.local/share/cordon -%h/.config/cordon -%t/cordon
+        ReadWritePaths=-%h/.local/share/cordon -%h/.config/cordon -%t/cordon -/var/lib/cordon/metrics/%u
         PrivateTmp=yes
         PrivateDevices=yes
         ProtectKernelTunables=yes

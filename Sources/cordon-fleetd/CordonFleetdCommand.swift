@@ -4,6 +4,8 @@ import CordonFleetd
 import CordonSystem
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 
 /// `cordon-fleetd`: the machine's link to its admins' signed repository (docs/FLEET.md).
 @main
@@ -51,9 +53,12 @@ struct CordonFleetdCommand: AsyncParsableCommand {
                     }
                     return
                 }
-                await FleetDaemon(
+                // One registry for the process: fleetd's metrics, and any a library records through
+                // swift-metrics.
+                MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: poller.metrics.registry))
+                try await FleetDaemon(
                     poller: poller, interval: configuration.intervalSeconds, logger: logger, push: configuration.push,
-                    key: key
+                    key: key, metrics: configuration.metrics
                 ).run()
             } catch let error as FleetdError {
                 FileHandle.standardError.write(Data("cordon-fleetd: \(error.message)\nhint: \(error.hint)\n".utf8))

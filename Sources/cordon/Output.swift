@@ -1,5 +1,6 @@
 import CordonKit
 import CordonProtocol
+import CordonSystem
 import Foundation
 
 /// Writes to stdout and stderr with `write(2)`: unbuffered, so every line reaches a pipe at once.
@@ -42,19 +43,7 @@ enum Output {
 
     /// Writes all of `text` to `descriptor`, retrying short writes and interrupted calls.
     private static func write(_ text: String, to descriptor: Int32) -> Bool {
-        Array(text.utf8).withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return true }
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
+        DescriptorWriter.writeAll(Array(text.utf8), to: descriptor)
     }
 }
 

@@ -1,6 +1,7 @@
 import CordonKit
 import CordonPolicy
 import CordonProtocol
+import CordonSystem
 import Foundation
 
 /// Policy files on disk: reading, local validation with the pure parser, and atomic installs.
@@ -62,19 +63,7 @@ enum PolicyFiles {
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw writeError(directory) }
         var failure: CLIError?
-        let written = bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                guard let base = buffer.baseAddress else { return true }
-                let count = write(descriptor, base + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += count
-            }
-            return true
-        }
+        let written = DescriptorWriter.writeAll(bytes, to: descriptor)
         if !written || fchmod(descriptor, mode) != 0 || fsync(descriptor) != 0 { failure = writeError(directory) }
         close(descriptor)
         if failure == nil, rename(temporary, path) != 0 { failure = writeError(directory) }

@@ -7,6 +7,8 @@ import CordonSystem
 import CordonTPM
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import ServiceLifecycle
 
 /// `cordond`: the per-user Cordon agent.
@@ -124,6 +126,11 @@ struct Cordond: AsyncParsableCommand {
     var maxConnectionsPerProcess: Int = ConnectionLimits.standard.maxConnectionsPerProcess
     @Option(help: "Seconds a connection that has not registered an app may stay idle; 0 disables (default: 900).")
     var connectionIdleTimeout: Double = Double(ConnectionLimits.standard.idleConnectionTimeout.components.seconds)
+    @Option(
+        help: ArgumentHelp(
+            "Write the agent's metrics (Prometheus text format) to this .prom file every 15 s and at exit, for node_exporter's textfile collector; in a directory only you or root can write (default: none; also CORDON_METRICS_FILE).",
+            valueName: "path"))
+    var metricsFile: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
     @Option(help: "Log target: auto (the journal when stderr is connected to it), journal, or stderr.")
@@ -380,6 +387,23 @@ struct Cordond: AsyncParsableCommand {
         } catch {
             logger.warning("could not raise the descriptor limit: \(error)")
         }
+        var metricsFile: MetricsFile?
+        if let path = self.metricsFile ?? environment["CORDON_METRICS_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            do {
+                let file = try MetricsFile(path: path)
+                try file.check()
+                metricsFile = file
+            } catch {
+                try refuse(
+                    AdminInputs.Refusal(
+                        message: "the metrics file: \(error)",
+                        hint:
+                            "name a .prom file in a directory only you (or root) can write, e.g. ~/.local/state/cordon/agent.prom"
+                    ))
+            }
+            // One registry for the process: the agent's metrics, and any a library records through swift-metrics.
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: configuration.metrics.registry))
+        }
         let server: AgentServer
         do {
             server = try AgentServer(configuration: configuration, logger: logger)
@@ -400,7 +424,14 @@ struct Cordond: AsyncParsableCommand {
                     .init(service: FleetWatcherService(server: server), serviceName: "FleetWatcherService"),
                     .init(service: LockTriggerService(server: server), serviceName: "LockTriggerService"),
                     .init(service: WatchdogService(server: server), serviceName: "WatchdogService"),
-                ],
+                ]
+                    + (metricsFile.map {
+                        [
+                            .init(
+                                service: MetricsFileService(server: server, file: $0), serviceName: "MetricsFileService"
+                            )
+                        ]
+                    } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()

@@ -1,3 +1,4 @@
+import ChannelTestPeers
 import CordonFleet
 import CordonNATS
 import Crypto
@@ -22,6 +23,8 @@ import Testing
         let server: NATSServer
         let fleetd: FleetdProcess
         let device: String
+        /// fleetd's metrics endpoint (docs/FLEET.md, "Metrics").
+        let metrics: String
         let rogue = Curve25519.Signing.PrivateKey()
         var fleet: String { workspace.appending("fleet") }
 
@@ -45,7 +48,11 @@ import Testing
             let shipped = workspace.appending("root.json")
             try FileManager.default.copyItem(atPath: fleet + "/repository/1.root.json", toPath: shipped)
             target = try TemporaryDirectory()
-            fleetd = try FleetdProcess(shippedRoot: shipped, nginx: nginx, policyDirectory: target.path, interval: 3600)
+            let metricsPort = try TestPorts.free()
+            metrics = "http://127.0.0.1:\(metricsPort)/metrics"
+            fleetd = try FleetdProcess(
+                shippedRoot: shipped, nginx: nginx, policyDirectory: target.path, interval: 3600,
+                metricsPort: metricsPort)
             device = try await fleetd.deviceID()
             let machineKey = try await fleetd.nkey()
             let commands = FleetPushedCommands.subject(for: device)
@@ -137,6 +144,13 @@ import Testing
             return Set(refused).isSuperset(of: ["threshold", "malformed"])
         }
         #expect(!fleetd.log.contains("the doorbell rang"), "a forged or replayed ring made a poll: \(fleetd.log)")
+        // Each refused ring is counted (the audit log has one record a minute per kind).
+        let flooded = try await FleetdMetricsEndToEndTests.scrape(setup.metrics).stdout
+        for reason in ["threshold", "malformed"] {
+            let series = #"cordon_fleetd_rings_total{outcome="refused",reason="\#(reason)"} "#
+            #expect(flooded.contains(series) && !flooded.contains(series + "0\n"), "\(reason): \(flooded)")
+        }
+        #expect(flooded.contains(#"cordon_fleetd_rings_total{outcome="poll"} 0"#), "\(flooded)")
 
         // The admin's command, uploaded (nginx serves the workspace), then the ring: the command
         // comes on the machine's subject at once, without waiting for the doorbell's poll.
@@ -161,6 +175,9 @@ import Testing
         // The doorbell's poll (within 10 s) then finds it taken: still handed on once.
         try await eventually(timeout: 30, "the doorbell's poll") { polls() > pollsBefore }
         #expect(fleetd.log.contains("the doorbell rang"))
+        let rung = try await FleetdMetricsEndToEndTests.scrape(setup.metrics).stdout
+        #expect(!rung.contains(#"cordon_fleetd_rings_total{outcome="poll"} 0"#), "\(rung)")
+        #expect(rung.contains(#"cordon_fleetd_commands_total{outcome="handed_on"} 1"#), "\(rung)")
         #expect(fleetd.audit.filter { $0["event"] == "command.accepted" }.count == 1)
         #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1)])
     }
@@ -200,5 +217,9 @@ import Testing
         }
         #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1)])
         #expect(!fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "wipe" })
+        // Counted: the command the stream kept, handed on; the forged file, a refused verification.
+        let text = try await FleetdMetricsEndToEndTests.scrape(setup.metrics).stdout
+        #expect(text.contains(#"cordon_fleetd_commands_total{outcome="handed_on"} 1"#), "\(text)")
+        #expect(!text.contains(#"cordon_fleetd_verifications_failed_total{reason="threshold"} 0"#), "\(text)")
     }
 }

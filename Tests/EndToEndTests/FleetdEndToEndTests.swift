@@ -12,14 +12,15 @@ import Testing
 
     /// A repository, nginx serving it, and fleetd's directories; `body` runs, then all is stopped.
     static func withFleet(
-        policyDirectory: String? = nil, gzipLabel: Bool = false,
+        policyDirectory: String? = nil, gzipLabel: Bool = false, metricsPort: Int? = nil,
         _ body: (FleetRepository, NginxServer, FleetdProcess) async throws -> Void
     ) async throws {
         let repository = try await FleetRepository()
         let nginx = try NginxServer(serving: repository.served, gzipLabel: gzipLabel)
         let policies = try TemporaryDirectory()
         let fleetd = try FleetdProcess(
-            repository: repository, nginx: nginx, policyDirectory: policyDirectory ?? policies.path)
+            repository: repository, nginx: nginx, policyDirectory: policyDirectory ?? policies.path,
+            metricsPort: metricsPort)
         defer {
             fleetd.cleanUp()
             nginx.stop()

@@ -4,6 +4,28 @@ import CordonSystem
 import NIOCore
 
 extension Agent {
+    /// Each call's round trip is recorded in the agent's metrics.
+    var callMetrics: AgentMetrics? { configuration.metrics }
+
+    /// Counts the registered apps by compliance into the metrics (`MetricsFileService`, before
+    /// each write): noncompliant while a posture check blocked or warned them, unknown before the
+    /// first reading.
+    func recordAppMetrics() {
+        loop.preconditionInEventLoop()
+        var counts: [AgentMetrics.Compliance: Int] = [:]
+        for registration in apps.registry.registrations.values {
+            let appId = registration.appId
+            let compliance: AgentMetrics.Compliance
+            if posture.blocked[appId] != nil || !(posture.warned[appId] ?? []).isEmpty {
+                compliance = .noncompliant
+            } else {
+                compliance = posture.hasReading ? .compliant : .unknown
+            }
+            counts[compliance, default: 0] += 1
+        }
+        configuration.metrics.apps(counts)
+    }
+
     /// Admits a new identified connection, or returns why not.
     func connectionOpened(context: ChannelHandlerContext, identity: PeerIdentity, pidfd: Pidfd?) -> Result<
         AgentConnection, VarlinkError
@@ -32,6 +54,7 @@ extension Agent {
         let connection = AgentConnection(id: nextConnectionID, identity: identity, pidfd: pidfd, context: context)
         nextConnectionID += 1
         connections[connection.id] = connection
+        configuration.metrics.connections(connections.count)
         return .success(connection)
     }
 
@@ -54,6 +77,7 @@ extension Agent {
     func connectionClosed(_ id: ConnectionID) {
         loop.preconditionInEventLoop()
         connections.removeValue(forKey: id)
+        configuration.metrics.connections(connections.count)
         for component in components { component.connectionClosed(id) }
         if apps.forget(id) { registeredAppsChanged() }
     }

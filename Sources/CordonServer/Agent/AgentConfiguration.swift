@@ -67,6 +67,9 @@ public struct AgentConfiguration: Sendable {
     /// Posture: the root the checks read under (`/`; a fixture tree in tests, test mode only;
     /// docs/ARCHITECTURE.md, "Posture").
     public var postureRoot = "/"
+    /// The agent's metrics (`--metrics-file` writes them; docs/ARCHITECTURE.md, "Metrics"): one set
+    /// per agent, shared with the writer.
+    public var metrics = AgentMetrics()
     /// Posture: seconds between readings while an app is registered (the conditions are applied
     /// after each; also on resume from suspend and on a policy change).
     public var postureInterval: Double = 300

@@ -222,7 +222,11 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
             return
         }
         let oneway = message.header.oneway
-        switch agent.dispatch(message, connection: connection) {
+        let started = Self.now(context)
+        let interface = message.header.interface
+        let outcome = agent.dispatch(message, connection: connection)
+        if case .deferred = outcome {} else { timed(interface, since: started, context: context) }
+        switch outcome {
         case .reply(let reply):
             let send = !oneway && context.channel.isActive
             state.started(.reply(send: send))
@@ -235,6 +239,7 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
                     if state.deferredCompleted(oneway: oneway, now: Self.now(context)), context.channel.isActive {
                         context.write(wrapOutboundOut(reply), promise: nil)
                     }
+                    timed(interface, since: started, context: context)
                 case .failure:
                     _ = state.deferredCompleted(oneway: true, now: Self.now(context))
                     context.close(promise: nil)
@@ -247,6 +252,12 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
             state.started(.close)
             fail(context: context, frame: reply)
         }
+    }
+
+    /// A call on `interface` read at `started` has its reply written (queued on the channel).
+    private func timed(_ interface: String, since started: UInt64, context: ChannelHandlerContext) {
+        let now = Self.now(context)
+        agent.callMetrics?.call(interface, nanoseconds: now >= started ? now - started : 0)
     }
 
     // MARK: - Idleness

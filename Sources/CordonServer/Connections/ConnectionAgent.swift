@@ -10,6 +10,8 @@ import NIOCore
 protocol ConnectionAgent: AnyObject {
     /// The limits every connection is held to.
     var limits: ConnectionLimits { get }
+    /// Where each call's round trip is recorded (none: not measured).
+    var callMetrics: AgentMetrics? { get }
     /// Admits a new identified connection, or returns why not.
     func connectionOpened(context: ChannelHandlerContext, identity: PeerIdentity, pidfd: Pidfd?) -> Result<
         AgentConnection, VarlinkError
@@ -28,6 +30,11 @@ protocol ConnectionAgent: AnyObject {
     /// Process `sender` (0: one the agent cannot see) wrote on connection `id`, which another
     /// process opened: the handler refuses it and closes the connection.
     func foreignSender(_ sender: Int32, on id: ConnectionID)
+}
+
+extension ConnectionAgent {
+    /// Not measured, unless the agent says otherwise.
+    var callMetrics: AgentMetrics? { nil }
 }
 
 /// How a handler learns who is on the other end of its channel.

@@ -71,21 +71,28 @@ final class FleetdProcess: @unchecked Sendable {
     var configPath: String { directory.appending("fleet.json") }
     var logPath: String { directory.appending("fleetd.log") }
 
-    /// Writes fleet.json for `repository` (served by `nginx`) with `interval` seconds between polls.
-    convenience init(repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws
-    {
+    /// Writes fleet.json for `repository` (served by `nginx`) with `interval` seconds between polls,
+    /// serving metrics on 127.0.0.1:`metricsPort` if given.
+    convenience init(
+        repository: FleetRepository, nginx: NginxServer, policyDirectory: String, interval: Int = 2,
+        metricsPort: Int? = nil
+    ) throws {
         try self.init(
-            shippedRoot: repository.shippedRoot, nginx: nginx, policyDirectory: policyDirectory, interval: interval)
+            shippedRoot: repository.shippedRoot, nginx: nginx, policyDirectory: policyDirectory, interval: interval,
+            metricsPort: metricsPort)
     }
 
     /// Writes fleet.json for the repository `nginx` serves, trusting `shippedRoot`.
-    init(shippedRoot: String, nginx: NginxServer, policyDirectory: String, interval: Int = 2) throws {
+    init(
+        shippedRoot: String, nginx: NginxServer, policyDirectory: String, interval: Int = 2, metricsPort: Int? = nil
+    ) throws {
         directory = try TemporaryDirectory()
         self.policyDirectory = policyDirectory
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let metrics = metricsPort.map { #", "metrics": {"listen": "127.0.0.1:\#($0)"}"# } ?? ""
         let settings = """
             {"repository": "\(nginx.base)", "caFile": "\(nginx.pki.caCertificate)", "intervalSeconds": \(interval),
-             "reportURL": "\(nginx.base)reports/", "trustedRoot": "\(shippedRoot)"}
+             "reportURL": "\(nginx.base)reports/", "trustedRoot": "\(shippedRoot)"\(metrics)}
             """
         try settings.write(toFile: configPath, atomically: true, encoding: .utf8)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -127,10 +127,12 @@ final class DecisionsComponent: AgentComponent, Decider {
     func decide(
         _ action: PolicyAction, app: AppFacts, peer: AppFacts?, length: Int?, contentType: String?, location: String?
     ) -> PolicyDecision {
+        let started = host.loop.now.uptimeNanoseconds
         let request = DecisionRequest(
             action: action, app: app, peer: peer, location: location, contentType: contentType, length: length)
         let decision = stale(host.policy.decide(request))
         auditDecision(decision, appId: app.id.isEmpty ? nil : app.id)
+        host.configuration.metrics.decided(nanoseconds: host.loop.now.uptimeNanoseconds &- started)
         return decision
     }
 

@@ -70,6 +70,7 @@ extension FleetComponent {
                 return pool.runIfActive(eventLoop: loop) { try database.recordFleetCommand(done) }
                     .assumeIsolated().map { [self] in
                         lastRecord = done
+                        host.configuration.metrics.fleetCommand(executed: true)
                         host.logger.notice(
                             "fleet: command executed",
                             metadata: ["counter": "\(record.counter)", "kind": "\(record.kind)"])
@@ -111,6 +112,7 @@ extension FleetComponent {
             guard !auditedReplays.contains(key) else { return host.loop.makeSucceededVoidFuture() }
             auditedReplays.insert(key)
         }
+        host.configuration.metrics.fleetCommand(executed: false)
         host.logger.warning(
             "fleet: command refused",
             metadata: ["counter": "\(command.counter)", "refusal": "\(refusal.rawValue)", "detail": "\(detail)"])

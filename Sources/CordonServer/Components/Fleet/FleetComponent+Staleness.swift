@@ -44,6 +44,7 @@ extension FleetComponent {
         guard directory != nil, !host.isShuttingDown else { return }
         let now = host.clock()
         let isStale = Self.isStale(reading, now: now) ?? false
+        host.configuration.metrics.policyStale(isStale)
         let setting = host.policy.policy[PolicyKeys.Conditions.policyStale]
         let action = setting.value
         if isStale != stale {

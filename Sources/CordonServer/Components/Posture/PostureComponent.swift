@@ -20,6 +20,8 @@ final class PostureComponent: InterfaceComponent {
 
     unowned let host: any ComponentHost
     private var latest: (time: Double, checks: [PostureResult])?
+    /// Whether the device's posture has been read (the apps' compliance is unknown before).
+    var hasReading: Bool { latest != nil }
     private var reading: EventLoopFuture<[PostureResult]>?
     private let pool: NIOThreadPool
     /// The root the checks read under and the program runner (the minimums come from the policy).
