@@ -334,7 +334,9 @@ let package = Package(
         .target(name: "NATSTestServer", path: "Tests/NATSTestServer", swiftSettings: strict),
         .testTarget(
             name: "CordonNATSTests",
-            dependencies: ["CordonNATS", "NATSTestServer", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CordonNATS", "NATSTestServer", "ChannelTestPeers", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         // fleetd's shell in process: its metrics (the end-to-end tests run the daemon itself).
         .testTarget(

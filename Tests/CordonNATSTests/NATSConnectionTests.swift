@@ -1,3 +1,4 @@
+import ChannelTestPeers
 import CordonNATS
 import Crypto
 import Foundation
@@ -122,6 +123,36 @@ import Testing
             if case .error(let text) = $0 { text.contains("Permissions Violation") } else { false }
         }
         #expect(refusals.count >= 1, "the server names the violation: \(events.withLock { $0 })")
+    }
+
+    /// A server that requires TLS: a machine trusting the server's CA connects; one trusting another
+    /// CA refuses the server's certificate, and nothing is sent in clear.
+    @Test func overTLSTheServerIsTrustedOnlyThroughItsCA() throws {
+        let pki = try TestPKI()
+        let other = try TestPKI()
+        defer {
+            try? FileManager.default.removeItem(at: pki.directory)
+            try? FileManager.default.removeItem(at: other.directory)
+        }
+        let leaf = try pki.leaf("nats", names: ["127.0.0.1"])
+        let machine = Machine(name: "a")
+        let server = try NATSServer(
+            users: [machine.user], tls: NATSServer.TLS(certificate: leaf.certificate, key: leaf.key))
+        defer { server.stop() }
+        #expect(server.url.hasPrefix("tls://"))
+        var options = machine.options(server)
+        options.caFile = pki.caCertificate
+        let connection = try NATSConnection(options)
+        try connection.flush()
+        connection.close()
+
+        options.caFile = other.caCertificate
+        let error = #expect(throws: NATSError.self) { try NATSConnection(options) }
+        #expect(error?.description.localizedCaseInsensitiveContains("ssl") == true, "\(String(describing: error))")
+        // Without TLS at all, the server refuses the client.
+        var plain = machine.options(server)
+        plain.servers = [server.url.replacingOccurrences(of: "tls://", with: "nats://")]
+        #expect(throws: NATSError.self) { try NATSConnection(plain) }
     }
 
     @Test func aMachineSigningWithAnotherKeyIsRefused() throws {

@@ -22,12 +22,27 @@ public final class NATSServer: @unchecked Sendable {
     private var process: Process?
     private var log: URL { directory.appendingPathComponent("nats.log") }
 
-    public var url: String { "nats://127.0.0.1:\(port)" }
+    /// `tls://` when the server requires TLS.
+    public var url: String { "\(tls == nil ? "nats" : "tls")://127.0.0.1:\(port)" }
 
-    public init(users: [User]) throws {
+    /// The server's certificate and key (PEM paths): set, it requires TLS of every client.
+    public struct TLS {
+        public var certificate: String
+        public var key: String
+
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    private var tls: TLS?
+
+    public init(users: [User], tls: TLS? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cordon-nats-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.users = users
+        self.tls = tls
         try start()
     }
 
@@ -42,6 +57,7 @@ public final class NATSServer: @unchecked Sendable {
             listen: "127.0.0.1:\(port == 0 ? -1 : port)"
             debug: true
             jetstream { store_dir: "\(directory.path)/jetstream" }
+            \(tls.map { "tls { cert_file: \"\($0.certificate)\", key_file: \"\($0.key)\", timeout: 10 }" } ?? "")
             authorization {
               # A loaded CI machine may take a while to answer the nonce.
               timeout: 10
