@@ -70,7 +70,8 @@ module_sources() {
             ;;
         CordonFleet)
             # The verifier and parsers: the admin's signing side (real Ed25519 keys) is left out.
-            find Sources/CordonFleet -name '*.swift' ! -name TUFSigningKey.swift ! -name TUFWriter.swift | sort
+            find Sources/CordonFleet -name '*.swift' ! -name TUFSigningKey.swift ! -name TUFWriter.swift \
+                ! -name 'FleetPushedCommands+Sign.swift' | sort
             ;;
         *) printf '%s\n' Sources/"$1"/*.swift ;;
     esac

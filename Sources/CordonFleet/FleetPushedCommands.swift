@@ -24,17 +24,6 @@ public enum FleetPushedCommands {
     /// `device`'s report subject.
     public static func reportSubject(for device: String) -> String { "cordon.fleet.report.\(device)" }
 
-    /// The signed file of `file`'s commands, signed by `keys` (the commands role's).
-    public static func sign(_ file: FleetCommandFile, with keys: [TUFSigningKey]) throws(TUFError) -> [UInt8] {
-        let signed = JSONValue.object([
-            "_type": .string(type), "spec_version": .string(TUFWriter.specVersion),
-            "version": .int(file.commands.map(\.counter).max() ?? 0),
-            "expires": .string(TUFDate.format(file.commands.map(\.expires).max() ?? Date(timeIntervalSince1970: 0))),
-            "device": .string(file.device), "commands": .array(file.commands.map(\.json)),
-        ])
-        return try TUFWriter.sign(signed, with: keys)
-    }
-
     /// What a verified file gives: the commands, the role whose keys signed them, how many
     /// distinct keys of it signed.
     public struct Verified: Sendable {
