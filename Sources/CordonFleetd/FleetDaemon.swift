@@ -122,9 +122,11 @@ public final class FleetDaemon: Sendable {
         let (rings, ringing) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let (files, arriving) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let channel: FleetPush
+        let metrics = poller.metrics
         do {
             channel = try FleetPush(
-                push, key: key, logger: logger, onRing: { ringing.yield($0) }, onCommands: { arriving.yield($0) })
+                push, key: key, logger: logger, onRing: { ringing.yield($0) }, onCommands: { arriving.yield($0) },
+                onOversized: { channel, _ in metrics.oversized(channel) })
         } catch {
             logger.error("push: \(error.message); polling only")
             return (nil, nil)

@@ -39,9 +39,8 @@ public actor FleetPoller {
     /// The trusted metadata as last loaded: rings and pushed files are judged against it without
     /// parsing every file again (a flood of rings costs a signature check each, not a reload).
     private var trustedCache: TUFTrustedSet?
-    /// Rings refused since start, by kind (`TUFError.Kind`), and genuine ones.
-    public private(set) var ringsRefused: [String: Int] = [:]
-    public private(set) var ringsAccepted = 0
+    /// Rings refused since start, by kind (`TUFError.Kind`), for the audit record.
+    private var ringsRefused: [String: Int] = [:]
     /// How the current poll is failing, for `cordon_fleetd_polls_total` (a refusal or an
     /// unreachable repository found deep in a step; anything else is a local error).
     private var failure = FleetdMetrics.PollResult.error
@@ -174,10 +173,9 @@ public actor FleetPoller {
                     ["kind": kind, "detail": error.detail, "refusedSinceStart": "\(ringsRefused[kind] ?? 0)"])
             }
         case .poll(let at):
-            ringsAccepted += 1
             logger.info("push: the doorbell rang; polling", metadata: ["in": "\(Int(at.timeIntervalSince(now)))s"])
         case .alreadyScheduled, .notNewer:
-            ringsAccepted += 1
+            break
         }
         return decision
     }

@@ -16,11 +16,21 @@ public final class FleetPush: Sendable {
 
     let device: String
 
+    /// The two subjects a machine follows.
+    public enum Channel: String, Sendable, CaseIterable {
+        /// `FleetDoorbell.subject`.
+        case doorbell
+        /// The machine's own command subject.
+        case commands
+    }
+
     /// Connects; `onRing` gets each doorbell ring, `onCommands` this machine's pushed command file:
-    /// the one the stream kept, read at every (re)connection, then each published live.
+    /// the one the stream kept, read at every (re)connection, then each published live. A message
+    /// over its channel's limit is dropped unread (never queued) and told to `onOversized`.
     public init(
         _ configuration: FleetdConfiguration.Push, key: FleetDeviceKey, logger: Logger,
-        onRing: @escaping @Sendable ([UInt8]) -> Void, onCommands: @escaping @Sendable ([UInt8]) -> Void
+        onRing: @escaping @Sendable ([UInt8]) -> Void, onCommands: @escaping @Sendable ([UInt8]) -> Void,
+        onOversized: @escaping @Sendable (Channel, Int) -> Void = { _, _ in }
     ) throws(FleetdError) {
         device = key.id
         let subject = FleetPushedCommands.subject(for: key.id)
@@ -46,6 +56,7 @@ public final class FleetPush: Sendable {
             try connection.subscribe(subject) { message in
                 guard message.data.count <= FleetPushedCommands.maximumLength else {
                     logger.warning("push: a command file of \(message.data.count) bytes is dropped unread")
+                    onOversized(.commands, message.data.count)
                     return
                 }
                 onCommands(message.data)
@@ -53,6 +64,7 @@ public final class FleetPush: Sendable {
             try connection.subscribe(FleetDoorbell.subject) { message in
                 guard message.data.count <= Self.maximumRing else {
                     logger.warning("push: a ring of \(message.data.count) bytes is dropped unread")
+                    onOversized(.doorbell, message.data.count)
                     return
                 }
                 onRing(message.data)

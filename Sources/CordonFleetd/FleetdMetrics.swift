@@ -135,6 +135,15 @@ public final class FleetdMetrics: Sendable {
         }
     }
 
+    /// A pushed message dropped unread for its size: counted as the verifier's `length` refusal of
+    /// its kind (a command file's verification, a ring).
+    public func oversized(_ channel: FleetPush.Channel) {
+        switch channel {
+        case .commands: verificationsFailed[.length]?.increment()
+        case .doorbell: ringsRefused[.length]?.increment()
+        }
+    }
+
     /// A poll ended with `result` after `duration`.
     public func poll(_ result: PollResult, duration: Duration) {
         polls[result]?.increment()

@@ -70,6 +70,16 @@ import Testing
         #expect(text.contains(#"cordon_fleetd_rings_total{outcome="refused",reason="expired"} 0"#))
     }
 
+    @Test func oversizedPushedMessagesAreCountedAsLengthRefusals() {
+        let metrics = FleetdMetrics()
+        metrics.oversized(.doorbell)
+        metrics.oversized(.commands)
+        metrics.oversized(.commands)
+        let text = Self.text(metrics)
+        #expect(text.contains(#"cordon_fleetd_rings_total{outcome="refused",reason="length"} 1"#), "\(text)")
+        #expect(text.contains(#"cordon_fleetd_verifications_failed_total{reason="length"} 2"#), "\(text)")
+    }
+
     @Test func thePolicyAgeIsJudgedWhenScraped() {
         let metrics = FleetdMetrics()
         let verified = Date(timeIntervalSince1970: 1_800_000_000)

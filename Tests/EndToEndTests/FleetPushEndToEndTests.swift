@@ -137,8 +137,12 @@ import Testing
         signed["version"] = ((signed["version"] as? Int) ?? 1) + 100  // Newer, under the old signature.
         document["signed"] = signed
         let forged = Array(try JSONSerialization.data(withJSONObject: document))
+        // Over the limit of a timestamp: dropped unread, counted (delivered before the others).
+        let oversized = [UInt8](repeating: 0x20, count: TUFRefresh.Limits.timestamp + 1)
         try await eventually(timeout: 60, "forged rings are refused and audited") {
-            for ring in [forged, current, Array("ding".utf8)] { try attacker.publish(FleetDoorbell.subject, ring) }
+            for ring in [oversized, forged, current, Array("ding".utf8)] {
+                try attacker.publish(FleetDoorbell.subject, ring)
+            }
             try attacker.flush()
             let refused = fleetd.audit.filter { $0["event"] == "doorbell.refused" }.compactMap { $0["kind"] }
             return Set(refused).isSuperset(of: ["threshold", "malformed"])
@@ -146,7 +150,7 @@ import Testing
         #expect(!fleetd.log.contains("the doorbell rang"), "a forged or replayed ring made a poll: \(fleetd.log)")
         // Each refused ring is counted (the audit log has one record a minute per kind).
         let flooded = try await FleetdMetricsEndToEndTests.scrape(setup.metrics).stdout
-        for reason in ["threshold", "malformed"] {
+        for reason in ["threshold", "malformed", "length"] {
             let series = #"cordon_fleetd_rings_total{outcome="refused",reason="\#(reason)"} "#
             #expect(flooded.contains(series) && !flooded.contains(series + "0\n"), "\(reason): \(flooded)")
         }
@@ -210,6 +214,9 @@ import Testing
             reason: "forged")
         let forged = try FleetPushedCommands.sign(
             FleetCommandFile(device: setup.device, commands: [command]), with: [forgedKey])
+        // First a file over the limit: dropped unread, counted as a refused verification.
+        let oversized = [UInt8](repeating: 0x20, count: FleetPushedCommands.maximumLength + 1)
+        try attacker.publish(FleetPushedCommands.subject(for: setup.device), oversized)
         try attacker.publish(FleetPushedCommands.subject(for: setup.device), forged)
         try attacker.flush()
         try await eventually(timeout: 60, "the forged file is refused") {
@@ -221,5 +228,7 @@ import Testing
         let text = try await FleetdMetricsEndToEndTests.scrape(setup.metrics).stdout
         #expect(text.contains(#"cordon_fleetd_commands_total{outcome="handed_on"} 1"#), "\(text)")
         #expect(!text.contains(#"cordon_fleetd_verifications_failed_total{reason="threshold"} 0"#), "\(text)")
+        #expect(text.contains(#"cordon_fleetd_verifications_failed_total{reason="length"} 1"#), "\(text)")
+        #expect(fleetd.log.contains("push: a command file of \(oversized.count) bytes is dropped unread"))
     }
 }
