@@ -255,6 +255,37 @@ public final class NATSConnection: Sendable {
         }
     }
 
+    /// The subjects `stream` holds messages on that match `filter`, with how many each: the
+    /// stream's index, read without reading a message.
+    public func subjects(stream: String, filter: String = ">", timeout: Double = 5) throws(NATSError) -> [String:
+        UInt64]
+    {
+        try withHandles("list the subjects of \(stream)") { handles throws(NATSError) -> [String: UInt64] in
+            guard let jetStream = handles.jetStream else { throw NATSError("JetStream", NATS_ILLEGAL_STATE) }
+            var options = jsOptions()
+            _ = jsOptions_Init(&options)
+            options.Wait = Int64(timeout * 1000)
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var jetStreamError = jsErrCode(0)
+            let status = filter.withCString { text in
+                options.Stream.Info.SubjectsFilter = text
+                return js_GetStreamInfo(&info, jetStream, stream, &options, &jetStreamError)
+            }
+            guard status == NATS_OK, let info else {
+                throw NATSError("list the subjects of \(stream)", status, jetStream: jetStreamError)
+            }
+            defer { jsStreamInfo_Destroy(info) }
+            var out: [String: UInt64] = [:]
+            if let subjects = info.pointee.State.Subjects, let list = subjects.pointee.List {
+                for index in 0..<Int(subjects.pointee.Count) {
+                    guard let subject = list[index].Subject else { continue }
+                    out[String(cString: subject)] = list[index].Msgs
+                }
+            }
+            return out
+        }
+    }
+
     static func copy(_ message: OpaquePointer) -> Message {
         let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
         let count = Int(natsMsg_GetDataLength(message))

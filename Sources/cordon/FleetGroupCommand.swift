@@ -18,6 +18,7 @@ struct FleetGroupCommand: AsyncParsableCommand {
             FleetInitCommand.self, FleetPublishCommand.self, FleetIssueCommand.self, FleetTimestampCommand.self,
             FleetRotateCommand.self, FleetAddKeyCommand.self, FleetThresholdCommand.self, FleetRenewRootCommand.self,
             FleetStatusCommand.self, FleetVerifyReportCommand.self, FleetPushKeyCommand.self, FleetRingCommand.self,
+            FleetReportsCommand.self,
         ])
 }
 

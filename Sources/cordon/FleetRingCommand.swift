@@ -15,22 +15,13 @@ struct FleetRingCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var workspace: FleetWorkspaceArgument
-    @Option(name: .customLong("nats"), help: ArgumentHelp("A NATS server URL (repeatable).", valueName: "url"))
-    var servers: [String] = []
-    @Option(
-        name: .customLong("nats-seed"),
-        help: ArgumentHelp("The NKey seed file (default keys/push.nk).", valueName: "file"))
-    var seedFile: String?
-    @Option(
-        name: .customLong("nats-ca"), help: ArgumentHelp("CA certificates of the NATS server (PEM).", valueName: "file")
-    )
-    var caFile: String?
+    @OptionGroup var nats: FleetNATSArguments
 
     func run() async throws {
         let rung = try FleetRing.ring(
-            workspace: workspace.directory, servers: servers, seedFile: seedFile, caFile: caFile)
+            workspace: workspace.directory, servers: nats.servers, seedFile: nats.seedFile, caFile: nats.caFile)
         let commands = rung.commands.isEmpty ? "" : "; new commands for \(rung.commands.count) machine(s)"
-        try Output.line("rang: timestamp v\(rung.version) on \(servers.joined(separator: ", "))\(commands)")
+        try Output.line("rang: timestamp v\(rung.version) on \(nats.servers.joined(separator: ", "))\(commands)")
     }
 }
 

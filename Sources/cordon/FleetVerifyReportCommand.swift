@@ -31,16 +31,7 @@ struct FleetVerifyReportCommand: AsyncParsableCommand {
                 continue
             }
             try Output.line("\(path): valid, device \(report.device), \(TUFDate.format(report.time))")
-            let versions = report.versions.sorted { $0.key < $1.key }.map { "\($0.key) v\($0.value)" }
-            try Output.line("  versions: \(versions.joined(separator: ", "))")
-            for (name, hash) in report.policies.sorted(by: { $0.key < $1.key }) {
-                try Output.line("  policy \(name) sha256 \(hash)")
-            }
-            try Output.line("  last command: \(report.lastCommand.map { "counter \($0)" } ?? "none")")
-            if let error = report.lastError { try Output.line("  last error: \(error)") }
-            for result in report.posture {
-                try Output.line("  posture \(result.check.rawValue): \(result.status.rawValue) (\(result.evidence))")
-            }
+            for line in FleetReportLines.lines(report) { try Output.line(line) }
         }
         if failed {
             throw CLIError(

@@ -60,7 +60,8 @@ import Testing
                 NATSServer.User(nkey: adminKey, publish: [">"], subscribe: ["_INBOX.>"]),
                 NATSServer.User(
                     nkey: NATSNKey.user(publicKey: Array(rogue.publicKey.rawRepresentation)),
-                    publish: [FleetDoorbell.subject, FleetPushedCommands.subjects], subscribe: ["_INBOX.rogue.>"]),
+                    publish: [FleetDoorbell.subject, FleetPushedCommands.subjects, FleetPushedCommands.reportSubjects],
+                    subscribe: ["_INBOX.rogue.>"]),
                 NATSServer.User(
                     nkey: machineKey,
                     publish: [
@@ -184,6 +185,28 @@ import Testing
         #expect(rung.contains(#"cordon_fleetd_commands_total{outcome="handed_on"} 1"#), "\(rung)")
         #expect(fleetd.audit.filter { $0["event"] == "command.accepted" }.count == 1)
         #expect(fleetd.handedCommands == [FleetHandoff.commandFileName(1)])
+
+        // The compliance view: the admin reads every kept report, each verified. The account keeps
+        // a report it made for a machine id of its choosing: shown refused, never as that machine's.
+        let fake = String(repeating: "f", count: 64)
+        let forgedReport = FleetReport(
+            device: fake, publicKey: Array(setup.rogue.publicKey.rawRepresentation), time: Date(), versions: [:],
+            policies: [:], lastCommand: 9, lastError: nil)
+        let signature = Array(try setup.rogue.signature(for: forgedReport.message))
+        try attacker.publish(FleetPushedCommands.reportSubject(for: fake), forgedReport.file(signature: signature))
+        try attacker.flush()
+        try await eventually(timeout: 30, "the forged report is kept") {
+            try await setup.admin("reports", ["--nats", setup.server.url]).stdout.contains("\(fake): refused")
+        }
+        let view = try await setup.admin("reports", ["--nats", setup.server.url])
+        #expect(view.status == 1, "\(view.stdout)\(view.stderr)")
+        #expect(view.stdout.contains("\(setup.device): valid"), "\(view.stdout)")
+        #expect(view.stdout.contains("  last command: counter 1"), "\(view.stdout)")
+        #expect(view.stdout.contains("2 machine(s), 1 refused"), "\(view.stdout)")
+        #expect(view.stderr.contains("did not verify") && view.stderr.contains("hint:"), "\(view.stderr)")
+        let one = try await setup.admin("reports", ["--nats", setup.server.url, "--device", setup.device])
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(one.stdout.contains("1 machine(s), 0 refused") && !one.stdout.contains(fake), "\(one.stdout)")
     }
 
     @Test func anOfflineMachineTakesWhatItMissedAsItConnectsAndAForgedFileIsRefused() async throws {
