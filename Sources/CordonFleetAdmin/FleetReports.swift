@@ -49,7 +49,7 @@ public enum FleetReports {
                 }
             }
             return entries
-        } catch where error.jetStreamCode == 10059 {
+        } catch  where error.jetStreamCode == 10059 {
             throw FleetAdminError(
                 .io, "the NATS server has no stream \(FleetPushedCommands.reportStream)",
                 hint: "run `cordon fleet ring` once: it makes the streams")
