@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // The pinned channel (docs/ARCHITECTURE.md, "Pinned channel"): HTTP/2, X.509 verification.
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
@@ -152,6 +153,9 @@ let package = Package(
         .target(
             name: "CordonNATS", dependencies: ["CNATS", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
+        // The C client's libuv adapter: one event loop for many connections (the fleet swarm of
+        // cordon-bench; the products keep the library's own threads and do not link libuv).
+        .target(name: "CNATSLoop", dependencies: ["CNATS"], linkerSettings: [.linkedLibrary("uv")]),
         .target(
             name: "CCordonTPM", dependencies: ["CTSS2"],
             linkerSettings: [
@@ -264,10 +268,11 @@ let package = Package(
                 "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonAppStorage",
                 "CordonSecrets",
                 "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonSenders", "CordonFleet",
-                "CordonFleetd", "CordonFleetAdmin",
+                "CordonFleetd", "CordonFleetAdmin", "CordonNATS", "CNATS", "CNATSLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strict
         ),

@@ -23,7 +23,8 @@
 # (deb-systemd-helper) and man-db (systemd-analyze verify reads the unit's man page) for
 # `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
 # objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
-# JetStream server CordonNATSTests run against).
+# JetStream server CordonNATSTests run against); libuv1-dev (the C client's libuv adapter, CNATSLoop:
+# the fleet swarm of `cordon-bench fleet` runs its thousands of connections on one loop).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -52,6 +53,7 @@ packages=(
     init-system-helpers
     man-db
     libnats-dev
+    libuv1-dev
     nats-server
     prometheus
     prometheus-node-exporter

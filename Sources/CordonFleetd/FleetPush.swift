@@ -27,21 +27,38 @@ public final class FleetPush: Sendable {
     /// Connects; `onRing` gets each doorbell ring, `onCommands` this machine's pushed command file:
     /// the one the stream kept, read at every (re)connection, then each published live. A message
     /// over its channel's limit is dropped unread (never queued) and told to `onOversized`.
-    public init(
+    public convenience init(
         _ configuration: FleetdConfiguration.Push, key: FleetDeviceKey, logger: Logger,
         onRing: @escaping @Sendable ([UInt8]) -> Void, onCommands: @escaping @Sendable ([UInt8]) -> Void,
         onOversized: @escaping @Sendable (Channel, Int) -> Void = { _, _ in }
     ) throws(FleetdError) {
-        device = key.id
-        let subject = FleetPushedCommands.subject(for: key.id)
+        try self.init(
+            configuration, publicKey: key.publicKey, sign: { key.sign($0) }, logger: logger, onRing: onRing,
+            onCommands: onCommands, onOversized: onOversized)
+    }
+
+    /// Connects as the machine whose device key is `publicKey` (`sign` signs with it), on
+    /// `eventLoop` when given (the fleet swarm of `cordon-bench fleet`: thousands of machines in one
+    /// process); `onEvent` also hears the connection's events.
+    public init(
+        _ configuration: FleetdConfiguration.Push, publicKey: [UInt8], sign: @escaping @Sendable ([UInt8]) -> [UInt8],
+        eventLoop: (any NATSEventLoop)? = nil, logger: Logger,
+        onRing: @escaping @Sendable ([UInt8]) -> Void, onCommands: @escaping @Sendable ([UInt8]) -> Void,
+        onOversized: @escaping @Sendable (Channel, Int) -> Void = { _, _ in },
+        onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in }
+    ) throws(FleetdError) {
+        let id = FleetDeviceKey.id(of: publicKey)
+        device = id
+        let subject = FleetPushedCommands.subject(for: id)
         // Set once connected: the (re)connection handler reads what the stream kept.
         let catchUp = CatchUp(subject: subject, logger: logger, onCommands: onCommands)
-        var options = NATSOptions(servers: configuration.servers, name: "cordon-fleetd \(key.id.prefix(16))")
-        options.nkey = Self.nkey(of: key)
-        options.signer = { key.sign($0) }
+        var options = NATSOptions(servers: configuration.servers, name: "cordon-fleetd \(id.prefix(16))")
+        options.nkey = NATSNKey.user(publicKey: publicKey)
+        options.signer = sign
         options.caFile = configuration.caFile
-        options.inboxPrefix = "_INBOX.\(key.id)"
+        options.inboxPrefix = "_INBOX.\(id)"
         options.retryFirstConnect = true
+        options.eventLoop = eventLoop
         do {
             connection = try NATSConnection(options) { event in
                 switch event {
@@ -51,6 +68,7 @@ public final class FleetPush: Sendable {
                     catchUp.run()
                 default: logger.info("push: \(event)")
                 }
+                onEvent(event)
             }
             catchUp.attach(connection)
             try connection.subscribe(subject) { message in
@@ -83,9 +101,16 @@ public final class FleetPush: Sendable {
     /// Publishes this machine's signed report on its report subject, kept by the reports stream
     /// (the fleet's compliance view); false (logged) when it was not stored: it goes again at the
     /// next poll.
-    public func publishReport(_ report: [UInt8], logger: Logger) -> Bool {
+    /// `acknowledged` false publishes without waiting for the stream's acknowledgement (the stream
+    /// keeps it all the same; true only says it was sent).
+    public func publishReport(_ report: [UInt8], logger: Logger, acknowledged: Bool = true) -> Bool {
         do {
-            try connection.publishToStream(FleetPushedCommands.reportSubject(for: device), report)
+            let subject = FleetPushedCommands.reportSubject(for: device)
+            if acknowledged {
+                try connection.publishToStream(subject, report)
+            } else {
+                try connection.publish(subject, report)
+            }
             return true
         } catch {
             logger.warning("push: the report was not published: \(error)")
@@ -129,7 +154,9 @@ final class CatchUp: Sendable {
     }
 
     private func start(_ connection: NATSConnection) {
-        Thread.detachNewThread { [self] in
+        // Off the library's thread, on the shared pool: a fleet swarm reconnecting thousands of
+        // machines at once does not start a thread for each.
+        DispatchQueue.global().async { [self] in
             do {
                 if let kept = try connection.lastMessage(stream: FleetPushedCommands.stream, subject: subject) {
                     onCommands(kept.data)

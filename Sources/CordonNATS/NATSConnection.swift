@@ -32,6 +32,11 @@ public final class NATSConnection: Sendable {
     /// What the C callbacks reach through their `closure` pointer: released by the library's last
     /// callback (`closed`), with the subscriptions' handlers, so none is freed while it may run.
     private let callbacks: Unmanaged<Callbacks>
+    /// The same, held by this object: the library may close the connection (and release its
+    /// reference) before `close()` runs.
+    private let owned: Callbacks
+    /// The subscriptions, held here too for the same reason, each destroyed once by `close()`.
+    private let subscriptions = Mutex<[Subscription]>([])
 
     /// Connects (or, with `retryFirstConnect`, starts trying in the background).
     public init(_ options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in })
@@ -52,7 +57,20 @@ public final class NATSConnection: Sendable {
             throw NATSError("configure the connection to \(options.servers.joined(separator: ","))", status)
         }
         var connection: OpaquePointer?
-        status = natsConnection_Connect(&connection, opts)
+        // A connection refused only because its nonce's signature could not be sent is made again
+        // (a new connection, a new nonce): one in 256 signatures begins with a zero byte.
+        for _ in 0..<8 {
+            let unsendable = callbacks.takeUnretainedValue().unsendable.withLock { $0 }
+            if let loop = options.eventLoop {
+                status = loop.attach(opts)
+                if status == NATS_OK { loop.run { status = natsConnection_Connect(&connection, opts) } }
+            } else {
+                status = natsConnection_Connect(&connection, opts)
+            }
+            guard status != NATS_OK, status != NATS_NOT_YET_CONNECTED,
+                callbacks.takeUnretainedValue().unsendable.withLock({ $0 }) > unsendable
+            else { break }
+        }
         let pending = status == NATS_NOT_YET_CONNECTED && options.retryFirstConnect
         guard status == NATS_OK || pending, let connection else {
             callbacks.release()
@@ -67,6 +85,7 @@ public final class NATSConnection: Sendable {
             throw error
         }
         self.callbacks = callbacks
+        owned = callbacks.takeUnretainedValue()
         handles = Mutex(Handles(connection: connection, jetStream: jetStream))
         if !pending { onEvent(.connected) }
     }
@@ -113,8 +132,7 @@ public final class NATSConnection: Sendable {
                 return value
             })
         else { return }
-        let owned = callbacks.takeUnretainedValue()
-        for subscription in owned.subscriptions.withLock({ $0 }) { subscription.takeUnretainedValue().destroy() }
+        for subscription in subscriptions.withLock({ $0 }) { subscription.destroy() }
         if let jetStream = taken.jetStream { jsCtx_Destroy(jetStream) }
         natsConnection_Close(taken.connection)  // Calls `closed`, which releases the callbacks.
         natsConnection_Destroy(taken.connection)
@@ -157,7 +175,8 @@ public final class NATSConnection: Sendable {
                 throw NATSError("subscribe \(subject)", status)
             }
             box.takeUnretainedValue().handle.withLock { $0 = SubscriptionHandle(pointer: sub) }
-            callbacks.takeUnretainedValue().subscriptions.withLock { $0.append(box) }
+            owned.subscriptions.withLock { $0.append(box) }
+            subscriptions.withLock { $0.append(box.takeUnretainedValue()) }
         }
     }
 
@@ -303,6 +322,8 @@ final class Callbacks: Sendable {
     let options: NATSOptions
     let onEvent: @Sendable (NATSEvent) -> Void
     let subscriptions = Mutex<[Unmanaged<Subscription>]>([])
+    /// Nonces whose signature was not sent (it begins with a zero byte: see `signNonce`).
+    let unsendable = Mutex(0)
 
     init(options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void) {
         self.options = options
@@ -373,6 +394,18 @@ private func signNonce(
         return NATS_ERR
     }
     let signed = signer(message)
+    // The C client (3.4) encodes a signature whose first byte is zero as no signature at all (it
+    // takes the bytes for a C string), and the server refuses the connection as unauthenticated.
+    // Ed25519 is deterministic: this nonce cannot be signed otherwise. Failing here instead makes
+    // the client connect again, with a new nonce.
+    guard signed.first != 0 else {
+        callbacks.unsendable.withLock { $0 += 1 }
+        if let errorText {
+            errorText.pointee = strdup(
+                "the nonce's signature begins with a zero byte the client cannot send; reconnecting")
+        }
+        return NATS_ERR
+    }
     // The library frees what it is given: malloc'd here.
     guard let buffer = malloc(max(signed.count, 1))?.assumingMemoryBound(to: UInt8.self) else { return NATS_NO_MEMORY }
     for (index, byte) in signed.enumerated() { buffer[index] = byte }

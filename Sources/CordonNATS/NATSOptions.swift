@@ -27,6 +27,8 @@ public struct NATSOptions: Sendable {
     /// Keep trying in the background when no server answers at first (an offline machine):
     /// `NATSConnection.init` returns at once and `onEvent` says `.reconnected` when it connects.
     public var retryFirstConnect = false
+    /// The event loop that serves the connection (nil: the library's threads of its own).
+    public var eventLoop: (any NATSEventLoop)?
 
     public init(servers: [String], name: String) {
         self.servers = servers

@@ -11,6 +11,7 @@ struct CordonBench: AsyncParsableCommand {
             RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
             MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageBenchmark.self,
             UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, ChannelBenchmark.self,
-            VerifyBenchmark.self, AnchorBenchmark.self, FleetPollBenchmark.self, SummaryCommand.self,
+            VerifyBenchmark.self, AnchorBenchmark.self, FleetPollBenchmark.self, FleetPushBenchmark.self,
+            SummaryCommand.self,
         ])
 }
