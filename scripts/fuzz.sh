@@ -62,7 +62,7 @@ module_sources() {
         CordonTokens)
             # The parsers only: the files that need swift-crypto (codes, decryption, import) are left out.
             printf 'Sources/CordonTokens/%s.swift\n' Base32 Base64 BoundedXML MigrationPayload OATHToken OTPAuthURI \
-                PercentEncoding ProtobufReader SDTIDFile SecurIDCTF SecurIDToken TokenFormatError
+                PercentEncoding ProtobufReader SDTIDFile SecurIDCTF SecurIDToken TokenFormatError TokenInputLimit
             ;;
         Crypto)
             # swift-crypto's stand-in for the fuzzer (Fuzz/Shims/CryptoShim.swift says what it does).

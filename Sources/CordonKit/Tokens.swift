@@ -21,8 +21,10 @@ public struct Tokens: Sendable {
         try await app.control.call(.tokenList, TokenPasscodeParameters(), returning: TokenListReply.self).tokens
     }
 
-    /// The current and next code of `serial` and the seconds the current one has left; `pin` for
-    /// a token that needs one. Throws `CordonError.notCodeReader` unless the policy lists the app.
+    /// The current code of `serial`; for a timed token (TOTP, SecurID) also the next interval's
+    /// and the seconds the current one has left (an HOTP reply has no `next`: the next counter's
+    /// code is given only at its turn); `pin` for a token that needs one. Throws
+    /// `CordonError.notCodeReader` unless the policy lists the app.
     public func code(serial: String, pin: String? = nil) async throws -> TokenCodeReply {
         try await app.control.call(
             .tokenCode, TokenCodeParameters(serial: serial, pin: pin), returning: TokenCodeReply.self)
@@ -34,7 +36,10 @@ extension CordonClient {
     /// `otpauth-migration://` URI, an SDTID file's XML, or a CT-KIP URL the agent provisions from
     /// its server); needs the passcode. `insecure` retries a CT-KIP import without validating the
     /// server's certificate: audited, and refused with `CordonError.ctkipInsecureNotAllowed`
-    /// unless the policy's `tokens.ctkipAllowInsecure` is true.
+    /// unless the policy's `tokens.ctkipAllowInsecure` is true. `data` is at most
+    /// `TokenImportParameters.maximumDataBytes` (16 KiB; more is `CordonError.tokenFormat`, field
+    /// `data`). All or nothing: a batch past `tokens.maxTokens` (`CordonError.tokenLimit`) or with an
+    /// entry that cannot be read stores none of its tokens.
     public func importTokens(
         _ data: String, password: String? = nil, pin: String? = nil, nickname: String? = nil, passcode: String,
         insecure: Bool = false
@@ -50,10 +55,14 @@ extension CordonClient {
 
     /// Every token's metadata; the CLI needs the passcode.
     public func tokens(passcode: String) async throws -> [TokenInfo] {
+        try await tokenList(passcode: passcode).tokens
+    }
+
+    /// Every token's metadata and the CLI's device id (what a bound SecurID token must be issued
+    /// to); needs the passcode.
+    public func tokenList(passcode: String) async throws -> TokenListReply {
         try await connection.call(
-            .tokenList, TokenPasscodeParameters(passcode: passcode), returning: TokenListReply.self
-        )
-        .tokens
+            .tokenList, TokenPasscodeParameters(passcode: passcode), returning: TokenListReply.self)
     }
 
     /// A code for the user at the CLI, when the policy's `tokens.cliReadsCodes` allows it.

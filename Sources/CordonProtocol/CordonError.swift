@@ -121,7 +121,7 @@ public enum CordonError: Error, Sendable, Equatable {
     /// The import or a parameter is not acceptable: `field` names what (`data`, `ctfData`, `secret`,
     /// `password`, `pin`, `nickname`, …), `reason` says why. Never carries a secret.
     case tokenFormat(field: String, reason: String)
-    /// `tokens.maxTokens` tokens are imported already.
+    /// The import would take the tokens past `tokens.maxTokens`; none of its tokens was stored.
     case tokenLimit(maximum: Int)
     /// The token needs a PIN (PINPad or key fob) and none was given or stored.
     case pinRequired(serial: String)

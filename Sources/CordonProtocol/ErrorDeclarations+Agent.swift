@@ -115,11 +115,26 @@ extension ErrorDeclarations {
         ErrorDeclaration(
             "io.cordon.Agent.InvalidMessage",
             "The message is not a valid varlink call; the connection is closed.",
-            parameters: [.string("reason")]),
+            parameters: [.string("reason")],
+            explain: { p in
+                let reason = p.string("reason")
+                return ErrorText(
+                    "cordond could not read the request (\(reason)) and closed the connection",
+                    hint: "use cordon and cordond from the same release; if they are, report this with cordond's log "
+                        + "(`journalctl --user -u cordond`)")
+            }),
         ErrorDeclaration(
             "io.cordon.Agent.MessageTooLarge",
             "The message exceeds the size limit; the connection is closed.",
-            parameters: [.int("limit")]),
+            parameters: [.int("limit")],
+            explain: { p in
+                let limit = p.int("limit")
+                return ErrorText(
+                    "the request is larger than cordond accepts (\(limit) bytes in one message); cordond closed the "
+                        + "connection",
+                    hint: "pass shorter values (a token import is at most 16 KiB), then try again",
+                    exit: .usage)
+            }),
         ErrorDeclaration(
             "io.cordon.Agent.TooManyConnections",
             "Too many connections from this user; the connection is closed.",

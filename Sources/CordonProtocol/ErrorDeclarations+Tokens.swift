@@ -37,7 +37,7 @@ extension ErrorDeclarations {
                 let reason = p.string("reason")
                 return ErrorText(
                     "the token cannot be used on this device: \(reason)",
-                    hint: "ask for a token issued to this device (`cordon token list` shows its device id)")
+                    hint: "ask for a token issued to this device: `cordon token list` shows its device id")
             }),
         ErrorDeclaration(
             "io.cordon.Tokens.TokenFormat",
@@ -52,14 +52,14 @@ extension ErrorDeclarations {
             }),
         ErrorDeclaration(
             "io.cordon.Tokens.TokenLimit",
-            "The policy's tokens.maxTokens tokens are imported already.",
+            "The import would pass the policy's tokens.maxTokens; none of its tokens was stored.",
             parameters: [.int("maximum")],
             decode: { .tokenLimit(maximum: $0.int("maximum")) },
             explain: { p in
                 let maximum = p.int("maximum")
                 return ErrorText(
-                    "\(maximum) tokens are imported, the most the policy allows",
-                    hint: "remove one with `cordon token rm SERIAL` first")
+                    "the import would pass the policy's limit of \(maximum) tokens; nothing was imported",
+                    hint: "remove tokens with `cordon token rm SERIAL`, or import fewer at a time")
             }),
         ErrorDeclaration(
             "io.cordon.Tokens.PinRequired",

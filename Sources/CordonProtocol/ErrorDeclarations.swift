@@ -20,6 +20,14 @@ public enum ErrorDeclarations {
             return (name, declaration)
         }, uniquingKeysWith: { first, _ in first })
 
+    /// What the user is told about `error`, a reply of the agent: its declaration's message, hint
+    /// and exit code (a protocol failure's too, which is no ``CordonError``); nil for a name
+    /// Cordon does not declare.
+    public static func text(for error: VarlinkError) -> ErrorText? {
+        if let typed = CordonError(error) { return typed.text }
+        return byName[error.name]?.explain?(ErrorArguments(error.parameters))
+    }
+
     /// The `error` lines of `interface` with their comments, each after a blank line, as its IDL
     /// ends.
     public static func idl(for interface: String) -> String {

@@ -32,15 +32,17 @@ extension InterfaceDescriptions {
           insecure: ?bool
         ) -> (tokens: []Token)
 
-        # Every token's metadata, oldest first.
-        method List(passcode: ?string) -> (tokens: []Token)
+        # Every token's metadata, oldest first, and the caller's device id (the binding id a bound
+        # SecurID token must be issued to; absent when the machine id cannot be read).
+        method List(passcode: ?string) -> (tokens: []Token, deviceId: ?string)
 
-        # The current and next code; secondsLeft until next (0 for HOTP, whose counter is stored
-        # advanced before the code is returned).
+        # The current code and, for a timed token (TOTP, SecurID), the next interval's; secondsLeft
+        # until next. HOTP: the current code only (no next), secondsLeft 0; its counter is stored
+        # advanced before the code is returned.
         method Code(serial: string, pin: ?string, passcode: ?string) -> (
           serial: string,
           code: string,
-          next: string,
+          next: ?string,
           secondsLeft: int,
           interval: int
         )

@@ -2,6 +2,11 @@
 /// `otpauth-migration://` URI, with the token's password and PIN if it has them. Needs the
 /// passcode (checked and counted like `Unlock`'s; audited).
 public struct TokenImportParameters: Codable, Sendable, Equatable {
+    /// The most `data` may hold, in bytes of UTF-8 (16 KiB): the agent refuses more
+    /// (`TokenFormat`, field `data`) and the CLI checks it before sending. Text of this size
+    /// without control characters (tab, CR and LF aside) fits one varlink message even escaped.
+    public static let maximumDataBytes = 16 * 1024
+
     public var data: String
     public var password: String?
     public var pin: String?
@@ -59,8 +64,15 @@ public struct TokenInfo: Codable, Sendable, Equatable {
 /// The reply of `Import` (the tokens just imported) and `List` (every token).
 public struct TokenListReply: Codable, Sendable, Equatable {
     public var tokens: [TokenInfo]
+    /// `List` only: the caller's device id, the binding id a bound SecurID token must be issued to
+    /// (32 hex digits; from `/etc/machine-id` and the caller's app id); nil when the machine id
+    /// cannot be read.
+    public var deviceId: String?
 
-    public init(tokens: [TokenInfo]) { self.tokens = tokens }
+    public init(tokens: [TokenInfo], deviceId: String? = nil) {
+        self.tokens = tokens
+        self.deviceId = deviceId
+    }
 }
 
 /// `io.cordon.Tokens.List`: a registered code reader calls it without a passcode; the CLI gives it.
@@ -89,14 +101,15 @@ public struct TokenCodeReply: Codable, Sendable, Equatable {
     public var serial: String
     /// The current code (a key fob's with the PIN before it).
     public var code: String
-    /// The code of the next interval (HOTP: of the next counter).
-    public var next: String
+    /// The code of the next interval (TOTP, SecurID); nil for HOTP, whose next code is the next
+    /// counter's and leaves the agent only when its turn comes.
+    public var next: String?
     /// Seconds until `next` becomes current; 0 for HOTP.
     public var secondsLeft: Int
     /// Seconds per code; 0 for HOTP.
     public var interval: Int
 
-    public init(serial: String, code: String, next: String, secondsLeft: Int, interval: Int) {
+    public init(serial: String, code: String, next: String?, secondsLeft: Int, interval: Int) {
         self.serial = serial
         self.code = code
         self.next = next

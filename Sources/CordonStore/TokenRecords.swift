@@ -52,6 +52,15 @@ public enum TokenInsertOutcome: Sendable, Equatable {
     case limitReached(maximum: Int)
 }
 
+/// What inserting a batch of tokens did: all of its new tokens, or none of them.
+public enum TokenBatchOutcome: Sendable, Equatable {
+    /// The batch's new tokens were stored, in order; `duplicates` are the serials that were stored
+    /// already (or came twice in the batch) and were skipped.
+    case inserted(serials: [String], duplicates: [String])
+    /// The new tokens would take the table past `maximum`: nothing was stored.
+    case limitReached(maximum: Int)
+}
+
 extension CordonDatabase {
     static func registerTokenMigration(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v5-tokens") { db in
@@ -82,24 +91,46 @@ extension CordonDatabase {
 
     /// Stores `token` unless its serial is stored already or `maximum` tokens are, in one transaction.
     public func insertToken(_ token: StoredToken, maximum: Int) throws -> TokenInsertOutcome {
+        switch try insertTokens([token], maximum: maximum) {
+        case .inserted(let serials, _) where serials.isEmpty: .duplicate(serial: token.serial)
+        case .inserted: .inserted
+        case .limitReached(let maximum): .limitReached(maximum: maximum)
+        }
+    }
+
+    /// Stores the tokens of one import all or nothing, in one transaction: those whose serial is
+    /// stored already (or came earlier in the batch) are skipped; when the others would take the
+    /// table past `maximum`, none is stored.
+    public func insertTokens(_ tokens: [StoredToken], maximum: Int) throws -> TokenBatchOutcome {
         try anchoredWrite(advance: false) { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM token WHERE serial = ?", arguments: [token.serial]) == true {
-                return .duplicate(serial: token.serial)
+            var fresh: [StoredToken] = []
+            var seen: Set<String> = []
+            var duplicates: [String] = []
+            for token in tokens {
+                let stored =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT 1 FROM token WHERE serial = ?", arguments: [token.serial]) == true
+                if stored || !seen.insert(token.serial).inserted {
+                    duplicates.append(token.serial)
+                } else {
+                    fresh.append(token)
+                }
             }
-            if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM token") ?? 0 >= maximum {
-                return .limitReached(maximum: maximum)
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM token") ?? 0
+            if !fresh.isEmpty, count + fresh.count > maximum { return .limitReached(maximum: maximum) }
+            for token in fresh {
+                try db.execute(
+                    sql: """
+                        INSERT INTO token (serial, kind, nickname, digits, interval, pinMode, expiry, generation,
+                            sealed, counter, importedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        token.serial, token.kind, token.nickname, token.digits, token.interval, token.pinMode,
+                        token.expiry, token.generation, Data(token.sealed), token.counter.map { Int64(bitPattern: $0) },
+                        token.importedAt,
+                    ])
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO token (serial, kind, nickname, digits, interval, pinMode, expiry, generation, sealed,
-                        counter, importedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    token.serial, token.kind, token.nickname, token.digits, token.interval, token.pinMode,
-                    token.expiry, token.generation, Data(token.sealed), token.counter.map { Int64(bitPattern: $0) },
-                    token.importedAt,
-                ])
-            return .inserted
+            return .inserted(serials: fresh.map(\.serial), duplicates: duplicates)
         }
     }
 

@@ -1,8 +1,8 @@
 /// Google Authenticator's export, `otpauth-migration://offline?data=…`: a base64 `MigrationPayload`
 /// (protobuf) holding one `OtpParameters` per account. One import, many tokens.
 public enum MigrationPayload {
-    /// The longest URI read.
-    public static let maximumLength = 16_384
+    /// The longest URI read: the limit of any import (``TokenInputLimit/bytes``).
+    public static let maximumLength = TokenInputLimit.bytes
 
     /// The tokens of one batch, in order; the error names the field or the byte offset.
     public static func parse(uri: String) throws(TokenFormatError) -> [OATHToken] {

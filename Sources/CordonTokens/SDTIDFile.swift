@@ -6,9 +6,12 @@ public struct SDTIDFile: Sendable, Equatable {
     public var token: XMLElement
     public var trailer: XMLElement
 
-    /// Reads an SDTID document; errors name the missing element or the XML offset.
+    /// Reads an SDTID document (at most ``TokenInputLimit/bytes``); errors name the missing
+    /// element or the XML offset.
     public static func parse(_ bytes: [UInt8]) throws(TokenFormatError) -> SDTIDFile {
-        let root = try BoundedXML.parse(bytes)
+        var limits = BoundedXML.Limits()
+        limits.document = TokenInputLimit.bytes
+        let root = try BoundedXML.parse(bytes, limits: limits)
         guard root.name == "TKNBatch" else {
             throw .invalidField(field: "TKNBatch", reason: "the root element is <\(root.name)>, not <TKNBatch>")
         }

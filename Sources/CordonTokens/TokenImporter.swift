@@ -31,8 +31,8 @@ public struct TokenImportRequest: Sendable {
 /// password and the caller's device id, refused when expired at `now` or bound to another device,
 /// and its PIN checked; OATH tokens get their keyed id. Nothing here stores anything.
 public enum TokenImporter {
-    /// The longest import read (an SDTID file is a few KiB).
-    public static let maximumLength = 256 * 1024
+    /// The longest import read, in bytes of UTF-8: ``TokenInputLimit/bytes`` (16 KiB).
+    public static let maximumLength = TokenInputLimit.bytes
 
     /// The format of `data`, or nil when it is none of them.
     public static func kind(of data: String) -> TokenImportKind? {
@@ -50,8 +50,11 @@ public enum TokenImporter {
     public static func read(_ request: TokenImportRequest, now: Int64, oathIDKey: [UInt8]) throws(TokenFormatError)
         -> (kind: TokenImportKind, tokens: [TokenRecord])
     {
-        if request.data.utf8.count > maximumLength {
-            throw .invalidField(field: "data", reason: "it is longer than \(maximumLength) bytes")
+        let length = request.data.utf8.count
+        if length > maximumLength {
+            throw .invalidField(
+                field: "data",
+                reason: "it is \(length) bytes; a token import is at most \(maximumLength) bytes (16 KiB)")
         }
         guard let kind = kind(of: request.data) else {
             throw .invalidField(

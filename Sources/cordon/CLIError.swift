@@ -43,7 +43,11 @@ struct CLIError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connectionClosed:
             self.init("the connection to cordond closed", hint: Self.agentHint, code: .agentUnavailable)
         case .remote(let error):
-            self.init("cordond answered with an unknown error: \(error.name)", hint: versionHint)
+            if let text = ErrorDeclarations.text(for: error) {
+                self.init(text.message, hint: text.hint, code: CLIExitCode(text.exit))
+            } else {
+                self.init("cordond answered with an unknown error: \(error.name)", hint: versionHint)
+            }
         case .protocolViolation(let detail):
             self.init("unexpected answer from cordond: \(detail)", hint: versionHint)
         }

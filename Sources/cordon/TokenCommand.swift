@@ -33,7 +33,12 @@ struct TokenImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract:
-            "Import a CTF string or URL, an otpauth:// or otpauth-migration:// URI, an SDTID file, or a CT-KIP URL.")
+            "Import a CTF string or URL, an otpauth:// or otpauth-migration:// URI, an SDTID file, or a CT-KIP URL.",
+        discussion: """
+            SOURCE or the file is at most 16 KiB (16384 bytes) of text; a larger one is refused before \
+            anything is sent. An import is all or nothing: a batch that would pass tokens.maxTokens, or \
+            holds an entry that cannot be read, stores none of its tokens.
+            """)
 
     @OptionGroup var options: TokenOptions
 
@@ -67,12 +72,10 @@ struct TokenImportCommand: AsyncParsableCommand {
     func run() async throws {
         let data: String
         if let file {
-            guard let contents = FileManager.default.contents(atPath: file),
-                let text = String(data: contents, encoding: .utf8)
-            else { throw CLIError("cannot read \(file) as text", hint: "check the path of the SDTID file") }
-            data = text
+            data = try TokenImportInput.read(file: file)
         } else {
             data = source ?? ""
+            try TokenImportInput.check(data, name: "the SOURCE argument")
         }
         let imported = try await options.run { client, passcode in
             try await client.importTokens(
@@ -84,7 +87,9 @@ struct TokenImportCommand: AsyncParsableCommand {
 
 /// `cordon token list`.
 struct TokenListCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the tokens' metadata.")
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the tokens' metadata and this device's id (what a bound SecurID token is issued to).")
 
     @OptionGroup var options: TokenOptions
 
@@ -92,15 +97,23 @@ struct TokenListCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let tokens = try await options.run { client, passcode in try await client.tokens(passcode: passcode) }
+        let reply = try await options.run { client, passcode in try await client.tokenList(passcode: passcode) }
+        let tokens = reply.tokens
         if json {
             try Output.line(try Output.json(tokens))
             return
         }
-        guard !tokens.isEmpty else {
+        if tokens.isEmpty {
             try Output.line("no tokens")
-            return
+        } else {
+            try table(tokens)
         }
+        try Output.line(
+            "device id: \(reply.deviceId ?? "unknown (cordond cannot read /etc/machine-id)")"
+                + " (a bound SecurID token must be issued to it)")
+    }
+
+    private func table(_ tokens: [TokenInfo]) throws {
         let rows = tokens.map { token in
             [
                 token.serial, token.kind, token.nickname, "\(token.digits)", "\(token.interval)s", token.pinMode,
@@ -121,7 +134,8 @@ struct TokenListCommand: AsyncParsableCommand {
 /// `cordon token code SERIAL`.
 struct TokenCodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "code", abstract: "Print a token's current code, the next one and the seconds left.")
+        commandName: "code",
+        abstract: "Print a token's current code; for a timed token also the next one and the seconds left.")
 
     @OptionGroup var options: TokenOptions
 
@@ -136,8 +150,8 @@ struct TokenCodeCommand: AsyncParsableCommand {
             try await client.tokenCode(serial: serial, pin: pin, passcode: passcode)
         }
         try Output.line(code.code)
-        if code.secondsLeft > 0 {
-            Output.note("next: \(code.next), \(code.secondsLeft) s left")
+        if let next = code.next, code.secondsLeft > 0 {
+            Output.note("next: \(next), \(code.secondsLeft) s left")
         }
     }
 }

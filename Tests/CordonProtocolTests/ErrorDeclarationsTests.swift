@@ -82,9 +82,32 @@ struct ErrorDeclarationsTests {
         let cases = Set(everyCordonError.map(CordonError.caseName(of:)))
         #expect(cases.count == everyCordonError.count, "one sample per case")
         #expect(Set(ErrorDeclarations.byCase.keys) == cases)
-        let explained = ErrorDeclarations.all.filter { $0.explain != nil }
+        let explained = ErrorDeclarations.all.filter { $0.explain != nil && $0.decode != nil }
         #expect(explained.count == cases.count, "no case is explained twice")
-        #expect(explained.allSatisfy { $0.decode != nil })
+    }
+
+    /// Every error the agent can send has its own text for the user (issue #32): the message the
+    /// CLI prints and a hint, never the "unknown error … different versions" of a name Cordon does
+    /// not declare; the connection failures too, though they are no ``CordonError``.
+    @Test(arguments: ErrorDeclarations.all.map(\.name))
+    func everyDeclaredErrorHasItsOwnMessageAndHint(name: String) throws {
+        let declaration = try #require(ErrorDeclarations.byName[name])
+        let parameters = Self.sample(declaration)
+        let text = try #require(ErrorDeclarations.text(for: VarlinkError(name: name, parameters: parameters)))
+        #expect(!text.message.isEmpty && !text.hint.isEmpty)
+        #expect(!text.message.contains("unknown error"))
+        #expect(text.hint != "cordon and cordond may be different versions; update both, then try again")
+        #expect(!text.message.contains(name), "the message explains rather than repeats the name")
+    }
+
+    @Test func tooLargeAMessageNamesTheLimitAndWhatToDo() throws {
+        let text = try #require(ErrorDeclarations.text(for: .messageTooLarge(limit: 65536)))
+        #expect(
+            text.message
+                == "the request is larger than cordond accepts (65536 bytes in one message); cordond closed the connection"
+        )
+        #expect(text.hint == "pass shorter values (a token import is at most 16 KiB), then try again")
+        #expect(ErrorDeclarations.text(for: VarlinkError(name: "org.example.Unknown")) == nil)
     }
 
     @Test(arguments: everyCordonError)

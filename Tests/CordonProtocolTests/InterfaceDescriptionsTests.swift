@@ -252,7 +252,11 @@ struct InterfaceDescriptionsTests {
                     insecure: true),
                 TokenListReply(tokens: [token])
             )
-        case .tokens(.list): return (TokenPasscodeParameters(passcode: "p"), TokenListReply(tokens: [token]))
+        case .tokens(.list):
+            return (
+                TokenPasscodeParameters(passcode: "p"),
+                TokenListReply(tokens: [token], deviceId: "0123456789abcdef0123456789abcdef")
+            )
         case .tokens(.code):
             return (
                 TokenCodeParameters(serial: "s", pin: "1234", passcode: "p"),

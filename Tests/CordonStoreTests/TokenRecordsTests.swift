@@ -59,6 +59,30 @@ import Testing
         #expect(try database.token(serial: "1")?.sealed == [1])
     }
 
+    /// Issue #32, item 7: a batch that would pass the limit stores none of its tokens (before, the
+    /// first `maximum` were stored and the rest refused).
+    @Test func aBatchIsStoredWholeOrNotAtAll() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try CordonDatabase(path: path)
+        let eleven = (0..<11).map { record("b\($0)", sealed: [UInt8($0)], at: Double($0)) }
+        #expect(try database.insertTokens(eleven, maximum: 10) == .limitReached(maximum: 10))
+        #expect(try database.tokens().isEmpty)
+        #expect(
+            try database.insertTokens(Array(eleven[0..<3]), maximum: 10)
+                == .inserted(serials: ["b0", "b1", "b2"], duplicates: []))
+        // Three stored, eight new and one stored: past 10, so nothing; seven new fit.
+        #expect(try database.insertTokens(Array(eleven[2..<11]), maximum: 10) == .limitReached(maximum: 10))
+        #expect(try database.tokens().map(\.serial) == ["b0", "b1", "b2"])
+        let fit = Array(eleven[2..<10]) + [eleven[3]]
+        #expect(
+            try database.insertTokens(fit, maximum: 10)
+                == .inserted(serials: (3..<10).map { "b\($0)" }, duplicates: ["b2", "b3"]))
+        #expect(try database.tokens().count == 10)
+        #expect(try database.insertTokens([eleven[0]], maximum: 10) == .inserted(serials: [], duplicates: ["b0"]))
+        #expect(try database.insertToken(eleven[10], maximum: 10) == .limitReached(maximum: 10))
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     @Test func aCounterMovesOnceFromTheValueReadAndSurvivesReopening() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = try CordonDatabase(path: path)

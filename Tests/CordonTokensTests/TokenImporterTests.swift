@@ -20,6 +20,18 @@ struct TokenImporterTests {
         }
     }
 
+    @Test("one limit: 16 KiB of data; past it refused naming its size and the limit")
+    func oneLimit() throws {
+        #expect(TokenImporter.maximumLength == 16_384 && MigrationPayload.maximumLength == 16_384)
+        let over = "otpauth://totp/x?secret=" + String(repeating: "A", count: 16_385 - 24)
+        #expect(
+            throws: TokenFormatError.invalidField(
+                field: "data", reason: "it is 16385 bytes; a token import is at most 16384 bytes (16 KiB)")
+        ) {
+            try TokenImporter.read(TokenImportRequest(data: over), now: 0, oathIDKey: key)
+        }
+    }
+
     @Test("records seal and read back, and give stoken's codes")
     func securIDRecords() throws {
         for vector in try SecurIDTests.vectors() where vector.time == 1_700_000_000 {

@@ -157,6 +157,41 @@ import Testing
         #expect(after["reads"] as? [String] == ["serial \(serial)", "serial \(serial)"], "\(after)")
     }
 
+    /// Issue #32, item 9: a code reader (Python as the user, a verified managed registration)
+    /// calling the raw `Code` of an HOTP token gets the current counter's code and nothing of the
+    /// next counter's (before, `next` carried it: a valid code to hold for later); each call moves
+    /// the counter by one, as oathtool counts. A TOTP reply keeps the next interval's code.
+    @Test func anHOTPCodeReaderNeverGetsTheNextCountersCode() async throws {
+        let agent = try await Self.agent(dataAccess: "afterFirstUnlock")
+        defer { agent.cleanUp() }
+        let answer = try await agent.attack(
+            """
+            sock, hotp, totp, passcode = sys.argv[1:5]
+            s = connect(sock)
+            serials = [call(s, "io.cordon.Tokens.Import", {"data": u, "passcode": passcode})["parameters"]["tokens"][0]["serial"]
+                       for u in (hotp, totp)]
+            reader = connect(sock)
+            call(reader, "io.cordon.App.Register", {"appId": "com.example.reader"})
+            harden()
+            replies = [call(reader, "io.cordon.Tokens.Code", {"serial": serials[0]}) for _ in range(2)]
+            replies.append(call(s, "io.cordon.Tokens.Code", {"serial": serials[0], "passcode": passcode}))
+            timed = call(reader, "io.cordon.Tokens.Code", {"serial": serials[1]})
+            print(json.dumps({"replies": replies, "totp": timed}))
+            """, [Self.otpauth("hotp", counter: 5), Self.otpauth("totp"), Self.passcode])
+        let replies = try #require(answer["replies"] as? [[String: Any]], "\(answer)")
+        try #require(replies.count == 3)
+        let hex = Self.seed.utf8.map { String(format: "%02x", $0) }.joined()
+        for (index, reply) in replies.enumerated() {
+            #expect(reply["error"] == nil, "\(reply)")
+            let parameters = reply["parameters"] as? [String: Any] ?? [:]
+            #expect(parameters["code"] as? String == (try await Self.oathtool(hex, counter: 5 + index)))
+            #expect(parameters["next"] == nil, "the reply carries the next counter's code: \(reply)")
+            #expect(parameters["secondsLeft"] as? Int == 0)
+        }
+        let totp = (answer["totp"] as? [String: Any])?["parameters"] as? [String: Any]
+        #expect(totp?["next"] as? String != nil, "\(answer)")
+    }
+
     static func oathtool(_ hex: String, counter: Int) async throws -> String {
         let result = try await runCommand(
             URL(fileURLWithPath: "/usr/bin/oathtool"), ["--hotp", "--counter=\(counter)", hex])

@@ -47,6 +47,36 @@ import Testing
         try await UserAgent(policy: #"{"schema": "cordon.policy.v1", "apps": {"unknown": "trusted"}}"#)
     }
 
+    /// Issue #32, item 9: the refusal of a token bound to another device says `cordon token list`
+    /// shows this device's id, and it does: the id it prints is the one stoken must bind the token
+    /// to for the import to pass.
+    @Test func theDeviceIdTokenListPrintsIsTheOneABoundTokenMustBeIssuedTo() async throws {
+        let agent = try await Self.started()
+        defer { agent.cleanUp() }
+        let list = try await Self.cordon(agent, ["list", "--passcode-stdin"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let line = try #require(
+            list.stdout.split(separator: "\n").first { $0.hasPrefix("device id: ") }, "\(list.stdout)")
+        let deviceID = String(line.dropFirst("device id: ".count).prefix { $0 != " " })
+        #expect(deviceID.count == 32 && deviceID.allSatisfy(\.isHexDigit), "\(line)")
+        /// stoken's `$tok0` bound to device `id`.
+        func bound(to id: String) async throws -> String {
+            let exported = try await runCommand(
+                URL(fileURLWithPath: "/usr/bin/stoken"),
+                ["export", "--token=\(TokenPolicyTests.securID)", "--new-devid=\(id)"], input: "")
+            #expect(exported.status == 0, "\(exported.stderr)")
+            return exported.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let other = deviceID.hasPrefix("0") ? "1" + deviceID.dropFirst() : "0" + deviceID.dropFirst()
+        Self.expectRefused(
+            try await Self.cordon(agent, ["import", "--passcode-stdin", try await bound(to: String(other))]),
+            "the token cannot be used on this device: the token is bound to another device",
+            hint: "ask for a token issued to this device: `cordon token list` shows its device id")
+        let imported = try await Self.cordon(agent, ["import", "--passcode-stdin", try await bound(to: deviceID)])
+        #expect(
+            imported.stdout == "imported \(TokenPolicyTests.securIDSerial) (securid, 8 digits)\n", "\(imported.stderr)")
+    }
+
     @Test func renameRemoveAndResetChangeOnlyWhatTheyNameAndRefusalsChangeNothing() async throws {
         let agent = try await Self.started()
         defer { agent.cleanUp() }
@@ -94,7 +124,7 @@ import Testing
         #expect(reset.stdout == "every token was deleted\n", "\(reset.stderr)")
         #expect(try await Self.listed(agent).isEmpty)
         let none = try await Self.cordon(agent, ["list", "--passcode-stdin"])
-        #expect(none.stdout == "no tokens\n")
+        #expect(none.stdout.hasPrefix("no tokens\ndevice id: "), "\(none.stdout)")
 
         // The new key generation seals and opens: the same token imports again and gives oathtool's code.
         let again = try await Self.cordon(agent, ["import", "--passcode-stdin", Self.hotp(0, counter: 3)])

@@ -15,6 +15,23 @@ import Testing
     static let migration =
         "otpauth-migration://offline?data=CigKEPqlBekzoNEukL7qlsjBCDYSDnBpQHJhc3BiZXJyeXBpIAEoATACEAEYASAAKLzjp5n4%2F%2F%2F%2F%2FwE%3D"
 
+    /// An `otpauth-migration://` batch of `count` TOTP accounts (distinct seeds); entry `bad`, if
+    /// given, names an algorithm Google Authenticator does not have (9), so it cannot be read.
+    static func batch(_ count: Int, bad: Int? = nil) -> String {
+        var payload: [UInt8] = []
+        for index in 0..<count {
+            let name = Array("user\(index)@example.com".utf8)
+            var entry: [UInt8] = [0x0a, 10] + (0..<10).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0 &+ 1) }
+            entry += [0x12, UInt8(name.count)] + name + [0x1a, 7] + Array("Example".utf8)
+            entry += [0x20, index == bad ? 9 : 1, 0x28, 1, 0x30, 2]  // SHA1 (or 9), 6 digits, TOTP
+            payload += [0x0a, UInt8(entry.count)] + entry
+        }
+        payload += [0x10, 1, 0x18, 1, 0x20, 0]
+        let base64 = Data(payload).base64EncodedString()
+        return "otpauth-migration://offline?data="
+            + (base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? base64)
+    }
+
     static func totp(_ index: Int) -> String {
         "otpauth://totp/Example:user\(index)?secret=\(TokenCLITests.seeds[index].1)&issuer=Example"
     }
@@ -74,7 +91,8 @@ import Testing
         let stored = try await TokenCLITests.listed(agent)
         TokenCLITests.expectRefused(
             try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.securID, "--pin", "1234"]),
-            "2 tokens are imported, the most the policy allows", hint: "remove one with `cordon token rm SERIAL` first")
+            "the import would pass the policy's limit of 2 tokens; nothing was imported",
+            hint: "remove tokens with `cordon token rm SERIAL`, or import fewer at a time")
         TokenCLITests.expectRefused(
             try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.migration]),
             "the policy does not allow importing otpauth-migration tokens",
@@ -104,6 +122,39 @@ import Testing
         let third = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.migration])
         #expect(third.status == 0, "\(third.stderr)")
         #expect(try await TokenCLITests.listed(agent).count == 3)
+    }
+
+    /// Issue #32, item 7: an import is all or nothing. A Google Authenticator batch of 11 into an
+    /// empty store under the default `tokens.maxTokens` (10) is `TokenLimit` and stores none (before,
+    /// ten were stored); a batch with one entry that cannot be read stores none; through the CLI and
+    /// an app's raw call alike. The batch of 10 then imports whole.
+    @Test func aBatchPastMaxTokensOrWithABadEntryImportsNothing() async throws {
+        let agent = try await TokenCLITests.started()
+        defer { agent.cleanUp() }
+        TokenCLITests.expectRefused(
+            try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.batch(11)]),
+            "the import would pass the policy's limit of 10 tokens; nothing was imported",
+            hint: "remove tokens with `cordon token rm SERIAL`, or import fewer at a time")
+        #expect(try await TokenCLITests.listed(agent).isEmpty)
+        let answer = try await agent.attack(
+            """
+            s = connect(sys.argv[1])
+            call(s, "io.cordon.App.Register", {"appId": "com.example.app"})
+            harden()
+            out = {}
+            for name, data in [("limit", sys.argv[3]), ("bad", sys.argv[4])]:
+                out[name] = error(call(s, "io.cordon.Tokens.Import", {"data": data, "passcode": sys.argv[2]}))
+            out["stored"] = len(call(s, "io.cordon.Tokens.List", {"passcode": sys.argv[2]})["parameters"]["tokens"])
+            print(json.dumps(out))
+            """, [TokenCLITests.passcode, Self.batch(11), Self.batch(10, bad: 9)])
+        #expect(answer["limit"] as? String == "io.cordon.Tokens.TokenLimit", "\(answer)")
+        #expect(answer["bad"] as? String == "io.cordon.Tokens.TokenFormat", "\(answer)")
+        #expect(answer["stored"] as? Int == 0, "\(answer)")
+        #expect(try await TokenCLITests.listed(agent).isEmpty)
+        let whole = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.batch(10)])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        #expect(whole.stdout.split(separator: "\n").count == 10)
+        #expect(try await TokenCLITests.listed(agent).count == 10)
     }
 
     @Test func pinRequiredAndCliReadsCodesDecideWhatTheCLIGets() async throws {

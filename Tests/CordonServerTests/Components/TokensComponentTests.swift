@@ -1,6 +1,7 @@
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
+import CordonTokens
 import Foundation
 import Testing
 
@@ -45,6 +46,77 @@ import Testing
         #expect(tokens.first?.interval == 30)
         #expect(tokens.first?.nickname == "ACME:alice")
         return try #require(tokens.first?.serial)
+    }
+
+    /// An `otpauth-migration://` batch of `count` TOTP accounts (distinct seeds); entry `bad`, if
+    /// given, names an algorithm Google Authenticator does not have (9).
+    static func migration(count: Int, bad: Int? = nil) -> String {
+        var payload: [UInt8] = []
+        for index in 0..<count {
+            let name = Array("user\(index)@example.com".utf8)
+            var entry: [UInt8] = [0x0a, 10] + (0..<10).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0 &+ 1) }
+            entry += [0x12, UInt8(name.count)] + name + [0x1a, 7] + Array("Example".utf8)
+            entry += [0x20, index == bad ? 9 : 1, 0x28, 1, 0x30, 2]  // SHA1 (or 9), 6 digits, TOTP
+            payload += [0x0a, UInt8(entry.count)] + entry
+        }
+        payload += [0x10, 1, 0x18, 1, 0x20, 0]
+        let base64 = Data(payload).base64EncodedString()
+        return "otpauth-migration://offline?data="
+            + (base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? base64)
+    }
+
+    /// Issue #32, item 7: an import is all or nothing. A batch of 11 into an empty store under the
+    /// default `tokens.maxTokens` (10) is `TokenLimit` and stores none (before: ten); one with an
+    /// entry that cannot be read stores none; the batch of 10 then imports whole.
+    @Test func aBatchPastTheLimitOrWithABadEntryStoresNothing() async throws {
+        try await Self.with { fixture in
+            for (data, expected) in [
+                (Self.migration(count: 11), "io.cordon.Tokens.TokenLimit"),
+                (Self.migration(count: 10, bad: 9), "io.cordon.Tokens.TokenFormat"),
+            ] {
+                let (_, reply) = try await fixture.callAuthorized(
+                    .tokenImport, ["data": .string(data), "passcode": .string("2468")]
+                ) { try $0.serve(.import, $1) }
+                #expect(reply["error"] == .string(expected), "\(reply)")
+                #expect(try await fixture.run { host, _, _ throws in try host.database.tokens().isEmpty })
+            }
+            let (_, reply) = try await fixture.callAuthorized(
+                .tokenImport, ["data": .string(Self.migration(count: 10)), "passcode": .string("2468")]
+            ) { try $0.serve(.import, $1) }
+            let tokens = try #require(reply["parameters"]).decoded(as: TokenListReply.self).tokens
+            #expect(tokens.count == 10)
+            #expect(try await fixture.run { host, _, _ throws in try host.database.tokens().count } == 10)
+        }
+    }
+
+    /// The limit the CLI checks on the wire type is the one the importer enforces.
+    @Test func theWireLimitIsTheImportersLimit() {
+        #expect(TokenImportParameters.maximumDataBytes == TokenInputLimit.bytes)
+        #expect(TokenImporter.maximumLength == TokenInputLimit.bytes)
+    }
+
+    /// Issue #32, item 9: an HOTP reply carries the current counter's code and no `next` (the next
+    /// counter's code would be valid later); a TOTP reply keeps the next interval's.
+    @Test func anHOTPReplyHasNoNextCode() async throws {
+        try await Self.with { fixture in
+            let totpSerial = try await Self.importToken(fixture)
+            let uri = "otpauth://hotp/ACME:bob?secret=\(Self.seed)&issuer=ACME&counter=0"
+            let (_, imported) = try await fixture.callAuthorized(
+                .tokenImport, ["data": .string(uri), "passcode": .string("2468")]
+            ) { try $0.serve(.import, $1) }
+            let parameters = try #require(imported["parameters"])
+            let serial = try #require(parameters.decoded(as: TokenListReply.self).tokens.first?.serial)
+            // RFC 4226, appendix D: counters 0 and 1.
+            let first = try await Self.code(serial, at: 59, in: fixture)
+            #expect(first["parameters"]?["code"] == .string("755224"))
+            #expect(first["parameters"]?["next"] == nil, "\(first)")
+            #expect(first["parameters"]?["secondsLeft"] == .int(0))
+            let second = try await Self.code(serial, at: 59, in: fixture)
+            #expect(second["parameters"]?["code"] == .string("287082"))
+            #expect(second["parameters"]?["next"] == nil)
+            let totp = try await Self.code(totpSerial, at: 59, in: fixture)
+            #expect(totp["parameters"]?["next"] != nil)
+        }
     }
 
     /// The code connection `id` reads for `serial` at `time` on the fake's clock.

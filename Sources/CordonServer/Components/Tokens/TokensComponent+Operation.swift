@@ -17,9 +17,7 @@ extension TokensComponent {
         } catch {
             return .reply(encoder.error(error.varlinkError))
         }
-        let deviceID = machineID.map {
-            BindingID.hex(BindingID.derive(machineID: $0, appID: BindingID.applicationID(for: appId)))
-        }
+        let deviceID = deviceID(of: appId)
         let request = TokenImportRequest(
             data: parameters.data, password: parameters.password, deviceID: deviceID, pin: parameters.pin)
         let (database, generation, now) = (host.database, generation, host.clock())
@@ -44,40 +42,53 @@ extension TokensComponent {
         }
     }
 
-    /// Seals and inserts `records` under `generation` (on the store pool): what is new is stored; an
-    /// import that adds nothing is a duplicate; past `maximum` nothing more is stored.
+    /// Seals and inserts `records` under `generation` (on the store pool), all or nothing in one
+    /// transaction: what is new is stored; an import that adds nothing is a duplicate; when the new
+    /// tokens would take the table past `maximum`, nothing is stored.
     static func store(
         _ records: [TokenRecord], sealer: RecordSealer, database: CordonDatabase, generation: Int, nickname: String?,
         maximum: Int, now: Double
     ) throws -> [TokenInfo] {
-        var imported: [TokenInfo] = []
-        var duplicate: String?
+        var batch: [StoredToken] = []
         for record in records {
             var plain = record.encoded()
             defer { for index in plain.indices { plain[index] = 0 } }
-            let stored = StoredToken(
-                serial: record.serial, kind: record.kind, nickname: nickname ?? Self.defaultNickname(record),
-                digits: record.digits, interval: record.interval, pinMode: record.pinMode, expiry: record.expiry,
-                generation: generation, sealed: try sealer.seal(plain, slot: ["token", record.serial]),
-                counter: record.counter, importedAt: now)
-            switch try database.insertToken(stored, maximum: maximum) {
-            case .inserted: imported.append(Self.info(stored))
-            case .duplicate(let serial): duplicate = duplicate ?? serial
-            case .limitReached(let maximum): throw CordonError.tokenLimit(maximum: maximum)
-            }
+            batch.append(
+                StoredToken(
+                    serial: record.serial, kind: record.kind, nickname: nickname ?? Self.defaultNickname(record),
+                    digits: record.digits, interval: record.interval, pinMode: record.pinMode, expiry: record.expiry,
+                    generation: generation, sealed: try sealer.seal(plain, slot: ["token", record.serial]),
+                    counter: record.counter, importedAt: now))
         }
-        // A batch imports what is new; only an import that adds nothing is a duplicate.
-        if imported.isEmpty, let duplicate { throw CordonError.duplicateToken(serial: duplicate) }
-        return imported
+        switch try database.insertTokens(batch, maximum: maximum) {
+        case .limitReached(let maximum): throw CordonError.tokenLimit(maximum: maximum)
+        case .inserted(let serials, let duplicates):
+            // A batch imports what is new; only an import that adds nothing is a duplicate.
+            if serials.isEmpty, let duplicate = duplicates.first {
+                throw CordonError.duplicateToken(serial: duplicate)
+            }
+            let inserted = Set(serials)
+            var reported: Set<String> = []
+            return batch.filter { inserted.contains($0.serial) && reported.insert($0.serial).inserted }.map(Self.info)
+        }
     }
 
-    /// Every token's metadata.
-    func list(encoder: ReplyEncoder) -> CallOutcome {
+    /// Every token's metadata and the device id of `appId`.
+    func list(appId: String, encoder: ReplyEncoder) -> CallOutcome {
         let database = host.database
+        let deviceId = deviceID(of: appId)
         let work = host.storePool.runIfActive(eventLoop: host.loop) { try database.tokens().map(Self.info) }
         return .deferred(
-            work.map { encoder.reply(TokenListReply(tokens: $0)) }.recover { encoder.error(Self.varlinkError(any: $0)) }
+            work.map { encoder.reply(TokenListReply(tokens: $0, deviceId: deviceId)) }.recover {
+                encoder.error(Self.varlinkError(any: $0))
+            }
         )
+    }
+
+    /// The binding id of `appId` on this machine (what a bound SecurID token must be issued to),
+    /// or nil when the machine id cannot be read.
+    func deviceID(of appId: String) -> String? {
+        machineID.map { BindingID.hex(BindingID.derive(machineID: $0, appID: BindingID.applicationID(for: appId))) }
     }
 
     /// The code of one token for `appId`; an HOTP counter is stored advanced first. Audited
@@ -116,10 +127,12 @@ extension TokensComponent {
             } catch {
                 throw Self.cordonError(error)
             }
+            // HOTP: only the current counter's code leaves the agent; the next one would be a valid
+            // code held before its turn (docs/THREAT-MODEL.md, "Software tokens").
+            let counted = record.counter != nil
             return TokenCodeReply(
-                serial: serial, code: code.code, next: code.next,
-                secondsLeft: record.counter == nil ? code.secondsLeft : 0,
-                interval: code.interval)
+                serial: serial, code: code.code, next: counted ? nil : code.next,
+                secondsLeft: counted ? 0 : code.secondsLeft, interval: code.interval)
         }
         // A routine read: its record survives a killed agent without a sync of its own (an HOTP
         // counter is on the disk before its code exists, above).

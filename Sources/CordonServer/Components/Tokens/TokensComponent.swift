@@ -61,7 +61,9 @@ final class TokensComponent: InterfaceComponent {
             }
         case .list:
             let parameters = try call.parameters(TokenPasscodeParameters.self)
-            return try asReader(call, passcode: parameters.passcode) { [self] _ in list(encoder: encoder) }
+            return try asReader(call, passcode: parameters.passcode) { [self] appId in
+                list(appId: appId, encoder: encoder)
+            }
         case .code:
             let parameters = try call.parameters(TokenCodeParameters.self)
             return try asReader(call, passcode: parameters.passcode) { [self] appId in
