@@ -39,19 +39,21 @@ public final class FleetPush: Sendable {
 
     /// Connects as the machine whose device key is `publicKey` (`sign` signs with it), on
     /// `eventLoop` when given (the fleet swarm of `cordon-bench fleet`: thousands of machines in one
-    /// process); `onEvent` also hears the connection's events.
+    /// process); `onEvent` also hears the connection's events; `runBlocking` runs the catch-up's
+    /// blocking reads (a thread of their own, unless a pool is given).
     public init(
         _ configuration: FleetdConfiguration.Push, publicKey: [UInt8], sign: @escaping @Sendable ([UInt8]) -> [UInt8],
         eventLoop: (any NATSEventLoop)? = nil, logger: Logger,
         onRing: @escaping @Sendable ([UInt8]) -> Void, onCommands: @escaping @Sendable ([UInt8]) -> Void,
         onOversized: @escaping @Sendable (Channel, Int) -> Void = { _, _ in },
-        onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in }
+        onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in },
+        runBlocking: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { Thread.detachNewThread($0) }
     ) throws(FleetdError) {
         let id = FleetDeviceKey.id(of: publicKey)
         device = id
         let subject = FleetPushedCommands.subject(for: id)
         // Set once connected: the (re)connection handler reads what the stream kept.
-        let catchUp = CatchUp(subject: subject, logger: logger, onCommands: onCommands)
+        let catchUp = CatchUp(subject: subject, logger: logger, onCommands: onCommands, runBlocking: runBlocking)
         var options = NATSOptions(servers: configuration.servers, name: "cordon-fleetd \(id.prefix(16))")
         options.nkey = NATSNKey.user(publicKey: publicKey)
         options.signer = sign
@@ -120,18 +122,34 @@ public final class FleetPush: Sendable {
 }
 
 /// Reads the command file the stream kept for this machine, off the library's thread (a request
-/// must not block the thread that delivers its reply), once per (re)connection.
+/// must not block the thread that delivers its reply), once per (re)connection. A read that fails
+/// (the server's JetStream still starting after a restart) is tried again with jittered backoff
+/// until it succeeds or a newer (re)connection reads instead: a command kept while the machine was
+/// away is never left unread.
 final class CatchUp: Sendable {
     let subject: String
     let logger: Logger
     let onCommands: @Sendable ([UInt8]) -> Void
-    /// The connection once made, and whether a (re)connection came before it was set.
-    private let state = Mutex<(connection: NATSConnection?, pending: Bool)>((nil, false))
+    let runBlocking: @Sendable (@escaping @Sendable () -> Void) -> Void
 
-    init(subject: String, logger: Logger, onCommands: @escaping @Sendable ([UInt8]) -> Void) {
+    private struct State {
+        var connection: NATSConnection?
+        /// A (re)connection came before the connection was set.
+        var pending = false
+        /// Counts (re)connections: a read of an older one gives up.
+        var round = 0
+    }
+
+    private let state = Mutex(State())
+
+    init(
+        subject: String, logger: Logger, onCommands: @escaping @Sendable ([UInt8]) -> Void,
+        runBlocking: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
         self.subject = subject
         self.logger = logger
         self.onCommands = onCommands
+        self.runBlocking = runBlocking
     }
 
     /// The connection is made: a catch-up asked for before runs now.
@@ -154,16 +172,28 @@ final class CatchUp: Sendable {
     }
 
     private func start(_ connection: NATSConnection) {
-        // Off the library's thread, on the shared pool: a fleet swarm reconnecting thousands of
-        // machines at once does not start a thread for each.
-        DispatchQueue.global().async { [self] in
-            do {
-                if let kept = try connection.lastMessage(stream: FleetPushedCommands.stream, subject: subject) {
-                    onCommands(kept.data)
-                }
-            } catch {
-                logger.warning("push: what the stream kept could not be read: \(error)")
+        let round = state.withLock { value -> Int in
+            value.round += 1
+            return value.round
+        }
+        runBlocking { [self] in read(connection, round: round, attempt: 0) }
+    }
+
+    private func read(_ connection: NATSConnection, round: Int, attempt: Int) {
+        guard state.withLock({ $0.round == round }) else { return }
+        do {
+            if let kept = try connection.lastMessage(stream: FleetPushedCommands.stream, subject: subject) {
+                onCommands(kept.data)
             }
+        } catch  where !error.isClosed {
+            let delay = min(30, 0.25 * Double(1 << min(attempt, 7))) * Double.random(in: 0.5..<1)
+            logger.warning(
+                "push: what the stream kept could not be read: \(error); again in \(String(format: "%.1f", delay)) s")
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+                runBlocking { [self] in read(connection, round: round, attempt: attempt + 1) }
+            }
+        } catch {
+            return
         }
     }
 }

@@ -29,13 +29,12 @@ public final class NATSConnection: Sendable {
     }
 
     private let handles: Mutex<Handles?>
-    /// What the C callbacks reach through their `closure` pointer: released by the library's last
-    /// callback (`closed`), with the subscriptions' handlers, so none is freed while it may run.
+    /// What the C callbacks reach through their `closure` pointer, and each subscription's handler:
+    /// never freed (a few hundred bytes per connection). The library calls back on threads of its
+    /// own, also after a connection it closed itself or one `close()` destroyed (its `closed`
+    /// callback may come later), so no moment is safe to free them at.
     private let callbacks: Unmanaged<Callbacks>
-    /// The same, held by this object: the library may close the connection (and release its
-    /// reference) before `close()` runs.
-    private let owned: Callbacks
-    /// The subscriptions, held here too for the same reason, each destroyed once by `close()`.
+    /// The subscriptions, each destroyed once by `close()`.
     private let subscriptions = Mutex<[Subscription]>([])
 
     /// Connects (or, with `retryFirstConnect`, starts trying in the background).
@@ -46,14 +45,12 @@ public final class NATSConnection: Sendable {
         var opts: OpaquePointer?
         var status = natsOptions_Create(&opts)
         guard status == NATS_OK, let opts else {
-            callbacks.release()
             throw NATSError("natsOptions_Create", status)
         }
         defer { natsOptions_Destroy(opts) }
         let context = callbacks.toOpaque()
         status = Self.configure(opts, options, context: context)
         guard status == NATS_OK else {
-            callbacks.release()
             throw NATSError("configure the connection to \(options.servers.joined(separator: ","))", status)
         }
         var connection: OpaquePointer?
@@ -67,25 +64,29 @@ public final class NATSConnection: Sendable {
             } else {
                 status = natsConnection_Connect(&connection, opts)
             }
-            guard status != NATS_OK, status != NATS_NOT_YET_CONNECTED,
-                callbacks.takeUnretainedValue().unsendable.withLock({ $0 }) > unsendable
+            guard status != NATS_OK, callbacks.takeUnretainedValue().unsendable.withLock({ $0 }) > unsendable
             else { break }
+            // Not left to the background retry (`retryFirstConnect`): on an event loop the library
+            // cannot make a connection's first attach from its reconnecting thread.
+            if let pending = connection {
+                natsConnection_Close(pending)
+                natsConnection_Destroy(pending)
+                connection = nil
+            }
         }
         let pending = status == NATS_NOT_YET_CONNECTED && options.retryFirstConnect
         guard status == NATS_OK || pending, let connection else {
-            callbacks.release()
             throw NATSError("connect to \(options.servers.joined(separator: ","))", status)
         }
         var jetStream: OpaquePointer?
         status = natsConnection_JetStream(&jetStream, connection, nil)
         guard status == NATS_OK else {
             let error = NATSError("JetStream context", status)
-            natsConnection_Close(connection)  // Its `closed` callback releases the callbacks.
+            natsConnection_Close(connection)
             natsConnection_Destroy(connection)
             throw error
         }
         self.callbacks = callbacks
-        owned = callbacks.takeUnretainedValue()
         handles = Mutex(Handles(connection: connection, jetStream: jetStream))
         if !pending { onEvent(.connected) }
     }
@@ -134,7 +135,7 @@ public final class NATSConnection: Sendable {
         else { return }
         for subscription in subscriptions.withLock({ $0 }) { subscription.destroy() }
         if let jetStream = taken.jetStream { jsCtx_Destroy(jetStream) }
-        natsConnection_Close(taken.connection)  // Calls `closed`, which releases the callbacks.
+        natsConnection_Close(taken.connection)
         natsConnection_Destroy(taken.connection)
     }
 
@@ -175,7 +176,6 @@ public final class NATSConnection: Sendable {
                 throw NATSError("subscribe \(subject)", status)
             }
             box.takeUnretainedValue().handle.withLock { $0 = SubscriptionHandle(pointer: sub) }
-            owned.subscriptions.withLock { $0.append(box) }
             subscriptions.withLock { $0.append(box.takeUnretainedValue()) }
         }
     }
@@ -321,7 +321,6 @@ public final class NATSConnection: Sendable {
 final class Callbacks: Sendable {
     let options: NATSOptions
     let onEvent: @Sendable (NATSEvent) -> Void
-    let subscriptions = Mutex<[Unmanaged<Subscription>]>([])
     /// Nonces whose signature was not sent (it begins with a zero byte: see `signNonce`).
     let unsendable = Mutex(0)
 
@@ -428,14 +427,7 @@ private func reconnected(_ connection: OpaquePointer?, _ closure: UnsafeMutableR
 
 /// The library's last callback for a connection: the handlers are released here.
 private func closed(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer?) {
-    guard let closure else { return }
-    let callbacks = Unmanaged<Callbacks>.fromOpaque(closure)
-    callbacks.takeUnretainedValue().onEvent(.closed)
-    for subscription in callbacks.takeUnretainedValue().subscriptions.withLock({ list in
-        defer { list = [] }
-        return list
-    }) { subscription.release() }
-    callbacks.release()
+    Callbacks.from(closure)?.onEvent(.closed)
 }
 
 private func asyncError(

@@ -29,6 +29,9 @@ public struct NATSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The thing asked for is not there (a subject with no message).
     public var isNotFound: Bool { code == Int32(NATS_NOT_FOUND.rawValue) }
 
+    /// The connection was closed (by `close()`, or for good by the library).
+    public var isClosed: Bool { code == Int32(NATS_CONNECTION_CLOSED.rawValue) }
+
     public var description: String {
         var text = "\(operation): \(status)"
         if let detail { text += " (\(detail))" }

@@ -7,7 +7,10 @@ import Synchronization
 final class SwarmEvents: Sendable {
     struct Snapshot {
         var connected = 0
-        var reconnects: [Date] = []
+        /// The first reconnection of each machine since the last reset.
+        var reconnects: [Int: Date] = [:]
+        /// Events counted, duplicates included.
+        var events = 0
     }
 
     private struct State {
@@ -24,18 +27,19 @@ final class SwarmEvents: Sendable {
         state.withLock { state in
             switch event {
             case .connected, .reconnected:
+                state.snapshot.events += 1
                 if !state.seen[index] {
                     state.seen[index] = true
                     state.snapshot.connected += 1
-                } else {
-                    state.snapshot.reconnects.append(now)
+                } else if state.snapshot.reconnects[index] == nil {
+                    state.snapshot.reconnects[index] = now
                 }
             default: break
             }
         }
     }
 
-    func resetReconnects() { state.withLock { $0.snapshot.reconnects = [] } }
+    func resetReconnects() { state.withLock { $0.snapshot.reconnects = [:] } }
 
     var snapshot: Snapshot { state.withLock { $0.snapshot } }
 

@@ -41,7 +41,7 @@ final class SwarmMachine: Sendable {
 
     /// Connects on `loop`; `work` runs what arrives off the library's threads.
     func connect(
-        _ configuration: FleetdConfiguration.Push, loop: SwarmLoop, trusted: TUFTrustedSet, work: DispatchQueue,
+        _ configuration: FleetdConfiguration.Push, loop: SwarmLoop, trusted: TUFTrustedSet, work: SwarmWorkers,
         logger: Logger, onEvent: @escaping @Sendable (NATSEvent) -> Void
     ) throws {
         let push = try FleetPush(
@@ -49,8 +49,8 @@ final class SwarmMachine: Sendable {
             sign: { [key] message in
                 (try? key.signature(for: message)).map(Array.init) ?? []
             }, eventLoop: loop, logger: logger, onRing: { _ in },
-            onCommands: { [self] bytes in work.async { self.take(bytes, trusted: trusted, logger: logger) } },
-            onEvent: onEvent)
+            onCommands: { [self] bytes in work.run { self.take(bytes, trusted: trusted, logger: logger) } },
+            onEvent: onEvent, runBlocking: { work.run($0) })
         state.withLock { $0.push = push }
     }
 
