@@ -28,7 +28,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// The human-readable lines for `status`.
     static func describe(_ status: AgentStatus) -> [String] {
         var rows: [[String]] = [
-            ["state:", status.state.rawValue],
+            ["state:", status.state.userName],
             ["key available:", Format.yesNo(status.state.keyAvailable)],
             ["failed attempts:", attemptsDescription(status)],
             ["retry delay:", status.retryAfterSeconds > 0 ? Format.seconds(status.retryAfterSeconds) : "none"],
