@@ -167,7 +167,10 @@ final class SelfSignedTLSServer {
         process.standardError = FileHandle.nullDevice
         try process.run()
         var text = ""
-        while !text.contains("ACCEPT"), let data = try output.fileHandleForReading.read(upToCount: 64), !data.isEmpty {
+        // `availableData` returns what the pipe holds (a `read(upToCount:)` would wait for all 64).
+        while !text.contains("ACCEPT") {
+            let data = output.fileHandleForReading.availableData
+            guard !data.isEmpty else { break }
             text += String(decoding: data, as: UTF8.self)
         }
         guard text.contains("ACCEPT") else { throw POSIXError(.EADDRINUSE) }
@@ -175,7 +178,8 @@ final class SelfSignedTLSServer {
 
     deinit {
         try? input.fileHandleForWriting.close()
-        process.terminate()
+        // s_server outlives SIGTERM while it serves; SIGKILL ends it.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
