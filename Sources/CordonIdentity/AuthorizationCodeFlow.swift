@@ -103,7 +103,8 @@ public struct AuthorizationCodeFlow: Sendable {
                 phase = .finished
                 return [.finish(tokens)]
             case .error(let code, let description):
-                throw .providerError(provider: provider.name, step: .token, error: code, description: description)
+                throw .providerError(
+                    provider: provider.name, step: .token, error: code, description: description, status: status)
             }
         } catch {
             return fail(error)

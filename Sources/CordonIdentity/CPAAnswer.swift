@@ -34,7 +34,8 @@ enum CPAAnswer: Equatable {
     /// `user_code:denied`) is a denial, `expired` an expiry, anything else the provider's error.
     /// A description quoting one of `secrets` is withheld.
     static func error(
-        _ code: String, description: String?, provider: String, step: IdentityStep, secrets: [String]
+        _ code: String, description: String?, provider: String, step: IdentityStep, secrets: [String],
+        status: Int? = nil
     ) -> IdentityError {
         switch code {
         case "cancelled", "user_code:denied", "access_denied": return .denied(provider: provider, step: step)
@@ -42,7 +43,8 @@ enum CPAAnswer: Equatable {
         default:
             let quoted = description.map { text in secrets.contains { !$0.isEmpty && text.contains($0) } } ?? false
             return .providerError(
-                provider: provider, step: step, error: code, description: quoted ? "(withheld)" : description)
+                provider: provider, step: step, error: code, description: quoted ? "(withheld)" : description,
+                status: status)
         }
     }
 
@@ -56,7 +58,9 @@ enum CPAAnswer: Equatable {
             switch code {
             case "authorization_pending": return .pending
             case "slow_down": return .slowDown
-            default: throw error(code, description: description, provider: provider, step: step, secrets: secrets)
+            default:
+                throw error(
+                    code, description: description, provider: provider, step: step, secrets: secrets, status: status)
             }
         }
         try requireSuccess(status, provider: provider, step: step)

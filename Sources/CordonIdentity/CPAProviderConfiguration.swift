@@ -102,7 +102,8 @@ public struct CPAProviderConfiguration: Sendable, Equatable {
         let step = IdentityStep.registration
         let object = try JSONObject.answer(status: status, body: body, provider: name, step: step)
         if let (code, description) = try CPAAnswer.errorCode(object, provider: name, step: step) {
-            throw CPAAnswer.error(code, description: description, provider: name, step: step, secrets: [])
+            throw CPAAnswer.error(
+                code, description: description, provider: name, step: step, secrets: [], status: status)
         }
         try CPAAnswer.requireSuccess(status, provider: name, step: step)
         return CPAClientCredentials(

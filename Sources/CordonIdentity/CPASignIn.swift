@@ -137,7 +137,7 @@ public struct CPASignIn: Sendable {
 
     /// Stored credentials the provider does not know: register again, once.
     private mutating func reregisterIfUnknown(_ error: IdentityError) throws(IdentityError) -> [SignInAction] {
-        guard case .providerError(_, _, "invalid_client", _) = error, !registeredNewClient else { throw error }
+        guard case .providerError(_, _, "invalid_client", _, _) = error, !registeredNewClient else { throw error }
         credentials = nil
         return register()
     }
@@ -167,7 +167,8 @@ public struct CPASignIn: Sendable {
         let object = try JSONObject.answer(status: status, body: body, provider: name, step: step)
         if let (code, description) = try CPAAnswer.errorCode(object, provider: name, step: step) {
             return try reregisterIfUnknown(
-                CPAAnswer.error(code, description: description, provider: name, step: step, secrets: secrets))
+                CPAAnswer.error(
+                    code, description: description, provider: name, step: step, secrets: secrets, status: status))
         }
         try CPAAnswer.requireSuccess(status, provider: name, step: step)
         let code = try object.string("device_code", provider: name, step: step)

@@ -85,7 +85,8 @@ public struct DeviceGrant: Sendable {
         if object["error"] != nil {
             let code = try object.string("error", provider: provider.name, step: step)
             throw .providerError(
-                provider: provider.name, step: step, error: code, description: object["error_description"]?.stringValue)
+                provider: provider.name, step: step, error: code, description: object["error_description"]?.stringValue,
+                status: status)
         }
         if status >= 500 { throw .serverError(provider: provider.name, step: step, status: status) }
         guard (200..<300).contains(status) else {
@@ -135,7 +136,8 @@ public struct DeviceGrant: Sendable {
         case .error("access_denied", _): throw .denied(provider: provider.name, step: .token)
         case .error("expired_token", _): throw .expired(provider: provider.name, step: .token)
         case .error(let code, let description):
-            throw .providerError(provider: provider.name, step: .token, error: code, description: description)
+            throw .providerError(
+                provider: provider.name, step: .token, error: code, description: description, status: status)
         }
     }
 

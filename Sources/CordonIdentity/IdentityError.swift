@@ -37,8 +37,9 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled(provider: String, step: IdentityStep)
     /// The loopback redirect carried a `state` other than the one sent (RFC 6749 §10.12).
     case stateMismatch(provider: String)
-    /// The provider answered an OAuth error (`error` member) other than the ones above.
-    case providerError(provider: String, step: IdentityStep, error: String, description: String?)
+    /// The provider answered an OAuth error (`error` member) other than the ones above, with the
+    /// HTTP `status` it came with (nil: not over HTTP, as a browser redirect's).
+    case providerError(provider: String, step: IdentityStep, error: String, description: String?, status: Int? = nil)
     /// A refresh token was refused (`invalid_grant`): the session needs a new sign-in.
     case refreshRefused(provider: String)
     /// An endpoint or redirect is not acceptable (not https and not loopback, another origin).
@@ -59,7 +60,7 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     public var provider: String {
         switch self {
         case .malformedResponse(let provider, _, _), .denied(let provider, _), .expired(let provider, _),
-            .cancelled(let provider, _), .stateMismatch(let provider), .providerError(let provider, _, _, _),
+            .cancelled(let provider, _), .stateMismatch(let provider), .providerError(let provider, _, _, _, _),
             .refreshRefused(let provider), .insecureEndpoint(let provider, _, _), .unreachable(let provider, _, _),
             .serverError(let provider, _, _), .invalidIDToken(let provider, _), .issuerMismatch(let provider, _, _):
             provider
@@ -70,7 +71,7 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     public var step: IdentityStep {
         switch self {
         case .malformedResponse(_, let step, _), .denied(_, let step), .expired(_, let step), .cancelled(_, let step),
-            .providerError(_, let step, _, _), .insecureEndpoint(_, let step, _), .unreachable(_, let step, _),
+            .providerError(_, let step, _, _, _), .insecureEndpoint(_, let step, _), .unreachable(_, let step, _),
             .serverError(_, let step, _):
             step
         case .stateMismatch: .authorization
@@ -80,25 +81,30 @@ public enum IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `provider: step: cause` (logs).
     public var description: String {
+        "\(provider): \(step.rawValue): \(cause)"
+    }
+
+    /// What went wrong, without the provider and the step (an error's `reason` names those apart):
+    /// the cause as the system or the provider reported it, one clause.
+    public var cause: String {
         switch self {
-        case .malformedResponse(let provider, let step, let reason):
-            "\(provider): \(step.rawValue): the response is malformed: \(reason)"
-        case .denied(let provider, let step): "\(provider): \(step.rawValue): the authorization was denied"
-        case .expired(let provider, let step): "\(provider): \(step.rawValue): the sign-in expired"
-        case .cancelled(let provider, let step): "\(provider): \(step.rawValue): the sign-in was cancelled"
-        case .stateMismatch(let provider): "\(provider): authorization: the redirect's state does not match"
-        case .providerError(let provider, let step, let error, let description):
-            "\(provider): \(step.rawValue): the provider answered \(error)" + (description.map { ": \($0)" } ?? "")
-        case .refreshRefused(let provider): "\(provider): refresh: the refresh token was refused"
-        case .insecureEndpoint(let provider, let step, let reason): "\(provider): \(step.rawValue): \(reason)"
-        case .unreachable(let provider, let step, let reason):
-            "\(provider): \(step.rawValue): the provider is unreachable: \(reason)"
-        case .serverError(let provider, let step, let status):
-            "\(provider): \(step.rawValue): the provider answered HTTP \(status)"
-        case .invalidIDToken(let provider, let reason): "\(provider): idToken: the ID token is refused: \(reason)"
-        case .issuerMismatch(let provider, let expected, let found):
-            "\(provider): discovery: the document's /issuer is \"\(found.prefix(200))\", not the configured \"\(expected)\""
+        case .malformedResponse(_, _, let reason): "the response is malformed: \(reason)"
+        case .denied: "the authorization was denied"
+        case .expired: "the sign-in expired"
+        case .cancelled: "the sign-in was cancelled"
+        case .stateMismatch: "the redirect's state does not match"
+        case .providerError(_, _, let error, let description, let status):
+            "the provider answered " + (status.map { "HTTP \($0) with error " } ?? "error ") + error
+                + (description.map { " (\($0.prefix(300)))" } ?? "")
+        case .refreshRefused: "the refresh token was refused"
+        case .insecureEndpoint(_, _, let reason): reason
+        case .unreachable(_, _, let reason): reason
+        case .serverError(_, _, let status): "the provider answered HTTP \(status)"
+        case .invalidIDToken(_, let reason): "the ID token is refused: \(reason)"
+        case .issuerMismatch(_, let expected, let found):
+            "the document's /issuer is \"\(found.prefix(200))\", not the configured \"\(expected)\""
         }
     }
 }

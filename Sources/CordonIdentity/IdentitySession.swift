@@ -1,8 +1,10 @@
 /// The offline limits of the policy (`identity.offlineGraceMinutes`, `identity.offlineWipeDays`):
-/// how long a session lives without reaching its provider.
+/// how long a session lives without reaching its provider, counted from the last time the provider
+/// answered with tokens (a sign-in or a renewal: ``IdentitySession/confirmedAt``). The agent
+/// renews before the grace runs out, so a device that reaches its provider is never blocked.
 public struct OfflineLimits: Sendable, Equatable {
-    /// After this long without a successful issue or refresh, apps are told `SessionExpired` and
-    /// get no token; nil: no limit.
+    /// After this many minutes without reaching the provider, apps are told `SessionExpired` and
+    /// get no token (unless a renewal then reaches it); nil: no limit.
     public var graceMinutes: Int?
     /// After this long, the container is wiped; nil: never.
     public var wipeDays: Int?
@@ -18,14 +20,17 @@ public struct OfflineLimits: Sendable, Equatable {
 ///
 /// Vault's rule: once signed in, the user stays locally authenticated until an explicit sign-out;
 /// an expired access token or no network does not end the session. Only the policy's offline
-/// limits do, measured from the last time the provider issued or refreshed the tokens.
+/// limits do, measured from the last successful contact with the provider: the last time it
+/// issued or renewed the tokens. Half-way through the grace a renewal is due, so while the
+/// provider answers the limit moves on.
 public struct IdentitySession: Sendable, Equatable, Codable {
     public var provider: String
     public var domain: String
     public var tokens: TokenSet
     /// Unix time of the sign-in.
     public var signedInAt: Double
-    /// Unix time the provider last issued or refreshed the tokens.
+    /// Unix time of the last successful contact with the provider: when it last issued or
+    /// renewed the tokens.
     public var confirmedAt: Double
 
     /// How long before expiry a refresh is due.
@@ -43,13 +48,17 @@ public struct IdentitySession: Sendable, Equatable, Codable {
     public enum Status: String, Sendable, Equatable {
         /// The access token is good for more than ``refreshMargin``.
         case valid
+        /// The access token is good, but half of `offlineGraceMinutes` has passed since the last
+        /// contact with the provider: it is served, and a renewal is tried beside it so that the
+        /// grace starts again while the provider answers.
+        case renewalDue
         /// The access token expires within the margin (or has) and a refresh token can renew it.
         case refreshDue
         /// The access token expired and there is no refresh token: the user is still locally
         /// authenticated (local data stays open) but a new token needs a sign-in.
         case locallyAuthenticated
-        /// Past `offlineGraceMinutes`: apps are told `SessionExpired` and get no token until the
-        /// provider is reached again.
+        /// Past `offlineGraceMinutes` without reaching the provider: one renewal is tried; apps are
+        /// told `SessionExpired` and get no token unless it reaches the provider.
         case blocked
         /// Past `offlineWipeDays`: the container is to be wiped.
         case wipe
@@ -60,7 +69,10 @@ public struct IdentitySession: Sendable, Equatable, Codable {
         let offline = now - confirmedAt
         if let days = limits.wipeDays, offline >= Double(days) * 86400 { return .wipe }
         if let minutes = limits.graceMinutes, offline >= Double(minutes) * 60 { return .blocked }
-        if now < tokens.expiresAt - Self.refreshMargin { return .valid }
+        if now < tokens.expiresAt - Self.refreshMargin {
+            if let minutes = limits.graceMinutes, offline >= Double(minutes) * 30 { return .renewalDue }
+            return .valid
+        }
         return tokens.refreshToken == nil ? .locallyAuthenticated : .refreshDue
     }
 

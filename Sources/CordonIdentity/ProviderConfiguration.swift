@@ -81,7 +81,7 @@ public struct ProviderConfiguration: Sendable, Equatable {
         case .tokens(let tokens): return previous.refreshed(with: tokens)
         case .error(let code, _) where code == "invalid_grant": throw .refreshRefused(provider: name)
         case .error(let code, let description):
-            throw .providerError(provider: name, step: .refresh, error: code, description: description)
+            throw .providerError(provider: name, step: .refresh, error: code, description: description, status: status)
         }
     }
 }

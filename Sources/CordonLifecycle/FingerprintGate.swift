@@ -2,8 +2,9 @@
 /// given (docs/ARCHITECTURE.md, "Keys"; docs/THREAT-MODEL.md, "Fingerprint unlock").
 ///
 /// A fingerprint never unlocks the first time after the agent starts (the key is only in the
-/// passcode's wrapping then), nor once `reauthSeconds` have passed since the last passcode
-/// unlock: the passcode is needed, and it arms the gate again.
+/// passcode's wrapping then), nor after a logout, nor once `reauthSeconds` have passed since the
+/// last passcode unlock: the passcode is needed, and it arms the gate again. The gate remembers
+/// why it was disarmed, so the refusal names the true reason even after the kept key is zeroed.
 public struct FingerprintGate: Sendable, Equatable {
     /// The re-authentication limit: 48 hours after the last passcode unlock.
     public static let defaultReauthSeconds: Double = 48 * 3600
@@ -14,6 +15,9 @@ public struct FingerprintGate: Sendable, Equatable {
     public private(set) var lastPasscodeUnlockAt: Double?
     /// Fingerprint unlocks since that passcode unlock.
     public private(set) var fingerprintUnlocks = 0
+    /// Why the gate was last disarmed, when that is a refusal of its own (`reauthLimit`,
+    /// `loggedOut`); nil before the first passcode unlock and after one.
+    public private(set) var disarmedFor: Refusal?
 
     /// Why a fingerprint may not unlock now.
     public enum Refusal: Sendable, Equatable {
@@ -25,6 +29,8 @@ public struct FingerprintGate: Sendable, Equatable {
         case passcodeFirst
         /// More than `reauthSeconds` since the last passcode unlock.
         case reauthLimit
+        /// The user logged out (`cordon logout`) since the last passcode unlock.
+        case loggedOut
     }
 
     public init(reauthSeconds: Double = Self.defaultReauthSeconds) {
@@ -35,6 +41,7 @@ public struct FingerprintGate: Sendable, Equatable {
     public mutating func passcodeUnlocked(now: Double) {
         lastPasscodeUnlockAt = now
         fingerprintUnlocks = 0
+        disarmedFor = nil
     }
 
     /// A fingerprint unlocked.
@@ -42,10 +49,13 @@ public struct FingerprintGate: Sendable, Equatable {
         fingerprintUnlocks += 1
     }
 
-    /// Forgets the last passcode unlock (wipe, opt-out, policy `disabled`, limit passed).
-    public mutating func disarm() {
+    /// Forgets the last passcode unlock (wipe, opt-out, policy `disabled`, max attempts, logout,
+    /// limit passed); `reason` is what a fingerprint unlock is refused with until the next
+    /// passcode unlock (nil: `passcodeFirst`).
+    public mutating func disarm(reason: Refusal? = nil) {
         lastPasscodeUnlockAt = nil
         fingerprintUnlocks = 0
+        disarmedFor = reason
     }
 
     /// When the passcode is needed again, if armed.
@@ -61,7 +71,7 @@ public struct FingerprintGate: Sendable, Equatable {
     public func refusal(policyAllows: Bool, optedIn: Bool, now: Double) -> Refusal? {
         guard policyAllows else { return .disabledByPolicy }
         guard optedIn else { return .notOptedIn }
-        guard lastPasscodeUnlockAt != nil else { return .passcodeFirst }
+        guard lastPasscodeUnlockAt != nil else { return disarmedFor ?? .passcodeFirst }
         return expired(now: now) ? .reauthLimit : nil
     }
 }

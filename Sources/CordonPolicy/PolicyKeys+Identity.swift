@@ -37,13 +37,15 @@ extension PolicyKeys {
             summary:
                 "Access groups: a name, the managed apps in it and the domains whose tokens they share; an app in no group with a domain gets no token for it."
         )
-        /// Minutes a session lives without reaching its provider before apps get no token; the
-        /// smallest wins; absent, no limit (the user stays locally authenticated until sign-out).
+        /// Minutes a session lives without reaching its provider before apps get no token (counted
+        /// from the provider's last sign-in or renewal; a renewal is tried half-way and at the
+        /// limit); the smallest wins; absent, no limit (the user stays locally authenticated until
+        /// sign-out).
         public static let offlineGraceMinutes = PolicySetting<Int, Int?>(
             section, "offlineGraceMinutes", scope: .global, .integer(1...525_600), resolve: { $0 },
             merge: .stricter(Stricter.smallerBound), unset: nil, builtin: nil,
             summary:
-                "Minutes a session may go without reaching its provider (1 to 525600); then apps are told SessionExpired and get no token until a refresh or sign-in succeeds. Absent: no limit."
+                "Minutes a session may go without reaching its provider (1 to 525600), counted from the provider's last sign-in or renewal; the agent renews half-way through, so a device that reaches its provider never hits it. Past it, one renewal is tried and, failing that, apps are told SessionExpired and get no token until a renewal or sign-in succeeds. Absent: no limit."
         )
         /// Days without reaching the provider after which the container is wiped; the smallest wins.
         public static let offlineWipeDays = PolicySetting<Int, Int?>(

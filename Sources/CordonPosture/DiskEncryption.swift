@@ -20,10 +20,27 @@ struct DiskEncryption {
                 .diskEncryption, .unknown,
                 "/ is mounted from \(mount.source) (\(mount.device)), which sysfs does not describe")
         }
-        if let crypt = cryptLayer(under: device, depth: 0) {
-            return PostureResult(.diskEncryption, .pass, "/ is on \(mount.source): dm-crypt (\(crypt))")
+        switch cryptLayer(under: device, depth: 0) {
+        case .crypt(let uuid):
+            return PostureResult(.diskEncryption, .pass, "/ is on \(mount.source): dm-crypt (\(uuid))")
+        case .unreadable(let path):
+            // A layer that cannot be read may be the dm-crypt one: no evidence either way.
+            return PostureResult(
+                .diskEncryption, .unknown, "/ is on \(mount.source) (\(mount.device)), but \(path) cannot be read")
+        case .noCrypt:
+            return PostureResult(
+                .diskEncryption, .fail, "/ is on \(mount.source) (\(mount.device)), not on dm-crypt")
         }
-        return PostureResult(.diskEncryption, .fail, "/ is on \(mount.source) (\(mount.device)), not on dm-crypt")
+    }
+
+    /// What the stack under a device holds.
+    enum Layer: Equatable {
+        /// A dm-crypt layer, with its `dm/uuid`.
+        case crypt(String)
+        /// No dm-crypt layer: every layer was read.
+        case noCrypt
+        /// A file or directory of the stack exists and cannot be read (permission, garbled).
+        case unreadable(String)
     }
 
     struct RootMount {
@@ -67,17 +84,29 @@ struct DiskEncryption {
         return probe.exists(path) ? path : nil
     }
 
-    /// The `dm/uuid` of the first dm-crypt layer at or below `directory`, or nil.
-    func cryptLayer(under directory: String, depth: Int) -> String? {
-        guard depth < Self.maximumDepth else { return nil }
-        if let uuid = probe.read(directory + "/dm/uuid")?.trimmingCharacters(in: .whitespacesAndNewlines),
-            uuid.hasPrefix("CRYPT-")
-        {
-            return uuid
+    /// The first dm-crypt layer at or below `directory` (its `dm/uuid`); `unreadable` when one
+    /// that might be it cannot be read and none is found.
+    func cryptLayer(under directory: String, depth: Int) -> Layer {
+        guard depth < Self.maximumDepth else { return .unreadable(directory + " (a stack deeper than 8)") }
+        var unreadable: String?
+        let uuidPath = directory + "/dm/uuid"
+        if let uuid = probe.read(uuidPath)?.trimmingCharacters(in: .whitespacesAndNewlines) {
+            if uuid.hasPrefix("CRYPT-") { return .crypt(uuid) }
+        } else if probe.exists(uuidPath) {
+            unreadable = uuidPath
         }
-        for slave in probe.list(directory + "/slaves") {
-            if let crypt = cryptLayer(under: directory + "/slaves/" + slave, depth: depth + 1) { return crypt }
+        let slaves = directory + "/slaves"
+        if let names = probe.listing(slaves) {
+            for slave in names {
+                switch cryptLayer(under: slaves + "/" + slave, depth: depth + 1) {
+                case .crypt(let uuid): return .crypt(uuid)
+                case .unreadable(let path): unreadable = unreadable ?? path
+                case .noCrypt: break
+                }
+            }
+        } else if probe.exists(slaves) {
+            unreadable = unreadable ?? slaves
         }
-        return nil
+        return unreadable.map(Layer.unreadable) ?? .noCrypt
     }
 }

@@ -274,7 +274,7 @@ extension ErrorDeclarations {
             }),
         ErrorDeclaration(
             "io.cordon.Agent.BiometricsPasscodeNeeded",
-            "The first unlock after the agent starts, or 48 hours after the last passcode unlock: the passcode unlocks.",
+            "The first unlock after the agent starts or after a logout, or 48 hours after the last passcode unlock: the passcode unlocks.",
             parameters: [.string("reason")],
             decode: { .biometricsPasscodeNeeded(reason: $0.string("reason")) },
             explain: { p in

@@ -41,7 +41,9 @@ extension ErrorDeclarations {
             decode: { .keyUnavailable(state: $0.string("state")) },
             explain: { p in
                 let state = p.string("state")
-                return ErrorText("no key is available (state: \(state))", hint: ErrorText.unlockHint, exit: .locked)
+                return ErrorText(
+                    "no key is available: the container is \(LifecycleState.userName(state))",
+                    hint: ErrorText.lockedHint(state: state), exit: .locked)
             }),
         ErrorDeclaration(
             "io.cordon.App.NotManaged",

@@ -48,8 +48,8 @@ extension ErrorDeclarations {
             explain: { p in
                 let state = p.string("state")
                 return ErrorText(
-                    "no sign-in and no token while the container is \(state)", hint: ErrorText.unlockHint, exit: .locked
-                )
+                    "no sign-in and no token while the container is \(LifecycleState.userName(state))",
+                    hint: ErrorText.lockedHint(state: state), exit: .locked)
             }),
         ErrorDeclaration(
             "io.cordon.Identity.SignInCancelled",
@@ -86,8 +86,9 @@ extension ErrorDeclarations {
                 let step = p.string("step")
                 let reason = p.string("reason")
                 return ErrorText(
-                    "the sign-in with \(provider) failed at \(step): \(reason)",
-                    hint: "check the network and `cordon identity status`, then `cordon login` again")
+                    "the sign-in with \(provider) failed at \(IdentityStepWords.phrase(step)): \(reason)",
+                    hint: "`cordon identity status` shows the provider's endpoints; once the cause is fixed, "
+                        + "`cordon login` again")
             }),
         ErrorDeclaration(
             "io.cordon.Identity.SessionExpired",

@@ -10,8 +10,8 @@ extension ErrorDeclarations {
                 let appId = p.string("appId")
                 let state = p.string("state")
                 return ErrorText(
-                    "the storage of \(appId) is closed: the container is \(state)", hint: ErrorText.unlockHint,
-                    exit: .locked)
+                    "the storage of \(appId) is closed: the container is \(LifecycleState.userName(state))",
+                    hint: ErrorText.lockedHint(state: state), exit: .locked)
             }),
         ErrorDeclaration(
             "io.cordon.Storage.NotFound",

@@ -100,7 +100,8 @@ extension ErrorDeclarations {
             explain: { p in
                 let state = p.string("state")
                 return ErrorText(
-                    "the tokens are closed: the container is \(state)", hint: ErrorText.unlockHint, exit: .locked)
+                    "the tokens are closed: the container is \(LifecycleState.userName(state))",
+                    hint: ErrorText.lockedHint(state: state), exit: .locked)
             }),
         ErrorDeclaration(
             "io.cordon.Tokens.CTKIPFailed",

@@ -28,6 +28,12 @@ public struct ErrorText: Sendable, Equatable {
     /// The hint of every error that needs the container unlocked.
     public static let unlockHint = "unlock first: `cordon unlock`"
 
+    /// The hint of an error that needs the container unlocked, in `state` (a protocol name): a
+    /// container not set up needs `cordon init` first.
+    public static func lockedHint(state: String) -> String {
+        state == LifecycleState.uninitialized.rawValue ? "set a passcode first: `cordon init`" : unlockHint
+    }
+
     /// The passcode-throttling hint: how long to wait.
     public static func waitHint(_ seconds: Double) -> String {
         guard seconds > 0 else { return "try again" }

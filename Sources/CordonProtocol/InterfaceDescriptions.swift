@@ -185,7 +185,7 @@ public enum InterfaceDescriptions {
         method Recover(recoveryKey: string, passcode: string) -> (recoveryKey: string)
 
         # Unlocks with a fingerprint through fprintd (passcode.biometrics: allowed, the user opted in, a
-        # passcode unlock since the agent started and within 48 hours). A finger that does not match
+        # passcode unlock since the agent started and the last logout, within 48 hours). A finger that does not match
         # answers WrongPasscode and counts as a failed attempt.
         method UnlockWithFingerprint() -> ()
 

@@ -13,6 +13,22 @@ public enum LifecycleState: String, Sendable, Codable, CaseIterable {
     public var isLocked: Bool { self != .unlocked }
     /// Whether the master key is in the agent's memory.
     public var keyAvailable: Bool { self == .unlocked || self == .lockedKeyHeld }
+
+    /// The state as a user sees it (`cordon lock` says "locked", whether the key is held or
+    /// not): the word every CLI sentence uses, never the protocol's name.
+    public var userName: String {
+        switch self {
+        case .uninitialized: "not set up"
+        case .lockedNoKey, .lockedKeyHeld: "locked"
+        case .unlocked: "unlocked"
+        }
+    }
+
+    /// `userName` of a state's protocol name (as an error's `state` parameter carries it); an
+    /// unknown name as it is.
+    public static func userName(_ rawValue: String) -> String {
+        LifecycleState(rawValue: rawValue)?.userName ?? rawValue
+    }
 }
 
 /// The kinds of events the agent sends to subscribers.

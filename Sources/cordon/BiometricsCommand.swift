@@ -10,8 +10,8 @@ struct BiometricsCommand: AsyncParsableCommand {
         discussion: """
             `on` needs the passcode and the container unlocked, and the policy's passcode.biometrics: allowed. \
             A fingerprint then unlocks (`cordon unlock --fingerprint`) until 48 hours after the last passcode \
-            unlock, never the first time after the agent starts; the passcode always unlocks. `off` needs no \
-            passcode and forgets the key kept for fingerprints at once.
+            unlock, never the first time after the agent starts nor after `cordon logout`; the passcode always \
+            unlocks. `off` needs no passcode and forgets the key kept for fingerprints at once.
             """)
 
     enum Setting: String, ExpressibleByArgument, CaseIterable {

@@ -77,7 +77,8 @@ struct DoctorCheck: Equatable {
         switch answer {
         case .success(let status):
             return DoctorCheck(
-                outcome: .ok, text: "cordond answers: state \(status.state.rawValue), version \(status.version)")
+                outcome: .ok,
+                text: "cordond answers: the container is \(status.state.userName), version \(status.version)")
         case .failure(let error):
             return DoctorCheck(outcome: .fail, text: error.message, hint: error.hint)
         }

@@ -8,6 +8,9 @@ struct LogoutCommand: AsyncParsableCommand {
         commandName: "logout",
         abstract: "Revoke the key: every app is told to halt, and the next unlock needs the passcode.",
         discussion: """
+            Every copy of the key in cordond is zeroed, the one kept for fingerprint unlock too (a \
+            lock keeps that one): a finger does not unlock again before a passcode unlock.
+
             With --identity, signs out of the identity providers instead (or of --provider only): \
             their tokens are revoked at the provider where it allows, deleted, and every app hears \
             DidSignOut. The key is not revoked then.
@@ -30,7 +33,7 @@ struct LogoutCommand: AsyncParsableCommand {
         guard identity else {
             try await client.logout()
             await client.close()
-            try Output.line("logged out; the key is revoked")
+            try Output.line("logged out; every copy of the key is zeroed, the next unlock needs the passcode")
             return
         }
         let providers: [IdentitySignedOut]

@@ -28,7 +28,8 @@ struct StatusCommand: AsyncParsableCommand {
     /// The human-readable lines for `status`.
     static func describe(_ status: AgentStatus) -> [String] {
         var rows: [[String]] = [
-            ["state:", status.state.rawValue],
+            // The state as users say it, with the protocol's name (`--json`, events) beside it.
+            ["state:", status.state == .unlocked ? "unlocked" : "\(status.state.userName) (\(status.state.rawValue))"],
             ["key available:", Format.yesNo(status.state.keyAvailable)],
             ["failed attempts:", attemptsDescription(status)],
             ["retry delay:", status.retryAfterSeconds > 0 ? Format.seconds(status.retryAfterSeconds) : "none"],

@@ -101,7 +101,10 @@ struct AuthorizationCodeFlowTests {
             Issue.record("accepted")
             return
         }
-        #expect(error == .providerError(provider: "corp", step: .token, error: "invalid_grant", description: nil))
+        #expect(
+            error
+                == .providerError(provider: "corp", step: .token, error: "invalid_grant", description: nil, status: 400)
+        )
         #expect(!Fixtures.text(error).contains("CODE-SECRET"))
         #expect(!Fixtures.text(error).contains("dBjftJeZ4CVP"))
     }

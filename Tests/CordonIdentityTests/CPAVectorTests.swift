@@ -105,7 +105,7 @@ struct CPAVectorTests {
                 "request_user_token_invalid_client",
                 IdentityError.providerError(
                     provider: "rts", step: .token, error: "invalid_client",
-                    description: "Unknown client: 1NV4L1DCL13N7")
+                    description: "Unknown client: 1NV4L1DCL13N7", status: 400)
             ),
         ])
     func pollingRefusals(name: String, expected: IdentityError) throws {
@@ -180,7 +180,8 @@ struct CPAVectorTests {
         let invalid = try exchange("refresh_token_invalid_client")
         #expect(
             throws: IdentityError.providerError(
-                provider: "rts", step: .token, error: "invalid_client", description: "Unknown client: 1NV4L1DCL13N7")
+                provider: "rts", step: .token, error: "invalid_client", description: "Unknown client: 1NV4L1DCL13N7",
+                status: 400)
         ) {
             try Self.provider.clientToken(
                 status: invalid.status, body: invalid.body, credentials: credentials, domain: "cpa.rts.ch", now: 0)
@@ -218,7 +219,7 @@ struct CPAVectorTests {
             #expect(signIn.credentials == Self.credentials)
             // The new credentials refused too: no second registration.
             let again = signIn.receive(status: refused.status, body: refused.body, now: 2)
-            guard case .fail(.providerError("rts", _, "invalid_client", _)) = again.first else {
+            guard case .fail(.providerError("rts", _, "invalid_client", _, _)) = again.first else {
                 Issue.record("registered twice: \(again)")
                 continue
             }
@@ -371,7 +372,9 @@ struct CPAVectorTests {
             return
         }
         #expect(
-            error == .providerError(provider: "rts", step: .token, error: "invalid_request", description: "(withheld)"))
+            error
+                == .providerError(
+                    provider: "rts", step: .token, error: "invalid_request", description: "(withheld)", status: 400))
         #expect(!Fixtures.text(error).contains("f9f1c336"))
         for request in [
             Self.provider.associationRequest(Self.credentials, domain: "cpa.rts.ch"),

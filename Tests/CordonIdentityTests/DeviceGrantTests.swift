@@ -87,7 +87,7 @@ struct DeviceGrantTests {
             (
                 #"{"error":"invalid_client","error_description":"who?"}"#,
                 IdentityError.providerError(
-                    provider: "corp", step: .token, error: "invalid_client", description: "who?")
+                    provider: "corp", step: .token, error: "invalid_client", description: "who?", status: 400)
             ),
         ])
     func refusals(body: String, expected: IdentityError) {

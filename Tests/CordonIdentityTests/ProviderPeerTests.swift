@@ -158,7 +158,7 @@ struct ProviderPeerTests {
         else { return }
         let (status, body) = try await provider.send(exchange)
         guard
-            case .fail(.providerError("local", .token, "invalid_grant", _)) = thief.receive(
+            case .fail(.providerError("local", .token, "invalid_grant", _, _)) = thief.receive(
                 status: status, body: body, now: 1
             ).first
         else {

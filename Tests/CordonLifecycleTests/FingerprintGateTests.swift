@@ -39,4 +39,21 @@ import Testing
         #expect(!gate.expired(now: start + 100))
         #expect(gate.refusal(policyAllows: true, optedIn: true, now: start + 1) == .passcodeFirst)
     }
+
+    /// Issue #32, item 10: the gate remembers why it was disarmed, so the refusal after the kept
+    /// key is zeroed is the true one (the limit, a logout), until the next passcode unlock.
+    @Test func disarmedForTheLimitOrALogoutTheRefusalSaysWhy() {
+        var gate = FingerprintGate(reauthSeconds: 10)
+        gate.passcodeUnlocked(now: start)
+        gate.disarm(reason: .reauthLimit)
+        #expect(gate.refusal(policyAllows: true, optedIn: true, now: start + 11) == .reauthLimit)
+        gate.passcodeUnlocked(now: start + 20)
+        #expect(gate.refusal(policyAllows: true, optedIn: true, now: start + 21) == nil)
+        gate.disarm(reason: .loggedOut)
+        #expect(gate.refusal(policyAllows: true, optedIn: true, now: start + 22) == .loggedOut)
+        // The policy and the opt-in still come first.
+        #expect(gate.refusal(policyAllows: false, optedIn: true, now: start + 22) == .disabledByPolicy)
+        gate.passcodeUnlocked(now: start + 30)
+        #expect(gate.disarmedFor == nil)
+    }
 }

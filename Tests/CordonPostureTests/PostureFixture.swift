@@ -29,8 +29,27 @@ final class PostureFixture {
         try FileManager.default.createDirectory(atPath: root + path, withIntermediateDirectories: true)
     }
 
-    /// A probe of the tree; `gsettings` answers `screenLock` (nil: no such program).
-    func probe(minimums: PostureMinimums = PostureMinimums(), screenLock: String? = nil) -> PostureProbe {
-        PostureProbe(root: root, minimums: minimums) { program, _ in program == "gsettings" ? screenLock : nil }
+    /// A probe of the tree for uid 1000; `gsettings` answers `screenLock`, `dconf read` answers
+    /// `dconf`, and logind (`loginctl`) knows the user's display session `session` (its id and
+    /// type); nil: no such program, or it fails.
+    func probe(
+        minimums: PostureMinimums = PostureMinimums(), screenLock: String? = nil, dconf: String? = nil,
+        session: (id: String, type: String)? = nil
+    ) -> PostureProbe {
+        PostureProbe(root: root, minimums: minimums, uid: 1000) { program, arguments in
+            switch (program, arguments.first) {
+            case ("gsettings", "get"): return screenLock
+            case ("dconf", "read"): return dconf
+            case ("loginctl", "show-user"):
+                return arguments.contains("1000") && arguments.contains("--property=Display")
+                    ? (session?.id ?? "") + "\n" : nil
+            case ("loginctl", "show-session"):
+                guard let session, arguments.contains(session.id), arguments.contains("--property=Type") else {
+                    return nil
+                }
+                return session.type + "\n"
+            default: return nil
+            }
+        }
     }
 }

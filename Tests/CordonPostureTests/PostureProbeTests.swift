@@ -1,5 +1,6 @@
 import CordonPosture
 import CordonProtocol
+import Foundation
 import Testing
 
 @Suite struct PostureProbeTests {
@@ -108,9 +109,59 @@ import Testing
     @Test func screenLockComesFromTheDesktopSetting() throws {
         let fixture = try PostureFixture()
         #expect(fixture.probe().run(.screenLock).status == .unknown)
-        #expect(fixture.probe(screenLock: "true\n").run(.screenLock).status == .pass)
-        #expect(fixture.probe(screenLock: "false\n").run(.screenLock).status == .fail)
-        #expect(fixture.probe(screenLock: "'weird'\n").run(.screenLock).status == .unknown)
+        #expect(fixture.probe(screenLock: "true\n", dconf: "true\n").run(.screenLock).status == .pass)
+        #expect(fixture.probe(screenLock: "false\n", dconf: "false\n").run(.screenLock).status == .fail)
+        #expect(fixture.probe(screenLock: "'weird'\n", dconf: "true\n").run(.screenLock).status == .unknown)
+    }
+
+    /// Issue #32, item 3: `gsettings` answers GNOME's schema default (`true`) with no desktop
+    /// session and no dconf database; that is no evidence, so `unknown`, saying what is missing.
+    @Test func screenLockIsUnknownFromTheSchemaDefaultAlone() throws {
+        let fixture = try PostureFixture()
+        let key = "org.gnome.desktop.screensaver lock-enabled"
+        let alone = fixture.probe(screenLock: "true\n", dconf: "\n").run(.screenLock)
+        #expect(
+            alone
+                == PostureResult(
+                    .screenLock, .unknown,
+                    "\(key) is true only by GSettings' default: no dconf database sets it and the user has no desktop session"
+                ))
+        // No dconf program, and a text session only (a tty is not a desktop): still no evidence.
+        #expect(fixture.probe(screenLock: "true\n").run(.screenLock).status == .unknown)
+        let tty = fixture.probe(screenLock: "true\n", session: ("c1", "tty")).run(.screenLock)
+        #expect(tty.status == .unknown)
+        // A dconf database sets it (the user's or the system's): that is the setting in effect.
+        #expect(
+            fixture.probe(screenLock: "false\n", dconf: "false\n").run(.screenLock)
+                == PostureResult(.screenLock, .fail, "\(key): false (set in a dconf database)"))
+        // A graphical session applies the default: evidence too.
+        #expect(
+            fixture.probe(screenLock: "true\n", dconf: "", session: ("2", "wayland")).run(.screenLock)
+                == PostureResult(
+                    .screenLock, .pass, "\(key): true (GSettings' default in the user's wayland session 2)"))
+    }
+
+    /// Issue #32, item 3: a layer of the root's device stack that exists but cannot be read (no
+    /// permission; here a directory where a file belongs, as root reads through modes) is no
+    /// evidence that the disk is not encrypted: `unknown`, naming it, not `fail`.
+    @Test func anUnreadableDeviceLayerIsUnknownNotAFailure() throws {
+        let fixture = try PostureFixture()
+        try fixture.write("/proc/self/mountinfo", "27 1 253:1 / / rw,relatime - ext4 /dev/mapper/vg-root rw\n")
+        try fixture.write("/sys/dev/block/253:1/dm/uuid", "LVM-abc\n")
+        try fixture.directory("/sys/dev/block/253:1/slaves/dm-0/dm/uuid")
+        #expect(
+            fixture.probe().run(.diskEncryption)
+                == PostureResult(
+                    .diskEncryption, .unknown,
+                    "/ is on /dev/mapper/vg-root (253:1), but /sys/dev/block/253:1/slaves/dm-0/dm/uuid cannot be read"))
+        // The slaves directory itself unreadable (a file where the directory belongs).
+        try FileManager.default.removeItem(atPath: fixture.root + "/sys/dev/block/253:1/slaves")
+        try fixture.write("/sys/dev/block/253:1/slaves", "not a directory")
+        #expect(fixture.probe().run(.diskEncryption).status == .unknown)
+        // Every layer read and none is dm-crypt: a failure.
+        try FileManager.default.removeItem(atPath: fixture.root + "/sys/dev/block/253:1/slaves")
+        try fixture.directory("/sys/dev/block/253:1/slaves/sda2")
+        #expect(fixture.probe().run(.diskEncryption).status == .fail)
     }
 
     @Test func anEmptyTreeAnswersUnknownOrNoMinimumNeverACrash() throws {

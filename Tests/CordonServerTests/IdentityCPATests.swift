@@ -126,7 +126,7 @@ struct IdentityCPATests {
             let waiting = Task { try await player.identity.token(for: Self.ebu) }
             let (_, signedIn) = try await Self.pair(client, peer, action: "deny")
             let denied = CordonError.signInFailed(
-                provider: "ebu", step: "token", reason: "ebu: token: the authorization was denied")
+                provider: "ebu", step: "token", reason: "the authorization was denied")
             #expect(throws: denied) { try signedIn.get() }
             await #expect(throws: denied) { try await waiting.value }
             #expect(try await client.identityStatus().first?.sessions == [])

@@ -1,8 +1,10 @@
 import CordonIdentity
 import CordonKit
+import CordonPolicy
 import CordonProtocol
 import CordonServer
 import Foundation
+import Synchronization
 import Testing
 
 /// `io.cordon.Identity` over the agent's socket against the local authlib provider
@@ -141,6 +143,56 @@ struct IdentityComponentTests {
         }
     }
 
+    /// Issue #32, item 5: `identity.offlineGraceMinutes` counts minutes without reaching the
+    /// provider (the agent's clock, injected and moved by the test). Past the grace with the
+    /// provider up, a renewal is tried and its token given (no `SessionExpired`); half-way through
+    /// it, the valid token is served and a renewal runs beside it, so the grace starts again;
+    /// with the provider down, the grace since the last contact ends in `SessionExpired`.
+    @Test("offline grace: counted from the last contact with the provider, renewed before it ends")
+    func offlineGraceCountsFromTheLastContact() async throws {
+        let provider = try IdentityProviderPeer()
+        let clock = MovableClock()
+        try await withTestAgent(
+            settings: .with { $0[PolicyKeys.Lock.idleTimeoutSeconds] = 0 }, policies: true, configure: Self.configure,
+            clock: clock.read
+        ) { agent in
+            let client = try await Self.prepare(agent, provider, extra: #", "offlineGraceMinutes": 10"#)
+            let mail = try await agent.app("com.example.mail")
+            async let signedIn = mail.identity.token(for: Self.domain)
+            _ = try await Self.approveSignIn(client, provider)
+            let first = try await signedIn
+            #expect(try provider.state().issued == 1)
+            // Eleven minutes without a call, the access token still good for most of an hour and
+            // the provider up: a renewal reaches it, and its token is given.
+            clock.advance(by: 11 * 60)
+            let renewed = try await mail.identity.token(for: Self.domain)
+            #expect(renewed.accessToken != first.accessToken)
+            #expect(try provider.state().issued == 2)
+            // Six minutes after that contact (past half the grace): the valid token at once, and
+            // a renewal beside it.
+            clock.advance(by: 6 * 60)
+            #expect(try await mail.identity.token(for: Self.domain).accessToken == renewed.accessToken)
+            try await eventually("the renewal beside the token is stored") {
+                try await client.audit().filter { $0.action == "identity.refresh" && $0.outcome == "allow" }.count == 2
+            }
+            #expect(try provider.state().issued == 3)
+            // Four minutes later: ten since the renewal before, four since the last contact: valid.
+            clock.advance(by: 4 * 60)
+            let current = try await mail.identity.token(for: Self.domain)
+            #expect(current.accessToken != renewed.accessToken)
+            #expect(try provider.state().issued == 3, "no contact needed")
+            // The provider gone: past the grace since the last contact, the renewal fails and the
+            // session is expired; the old token is not given.
+            provider.stop()
+            clock.advance(by: 11 * 60)
+            await #expect(throws: CordonError.sessionExpired(provider: "local")) {
+                try await mail.identity.token(for: Self.domain)
+            }
+            await mail.close()
+            await client.close()
+        }
+    }
+
     @Test("sign-out revokes at the provider, deletes the sessions, and apps hear DidSignOut")
     func signOut() async throws {
         let provider = try IdentityProviderPeer()
@@ -187,7 +239,7 @@ struct IdentityComponentTests {
             await #expect(
                 throws: CordonError.signInFailed(
                     provider: "local", step: "authorization",
-                    reason: "local: authorization: the authorization was denied")
+                    reason: "the authorization was denied")
             ) {
                 try await mail.identity.token(for: Self.domain)
             }
@@ -235,4 +287,14 @@ struct IdentityComponentTests {
             await client.close()
         }
     }
+}
+
+/// The agent's time as a test moves it (Unix seconds, starting now).
+final class MovableClock: Sendable {
+    private let now = Mutex(Date().timeIntervalSince1970)
+
+    /// The clock to give the agent.
+    var read: @Sendable () -> Double { { [self] in now.withLock { $0 } } }
+
+    func advance(by seconds: Double) { now.withLock { $0 += seconds } }
 }

@@ -103,19 +103,19 @@ struct IdentityDiscoveryTests {
             let refusals: [(String, String)] = [
                 (
                     "discovery_wrong_issuer",
-                    "local: discovery: the document's /issuer is \"https://idp.attacker.example\", not the configured \"\(provider.base)\""
+                    "the document's /issuer is \"https://idp.attacker.example\", not the configured \"\(provider.base)\""
                 ),
                 (
                     "discovery_malformed",
-                    "local: discovery: the response is malformed: the discovery document is not a JSON object"
+                    "the response is malformed: the discovery document is not a JSON object"
                 ),
                 (
                     "discovery_insecure",
-                    "local: discovery: /token_endpoint: http://idp.example/token is not https and its host is not loopback"
+                    "/token_endpoint: http://idp.example/token is not https and its host is not loopback"
                 ),
                 (
                     "discovery_no_token",
-                    "local: discovery: the response is malformed: /token_endpoint is missing and the policy does not give the endpoint"
+                    "the response is malformed: /token_endpoint is missing and the policy does not give the endpoint"
                 ),
             ]
             for (fetches, (flag, reason)) in refusals.enumerated() {

@@ -30,7 +30,7 @@ struct IdentityIDTokenTests {
                 throws: CordonError.signInFailed(
                     provider: "local", step: "idToken",
                     reason:
-                        "local: idToken: the ID token is refused: the signature does not verify with the issuer's keys")
+                        "the ID token is refused: the signature does not verify with the issuer's keys")
             ) {
                 try await mail.identity.token(for: Self.domain)
             }

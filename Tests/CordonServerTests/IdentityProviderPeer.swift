@@ -43,6 +43,13 @@ final class IdentityProviderPeer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: scratch)
     }
 
+    /// Ends the provider now: its port refuses connections afterwards.
+    func stop() {
+        try? lifeline.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// The browser stand-in as the agent runs it (the URL is appended).

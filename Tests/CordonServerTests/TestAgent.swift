@@ -34,7 +34,8 @@ final class TestAgent: Sendable {
     static func start(
         settings: PolicySettingValues, backoff: Backoff, limits: ConnectionLimits, policies: Bool = false,
         trustUnboundApps: Bool = true, shortPasscodes: Bool = true,
-        configure: (inout AgentConfiguration) -> Void = { _ in }
+        configure: (inout AgentConfiguration) -> Void = { _ in },
+        clock: (@Sendable () -> Double)? = nil
     ) async throws -> TestAgent {
         let directory = try makeTemporaryDirectory()
         let paths = CordonPaths(
@@ -61,7 +62,10 @@ final class TestAgent: Sendable {
         configure(&configuration)
         let logs = LogCapture()
         do {
-            let server = try AgentServer(configuration: configuration, logger: logs.logger(label: "cordon.test"))
+            let logger = logs.logger(label: "cordon.test")
+            let server =
+                try clock.map { try AgentServer(configuration: configuration, logger: logger, clock: $0) }
+                ?? AgentServer(configuration: configuration, logger: logger)
             let agent = TestAgent(server: server, directory: directory, logs: logs)
             do {
                 try await server.start()
@@ -127,11 +131,12 @@ func withTestAgent<R>(
     trustUnboundApps: Bool = true,
     shortPasscodes: Bool = true,
     configure: (inout AgentConfiguration) -> Void = { _ in },
+    clock: (@Sendable () -> Double)? = nil,
     _ body: (TestAgent) async throws -> R
 ) async throws -> R {
     let agent = try await TestAgent.start(
         settings: settings, backoff: backoff, limits: limits, policies: policies, trustUnboundApps: trustUnboundApps,
-        shortPasscodes: shortPasscodes, configure: configure)
+        shortPasscodes: shortPasscodes, configure: configure, clock: clock)
     let result: R
     do {
         result = try await body(agent)

@@ -18,7 +18,8 @@ import Testing
             try FileManager.default.createDirectory(
                 atPath: root.appending(directory), withIntermediateDirectories: true)
         }
-        try #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "allowed"}}"#
+        try
+            #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "allowed"}, "lock": {"discardKeyOnLock": true}}"#
             .write(toFile: root.appending("admin/biometrics.json"), atomically: true, encoding: .utf8)
         try await NobodyAgent.run(["/bin/chown", "\(NobodyAgent.uid):\(NobodyAgent.uid)", root.appending("user")])
         return root
@@ -67,7 +68,8 @@ import Testing
             steps["init"] = error(call(s, "io.cordon.Agent.Initialize", {"passcode": sys.argv[2]}))
             steps["unlock"] = error(call(s, "io.cordon.Agent.Unlock", {"passcode": sys.argv[2]}))
             steps["optIn"] = error(call(s, "io.cordon.Agent.SetBiometrics", {"enabled": True, "passcode": sys.argv[2]}))
-            steps["logout"] = error(call(s, "io.cordon.Agent.Logout"))
+            # A lock that discards the key keeps the copy for fingerprint unlock (a logout zeroes it).
+            steps["lock"] = error(call(s, "io.cordon.Agent.Lock"))
             reply = call(s, "io.cordon.Agent.UnlockWithFingerprint")
             steps["finger"] = error(reply)
             steps["reason"] = reply.get("parameters", {}).get("reason", "")
@@ -108,7 +110,7 @@ import Testing
         let socket = root.appending("user/run/agent.sock")
         try await waitUntilReady(process, socket: socket, log: root.appending("cordond.log"))
         let steps = try await attack(socket, in: root)
-        for step in ["init", "unlock", "optIn", "logout"] { #expect(steps[step] is NSNull, "\(step): \(steps)") }
+        for step in ["init", "unlock", "optIn", "lock"] { #expect(steps[step] is NSNull, "\(step): \(steps)") }
         #expect(steps["finger"] as? String == "io.cordon.Agent.BiometricsUnavailable", "\(steps)")
         #expect(steps["state"] as? String == "lockedNoKey", "\(steps)")
         #expect(impostor.calls.isEmpty, "the impostor was asked: \(impostor.calls)")
@@ -147,12 +149,15 @@ import Testing
         let bus = try await ImpostorBus(busUser: .root, impostorUser: owner)
         defer { bus.cleanUp() }
         let agent = try await UserAgent(
-            policy: #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "allowed"}}"#, testMode: true,
+            policy:
+                #"{"schema": "cordon.policy.v1", "passcode": {"biometrics": "allowed"}, "lock": {"discardKeyOnLock": true}}"#,
+            testMode: true,
             environment: ["CORDON_SYSTEM_BUS_ADDRESS": bus.address])
         defer { agent.cleanUp() }
         let on = try await agent.cli(["biometrics", "on", "--passcode-stdin"], input: UserAgent.passcode + "\n")
         #expect(on.status == 0, "\(on.stderr)")
-        #expect(try await agent.cli(["logout"]).status == 0)
+        // A lock that discards the key keeps the copy for fingerprint unlock (a logout zeroes it).
+        #expect(try await agent.cli(["lock"]).status == 0)
         let failedBefore = try await agent.status()["failedAttempts"] as? Int
         let unlock = try await agent.attack(
             """

@@ -11,14 +11,16 @@ import Testing
     static let passcode = "2468"
 
     /// cordond with `passcode.biometrics` as given, on the fake system bus (short passcodes allowed,
-    /// as everywhere here; unbound apps trusted).
+    /// as everywhere here; unbound apps trusted). A lock discards the key (`lock.discardKeyOnLock`),
+    /// so `cordon lock` leaves the container as a logout would, but with the sealed copy kept for
+    /// fingerprint unlock: a logout zeroes that copy too.
     func agent(
         _ bus: FakeFingerprintBus, biometrics: String = "allowed", passcode extra: String = "", arguments: [String] = []
     ) async throws -> UserAgent {
         try await UserAgent(
             policy: #"""
                 {"schema": "cordon.policy.v1", "passcode": {"biometrics": "\#(biometrics)", "minLength": 4,
-                 "allowSimple": true\#(extra)}, "apps": {"unknown": "trusted"}}
+                 "allowSimple": true\#(extra)}, "apps": {"unknown": "trusted"}, "lock": {"discardKeyOnLock": true}}
                 """#, initialize: false, arguments: arguments, testMode: true,
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "CORDON_SYSTEM_BUS_ADDRESS": bus.address])
     }
@@ -61,8 +63,8 @@ import Testing
         let app = try await agent.startApp("com.example.notes")
         defer { app.cleanUp() }
         let key = try #require((try await app.call("io.cordon.App.GetKey")["parameters"] as? [String: Any])?["key"])
-        // Logout revokes: the key is discarded and apps are told; the app gets no key while locked.
-        #expect(try await agent.cli(["logout"]).status == 0)
+        // A lock discards the key (the policy says so) and apps are told; the app gets no key while locked.
+        #expect(try await agent.cli(["lock"]).status == 0)
         #expect(try await agent.agentStatus().state == .lockedNoKey)
         let withheld = try await app.call("io.cordon.App.GetKey")
         #expect((withheld["error"] as? String)?.hasPrefix("io.cordon.") == true, "\(withheld)")
@@ -80,7 +82,7 @@ import Testing
         let agent = try await agent(bus)
         defer { agent.cleanUp() }
         try await optedIn(agent)
-        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await agent.cli(["lock"]).status == 0)
         let before = try await agent.agentStatus().failedAttempts
         let (error, parameters) = try await fingerprintUnlock(agent, bus, finger: "finger-b")
         guard error == "io.cordon.Agent.WrongPasscode", let left = parameters["attemptsLeft"] as? Int else {
@@ -103,7 +105,7 @@ import Testing
         let agent = try await agent(bus)
         defer { agent.cleanUp() }
         try await optedIn(agent)
-        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await agent.cli(["lock"]).status == 0)
         // A same-user process on the bus says "verify-match, done" on fprintd's device path first;
         // then the real reader scans a finger that does not match.
         let (error, _) = try await fingerprintUnlock(agent, bus, finger: "finger-b", forgeFirst: true)
@@ -130,7 +132,7 @@ import Testing
             "\(refused.parameters)")
         // The opt-in survived the restart: after a passcode unlock, a finger unlocks again.
         #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
-        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await agent.cli(["lock"]).status == 0)
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
         agent.terminate()
     }
@@ -178,7 +180,7 @@ import Testing
         #expect(first.stdout.contains("unlocked"))
         let on = try await agent.cli(["biometrics", "on", "--passcode-stdin"], input: "2468\n")
         #expect(on.status == 0, "\(on.stderr)")
-        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await agent.cli(["lock"]).status == 0)
         let started = bus.verificationsStarted
         let unlocking = Task { try await agent.cli(["unlock", "--fingerprint", "--passcode-stdin"], input: "") }
         try await bus.scan("finger-a", atVerification: started + 1)
@@ -202,7 +204,7 @@ import Testing
             arguments: ["--backoff-base-seconds", "0", "--backoff-max-seconds", "2"])
         defer { agent.cleanUp() }
         try await optedIn(agent)
-        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await agent.cli(["lock"]).status == 0)
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-b").error == "io.cordon.Agent.WrongPasscode")
         #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "1357"]).error != nil)
         let last = try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": "1357"])
@@ -218,8 +220,41 @@ import Testing
         #expect(try await agent.agentStatus().state == .lockedNoKey)
         // The passcode unlocks, and re-arms fingerprint unlock.
         #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
-        #expect(try await agent.cli(["logout"]).status == 0)
+        #expect(try await agent.cli(["lock"]).status == 0)
         #expect(try await fingerprintUnlock(agent, bus, finger: "finger-a").error == nil)
+        agent.terminate()
+    }
+
+    /// Issue #32, item 10: a logout zeroes the key kept for fingerprint unlock (a lock keeps it),
+    /// whether the container was unlocked or already locked without its key: a matching finger is
+    /// then refused, unscanned, with the true reason, and only the passcode unlocks.
+    @Test func aLogoutZeroesTheKeyKeptForFingerprints() async throws {
+        let bus = try await FakeFingerprintBus(user: TestUser.name)
+        defer { bus.cleanUp() }
+        let agent = try await agent(bus)
+        defer { agent.cleanUp() }
+        try await optedIn(agent)
+        let scans = bus.verificationsStarted
+        #expect(try await agent.cli(["logout"]).status == 0)
+        let refused = try await agent.outcome("io.cordon.Agent.UnlockWithFingerprint")
+        #expect(refused.error == "io.cordon.Agent.BiometricsPasscodeNeeded", "\(refused)")
+        #expect(
+            refused.parameters["reason"] as? String == "logged out since the last passcode unlock", "\(refused)")
+        #expect(agent.log.contains("fingerprint unlock disarmed: the kept key is zeroed (the user logged out)"))
+        #expect(agent.log.contains("key discarded: every key copy in the agent is zeroed"))
+        // Locked without the key, the sealed copy stays (the log says so); a logout then zeroes it.
+        #expect(try await agent.outcome("io.cordon.Agent.Unlock", ["passcode": Self.passcode]).error == nil)
+        #expect(try await agent.cli(["lock"]).status == 0)
+        #expect(agent.log.contains("a sealed copy stays for fingerprint unlock"))
+        #expect(try await agent.cli(["logout"]).status == 0)
+        let cli = try await agent.cli(["unlock", "--fingerprint", "--passcode-stdin"], input: Self.passcode + "\n")
+        #expect(cli.status == 0, "\(cli.stderr)")
+        #expect(
+            cli.stderr.contains(
+                "fingerprint: the passcode is needed: logged out since the last passcode unlock; unlock with the passcode"
+            ),
+            "\(cli.stderr)")
+        #expect(bus.verificationsStarted == scans, "no finger was scanned")
         agent.terminate()
     }
 }

@@ -34,6 +34,26 @@ import Testing
         try await agent.cli(arguments)
     }
 
+    /// The hint of `SignInFailed`.
+    static let signInFailedHint =
+        "`cordon identity status` shows the provider's endpoints; once the cause is fixed, `cordon login` again"
+
+    /// Issue #32, item 4: a provider whose port refuses connections is named as the system says
+    /// it, in one sentence with its hint (not "connection reset (error set): … (errno: 111)").
+    @Test func aProviderThatRefusesTheConnectionIsNamedAsTheSystemSaysIt() async throws {
+        let provider = try IdentityProviderProcess()
+        let agent = try await Self.started(provider, flow: "device")
+        defer { agent.cleanUp() }
+        provider.stop()
+        let refused = try await Self.cordon(agent, ["login"])
+        Self.expectRefused(
+            refused,
+            "the sign-in with local failed at the device authorization request: "
+                + "the connection to 127.0.0.1:\(provider.port) was refused\n",
+            hint: Self.signInFailedHint)
+        #expect(!refused.stderr.contains("errno") && !refused.stderr.contains("reset"), "\(refused.stderr)")
+    }
+
     /// A refused command: its exit status, its error line and its hint.
     static func expectRefused(_ result: CommandResult, _ message: String, hint: String) {
         #expect(result.status != 0)
@@ -109,9 +129,9 @@ import Testing
         let refused = try await Self.cordon(agent, ["login"])
         Self.expectRefused(
             refused,
-            "the sign-in with local failed at discovery: local: discovery: the document's /issuer is "
+            "the sign-in with local failed at discovery: the document's /issuer is "
                 + "\"https://idp.attacker.example\", not the configured \"\(provider.base)\"",
-            hint: "check the network and `cordon identity status`, then `cordon login` again")
+            hint: Self.signInFailedHint)
         try await provider.admin("/admin/config", [("discovery_wrong_issuer", "0")])
         let (login, _) = try await Self.login(agent, provider, action: "approve")
         #expect(login.status == 0, "\(login.stderr)")
@@ -166,12 +186,15 @@ import Testing
         #expect(denied.stdout.hasPrefix("to sign in to local, open "), "\(denied.stdout)")
         Self.expectRefused(
             CommandResult(status: denied.status, stdout: "", stderr: denied.stderr),
-            "the sign-in with local failed at token: local: token: the authorization was denied",
-            hint: "check the network and `cordon identity status`, then `cordon login` again")
+            "the sign-in with local failed at the token request: the authorization was denied",
+            hint: Self.signInFailedHint)
         #expect(try await agent.cli(["lock"]).status == 0)
         let locked = try await Self.cordon(agent, ["login"])
         #expect(locked.status != 0)
-        #expect(locked.stderr.contains("cordon: error: no sign-in and no token while the container is locked"))
+        // The state as the user knows it (`locked`), not the protocol's `lockedKeyHeld`.
+        #expect(
+            locked.stderr.contains("cordon: error: no sign-in and no token while the container is locked\n"),
+            "\(locked.stderr)")
         #expect(locked.stderr.contains("hint: "), "\(locked.stderr)")
     }
 

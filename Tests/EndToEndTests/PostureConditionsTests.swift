@@ -121,6 +121,40 @@ import Testing
         agent.terminate()
     }
 
+    /// Issue #32, item 3: on this machine `gsettings` answers `lock-enabled` `true` for the user,
+    /// only from GNOME's schema default: the user has no desktop session and no dconf database
+    /// sets it. The check is `unknown`, saying so, and `conditions.screenLock: block` refuses the
+    /// registration under `postureUnknown`'s default (`fail`); with `postureUnknown: pass` the app
+    /// is let in.
+    @Test func aScreenLockWithoutEvidenceIsUnknownAndCountsAsThePolicySays() async throws {
+        let answer = try await runCommand(
+            URL(fileURLWithPath: TestUser.asUser[0]),
+            Array(TestUser.asUser.dropFirst()) + [
+                "/usr/bin/env", "gsettings", "get", "org.gnome.desktop.screensaver", "lock-enabled",
+            ])
+        try #require(
+            answer.status == 0 && answer.stdout == "true\n",
+            "this test needs gsettings and GNOME's schema (gsettings-desktop-schemas): \(answer)")
+        let fixture = try Fixture(secureBoot: true)
+        defer { fixture.root.remove() }
+        let agent = try await Self.started(fixture, conditions: #""screenLock": "block""#)
+        defer { agent.cleanUp() }
+        let screenLock = try #require(try await Self.posture(agent).first { $0.check == .screenLock })
+        let evidence =
+            "org.gnome.desktop.screensaver lock-enabled is true only by GSettings' default: "
+            + "no dconf database sets it and the user has no desktop session"
+        #expect(screenLock == PostureResult(.screenLock, .unknown, evidence))
+        let refused = try await Self.register(agent)
+        #expect(Self.isPostureRefusal(refused, check: "screenLock", evidence: evidence), "\(refused)")
+        agent.terminate()
+
+        let lenient = try await Self.started(fixture, conditions: #""screenLock": "block", "postureUnknown": "pass""#)
+        defer { lenient.cleanUp() }
+        let admitted = try await Self.register(lenient)
+        #expect(admitted["error"] is NSNull && admitted["keyError"] is NSNull, "\(admitted)")
+        lenient.terminate()
+    }
+
     @Test func theKernelMinimumComesFromThePolicy() async throws {
         let fixture = try Fixture(secureBoot: true)
         defer { fixture.root.remove() }

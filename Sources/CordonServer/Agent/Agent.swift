@@ -109,6 +109,12 @@ final class Agent {
     /// `request` answers `.succeed` / `.fail` for a synchronous call.
     func run(_ input: LifecycleInput, request: LifecycleRequest? = nil) {
         loop.preconditionInEventLoop()
+        if case .revoke(.logout, _) = input {
+            // A logout zeroes every copy of the key, the one kept for fingerprint unlock too (before
+            // the key itself): the next unlock needs the passcode (docs/THREAT-MODEL.md,
+            // "Fingerprint unlock"). A lock keeps it.
+            vault.biometrics.disarm(why: "the user logged out", reason: .loggedOut)
+        }
         let actions = machine.handle(input)
         var index = 0
         while index < actions.count {

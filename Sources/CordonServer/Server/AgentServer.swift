@@ -24,8 +24,12 @@ public final class AgentServer: Sendable {
     /// `finish()` ran.
     private let finished = Mutex(false)
 
-    /// Opens the database and prepares the agent; `start()` binds the socket.
-    public init(configuration: AgentConfiguration, logger: Logger) throws {
+    /// Opens the database and prepares the agent; `start()` binds the socket. `clock` is the
+    /// agent's time (Unix seconds); tests inject one they move.
+    public init(
+        configuration: AgentConfiguration, logger: Logger,
+        clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         // The user's alone at every start, not only when created: data and config 0700, the
@@ -51,7 +55,8 @@ public final class AgentServer: Sendable {
         agent = try loop.submit { [storePool] in
             NIOLoopBound(
                 try Agent(
-                    loop: loop, configuration: configuration, database: database, storePool: storePool, logger: logger),
+                    loop: loop, configuration: configuration, database: database, storePool: storePool, logger: logger,
+                    clock: clock),
                 eventLoop: loop)
         }.wait()
     }

@@ -158,4 +158,39 @@ import Testing
             #expect(reply["error"] == .string("io.cordon.Agent.BiometricsPasscodeNeeded"))
         }
     }
+
+    /// Issue #32, item 10: 48 hours after the last passcode unlock (the host's clock, injected),
+    /// a fingerprint unlock is refused with that reason — also once the kept key is zeroed, as the
+    /// agent's timer zeroes it at the limit — not with "no passcode unlock since the agent started".
+    @Test func pastTheReauthLimitTheRefusalSaysSo() async throws {
+        try await Self.with(state: .unlocked) { fixture in
+            _ = try await fixture.callAuthorized(
+                .setBiometrics, ["enabled": .bool(true), "passcode": .string("2468")]
+            ) { try $0.serveSetBiometrics($1) }
+            var machine = LifecycleMachine(configuration: .builtin)
+            _ = machine.handle(.start(initialized: true, failedAttempts: 0, lastFailureAt: nil, now: 0))
+            let armed = try await fixture.run { [machine] host, biometrics, _ -> Bool in
+                biometrics.vault.candidateKey = SecureBytes(copying: [UInt8](repeating: 7, count: 32))
+                biometrics.vault.perform(.install, request: nil)
+                biometrics.passcodeUnlocking = true
+                biometrics.observe(
+                    CordonEvent(seq: 1, payload: .didUnlock, reason: .userRequest, time: host.clock(), state: .unlocked)
+                )
+                // Locked, 48 hours and a second later.
+                host.lifecycleState = machine.state
+                host.lifecycle = machine
+                host.now += FingerprintGate.defaultReauthSeconds + 1
+                return biometrics.isArmed
+            }
+            #expect(armed)
+            let expected = JSONValue.string("more than 48 hours since the last passcode unlock")
+            let first = try await Self.unlock(fixture)
+            #expect(first["error"] == .string("io.cordon.Agent.BiometricsPasscodeNeeded"))
+            #expect(first["parameters"]?["reason"] == expected, "\(first)")
+            // The kept key is zeroed now; asked again, the reason is still the limit.
+            #expect(try await fixture.run { _, biometrics, _ in !biometrics.isArmed })
+            let second = try await Self.unlock(fixture)
+            #expect(second["parameters"]?["reason"] == expected, "\(second)")
+        }
+    }
 }

@@ -41,6 +41,13 @@ final class IdentityProviderProcess: @unchecked Sendable {
         scratch.remove()
     }
 
+    /// Ends the provider now: its port refuses connections afterwards.
+    func stop() {
+        try? lifeline.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// An admin policy: this provider (`flow`) for `domain`, shared by `apps`.

@@ -113,7 +113,7 @@ extension IdentityComponent {
         // An OpenID provider's revocation endpoint may come from its discovery document.
         return resolved(configured).assumeIsolated().flatMap { [self] result -> EventLoopFuture<String?> in
             switch result {
-            case .failure(let error): return host.loop.makeSucceededFuture(error.description)
+            case .failure(let error): return host.loop.makeSucceededFuture(error.cause)
             case .success(let provider): return revoke(name, session: session, provider: provider.oauth)
             }
         }.nonisolated()
@@ -154,7 +154,7 @@ extension IdentityComponent {
                     // RFC 7009 §2.2: 200 whether or not the token was valid.
                     guard answer.status == 200 else { return "the provider answered HTTP \(answer.status)" }
                 } catch {
-                    return error.description
+                    return error.cause
                 }
             }
             return nil

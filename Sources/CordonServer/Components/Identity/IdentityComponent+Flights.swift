@@ -167,7 +167,7 @@ extension IdentityComponent {
                     } else {
                         store(flight, tokens: tokens, signedInAt: session?.signedInAt, previous: session?.tokens)
                     }
-                } catch .providerError(_, _, "invalid_client", _) {
+                } catch .providerError(_, _, "invalid_client", _, _) {
                     // The provider forgot the client: `CPASignIn` registers again, once.
                     startCPASignIn(flight, provider, mode: mode, domain: domain, credentials: credentials)
                 } catch {

@@ -162,6 +162,30 @@ final class IdentityComponent: InterfaceComponent {
         return domains
     }
 
+    /// Whether `session` can be renewed without the user: a refresh token, or a CPA provider's
+    /// stored client credentials (read by the flight).
+    private func canRenew(_ provider: ConfiguredProvider, _ session: IdentitySession) -> Bool {
+        if case .cpa = provider { return true }
+        return session.tokens.refreshToken != nil
+    }
+
+    /// A session past `offlineGraceMinutes`: one renewal; only tokens the provider issues now are
+    /// given, never the old ones a flight falls back to when the provider is unreachable.
+    private func renewBlocked(_ provider: ConfiguredProvider, domain: String, session: IdentitySession)
+        -> EventLoopFuture<TokenSet>
+    {
+        let expired = CordonError.sessionExpired(provider: provider.name)
+        guard canRenew(provider, session) else { return host.loop.makeFailedFuture(expired) }
+        return flight(provider, domain: domain, refreshing: session).future.flatMapThrowing { tokens in
+            guard tokens != session.tokens else { throw expired }
+            return tokens
+        }.flatMapErrorThrowing { error in
+            // The provider was not reached (or refused): the session stays expired.
+            if case CordonError.signInFailed = error { throw expired }
+            throw error
+        }
+    }
+
     /// Refuses unless the container is unlocked: no token and no sign-in while it is locked.
     func checkUnlocked() throws(CordonError) {
         let state = host.lifecycleState
@@ -169,7 +193,10 @@ final class IdentityComponent: InterfaceComponent {
     }
 
     /// The token of `domain`: the stored session's while valid, refreshed when due, or a sign-in
-    /// (joined when one runs). Past the offline limits: `SessionExpired`, or the container wiped.
+    /// (joined when one runs). Half-way through `offlineGraceMinutes` since the provider last
+    /// answered, a renewal runs beside the valid token; past it, a renewal is tried first and
+    /// only the tokens it brings are given (else `SessionExpired`). Past `offlineWipeDays`: the
+    /// container wiped.
     /// A CPA provider's flight is for one domain: a call for another domain waits for it to end,
     /// then renews with the client credentials (single sign-on once the device is paired).
     private func token(provider: ConfiguredProvider, domain: String) -> EventLoopFuture<TokenSet> {
@@ -187,10 +214,13 @@ final class IdentityComponent: InterfaceComponent {
             switch session.status(at: host.clock(), limits: limits) {
             case .valid:
                 return host.loop.makeSucceededFuture(session.tokens)
+            case .renewalDue:
+                if canRenew(provider, session) { _ = flight(provider, domain: domain, refreshing: session) }
+                return host.loop.makeSucceededFuture(session.tokens)
             case .refreshDue, .locallyAuthenticated:
                 return flight(provider, domain: domain, refreshing: session).future
             case .blocked:
-                return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))
+                return renewBlocked(provider, domain: domain, session: session)
             case .wipe:
                 offlineWipe(provider.name, days: limits.wipeDays ?? 0)
                 return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))

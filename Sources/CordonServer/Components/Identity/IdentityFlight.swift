@@ -132,7 +132,7 @@ extension IdentityError {
         switch self {
         case .cancelled(let provider, let step): .signInCancelled(provider: provider, step: step.rawValue)
         case .expired(let provider, let step): .signInExpired(provider: provider, step: step.rawValue)
-        default: .signInFailed(provider: provider, step: step.rawValue, reason: description)
+        default: .signInFailed(provider: provider, step: step.rawValue, reason: cause)
         }
     }
 }

@@ -11,6 +11,8 @@ struct IdentityTransport: Sendable {
     var maximumResponse = TokenResponseParser.maximumBody
     /// The time one request may take, connection and answer included.
     var requestTimeout = TimeAmount.seconds(15)
+    /// The time a connection may take.
+    var connectTimeout = TimeAmount.seconds(10)
 
     /// POSTs `request` for `provider`; the answer's status and body.
     func post(_ request: ProviderRequest, provider: String) async throws(IdentityError) -> (status: Int, body: [UInt8])
@@ -37,7 +39,7 @@ struct IdentityTransport: Sendable {
         -> (status: Int, body: [UInt8])
     {
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: requestTimeout))
+            redirectConfiguration: .disallow, timeout: .init(connect: connectTimeout, read: requestTimeout))
         configuration.httpVersion = .http1Only
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let result: Result<(Int, [UInt8]), IdentityError>
@@ -63,7 +65,8 @@ struct IdentityTransport: Sendable {
         } catch {
             throw .unreachable(
                 provider: provider, step: step,
-                reason: CTKIPTransport.describe(error, limit: maximumResponse))
+                reason: IdentityTransportFailure.describe(
+                    error, url: outgoing.url, connect: connectTimeout, answer: requestTimeout))
         }
     }
 }

@@ -12,8 +12,8 @@ import NIOPosix
 /// After a passcode unlock with `passcode.biometrics: allowed` and the user's opt-in, the master
 /// key stays recoverable without the passcode: sealed (AES-256-GCM) under a random key in locked
 /// memory, both zeroed when the re-authentication limit passes, `passcode.maxAttempts` is reached
-/// (whatever `onMaxAttempts` does), the container is wiped, the user opts out or the policy says
-/// `disabled`. A matching finger unseals it and the unlock goes
+/// (whatever `onMaxAttempts` does), the user logs out, the container is wiped, the user opts out
+/// or the policy says `disabled`. A lock (with the key held or not) keeps it. A matching finger unseals it and the unlock goes
 /// through the lifecycle machine like a passcode's: the attempt is counted first, a finger that
 /// does not match is a failed attempt. fprintd is called on a thread of its own.
 final class BiometricsComponent: AgentComponent {
@@ -134,22 +134,28 @@ final class BiometricsComponent: AgentComponent {
             expiry = host.loop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(delay * 1e9) + 1_000_000)) {
                 [self] in
                 expiry = nil
-                if gate.expired(now: host.clock()) { disarm(why: "the re-authentication limit passed") }
+                if gate.expired(now: host.clock()) {
+                    disarm(why: "the re-authentication limit passed", reason: .reauthLimit)
+                }
             }
         }
     }
 
-    /// Zeroes the kept key: only the passcode unlocks from now on.
-    func disarm(why: String) {
+    /// Zeroes the kept key: only the passcode unlocks from now on. `reason` is the refusal a
+    /// fingerprint unlock gets until then (nil: no passcode unlock since …).
+    func disarm(why: String, reason: FingerprintGate.Refusal? = nil) {
         expiry?.cancel()
         expiry = nil
         guard wrapping != nil || gate.lastPasscodeUnlockAt != nil else { return }
         wrapping?.zero()
         wrapping = nil
         sealedMaster = nil
-        gate.disarm()
+        gate.disarm(reason: reason)
         host.logger.info("fingerprint unlock disarmed: the kept key is zeroed (\(why))")
     }
+
+    /// Whether a sealed copy of the master key is kept for fingerprint unlock.
+    var isArmed: Bool { sealedMaster != nil }
 
     /// The master key unsealed for a matching finger, or nil when disarmed meanwhile.
     func unsealMaster() -> SecureBytes? {
@@ -164,7 +170,9 @@ final class BiometricsComponent: AgentComponent {
         if machine.state == .uninitialized { throw CordonError.notInitialized.varlinkError }
         if machine.state == .unlocked { return .reply(encoder.empty()) }
         let now = host.clock()
-        if gate.expired(now: now) { disarm(why: "the re-authentication limit passed") }
+        // The reason is asked of the gate before and after the kept key is zeroed alike: it
+        // remembers that the limit passed.
+        if gate.expired(now: now) { disarm(why: "the re-authentication limit passed", reason: .reauthLimit) }
         switch gate.refusal(policyAllows: policyAllows, optedIn: optedIn, now: now) {
         case .disabledByPolicy: throw CordonError.biometricsDisabled.varlinkError
         case .notOptedIn: throw CordonError.biometricsNotEnabled.varlinkError
@@ -177,6 +185,10 @@ final class BiometricsComponent: AgentComponent {
         case .reauthLimit:
             throw CordonError.biometricsPasscodeNeeded(
                 reason: "more than 48 hours since the last passcode unlock"
+            ).varlinkError
+        case .loggedOut:
+            throw CordonError.biometricsPasscodeNeeded(
+                reason: "logged out since the last passcode unlock"
             ).varlinkError
         case nil: break
         }

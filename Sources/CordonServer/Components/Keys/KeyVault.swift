@@ -198,7 +198,13 @@ final class KeyVault: AgentComponent, KeySource {
         zeroAppKeys()
         masterKey?.zero()
         masterKey = nil
-        logger.info("key discarded: every key copy in the agent is zeroed")
+        if biometrics.isArmed {
+            logger.info(
+                "key discarded: the master key and every app key are zeroed; a sealed copy stays for fingerprint unlock until a logout, 48 hours after the last passcode unlock or passcode.maxAttempts"
+            )
+        } else {
+            logger.info("key discarded: every key copy in the agent is zeroed")
+        }
     }
 
     func shutdown() {
