@@ -23,7 +23,8 @@
 # (deb-systemd-helper) and man-db (systemd-analyze verify reads the unit's man page) for
 # `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
 # objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
-# JetStream server CordonNATSTests run against).
+# JetStream server CordonNATSTests run against); socat (the TLS server and the plain client of the
+# tunnel's half-close test in CordonRunTests).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -55,6 +56,7 @@ packages=(
     nats-server
     prometheus
     prometheus-node-exporter
+    socat
 )
 missing=()
 for package in "${packages[@]}"; do
