@@ -60,23 +60,21 @@ public struct ChannelConnector: Sendable {
 
         /// The check of this connection against a new policy (`ChannelGate.Policed`): the
         /// decision before connecting and the chain's verification, as a new connection would get
-        /// them, with the roots and clock of `verifier`.
+        /// them, with these system roots and this validation clock.
         public func policed(systemRootsPath: String, now: @escaping @Sendable () -> Date) -> ChannelGate.Policed {
             let host = host
             let presented = presented
-            return (
-                host,
-                { policy in
-                    let verifier = ChannelVerifier(policy: policy, systemRootsPath: systemRootsPath, now: now)
-                    do throws(SecureChannelError) {
-                        let governance = try verifier.governance(host: host)
-                        _ = try await verifier.verify(host: host, governance: governance, presented: presented)
-                        return nil
-                    } catch {
-                        return error
-                    }
+            let recheck: ChannelGate.Recheck = { policy in
+                let verifier = ChannelVerifier(policy: policy, systemRootsPath: systemRootsPath, now: now)
+                do throws(SecureChannelError) {
+                    let governance = try verifier.governance(host: host)
+                    _ = try await verifier.verify(host: host, governance: governance, presented: presented)
+                    return nil
+                } catch {
+                    return error
                 }
-            )
+            }
+            return (host, recheck)
         }
 
         /// `policed` with a channel's configuration.

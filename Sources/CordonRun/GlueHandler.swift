@@ -38,7 +38,7 @@ final class GlueHandler: ChannelDuplexHandler {
     func channelReadComplete(context: ChannelHandlerContext) { partner?.flush() }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case ChannelEvent.inputClosed = event { partner?.closeOutput() }
+        if let event = event as? ChannelEvent, case .inputClosed = event { partner?.closeOutput() }
         context.fireUserInboundEventTriggered(event)
     }
 

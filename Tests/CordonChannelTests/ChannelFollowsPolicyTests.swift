@@ -184,8 +184,9 @@ final class OpenSSLServer {
         }
     }
 
+    /// SIGKILL: a test process that ignores SIGTERM (as `cordon run` does) passes that on.
     func stop() {
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }
