@@ -52,7 +52,10 @@ final class TunnelListener: Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { child in
                 Task { await relay(child, tunnel: tunnel, upstream: upstream, gate: gate, note: note) }
-                return child.eventLoop.makeSucceededVoidFuture()
+                // What a client sends (and its half-close) before the relay is glued is held.
+                return child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.addHandler(EarlyInputBuffer(), name: EarlyInputBuffer.name)
+                }
             }
         // Created 0600 from the start: no moment where another user could connect.
         let previous = umask(0o177)
@@ -140,6 +143,7 @@ final class TunnelListener: Sendable {
                 try local.pipeline.syncOperations.addHandler(inner)
                 try remote.pipeline.syncOperations.addHandler(outer)
                 ChannelConnector.release(remote)
+                local.pipeline.syncOperations.removeHandler(name: EarlyInputBuffer.name, promise: nil)
                 local.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in local.close(promise: nil) }
             }.get()
         } catch {

@@ -100,5 +100,8 @@ import Testing
         let unlocked = try await setup.agent.cli(["unlock", "--passcode-stdin"], input: UserAgent.passcode + "\n")
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
         try await eventually("the tunnel serves again") { try await Tunnels.get(socket).hasPrefix("HTTP/1.1 200 OK") }
+        // The held connection ends with the run (its client then ends by itself).
+        kill(run.processIdentifier, SIGKILL)
+        try await eventually("the held client ends") { !held.process.isRunning }
     }
 }
