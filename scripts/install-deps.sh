@@ -24,7 +24,8 @@
 # `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
 # objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
 # JetStream server CordonNATSTests run against); libuv1-dev (the C client's libuv adapter, CNATSLoop:
-# the fleet swarm of `cordon-bench fleet` runs its thousands of connections on one loop).
+# the fleet swarm of `cordon-bench fleet` runs its thousands of connections on one loop); socat (the
+# TLS server and the plain client of the tunnel's half-close test in CordonRunTests).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -57,6 +58,7 @@ packages=(
     nats-server
     prometheus
     prometheus-node-exporter
+    socat
 )
 missing=()
 for package in "${packages[@]}"; do

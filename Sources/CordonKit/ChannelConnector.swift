@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -41,6 +42,51 @@ public struct ChannelConnector: Sendable {
     public func connect(host: String, port: Int, on loop: (any EventLoop)? = nil) async throws(SecureChannelError)
         -> (channel: any Channel, negotiatedProtocol: String?)
     {
+        let connection = try await connectVerified(host: host, port: port, on: loop)
+        return (connection.channel, connection.negotiatedProtocol)
+    }
+
+    /// A connection `connectVerified` opened: the channel, the negotiated ALPN protocol, and what
+    /// the server presented (to check it again when the policy changes).
+    public struct Connection: Sendable {
+        /// The channel (TLS handler in its pipeline).
+        public let channel: any Channel
+        /// The negotiated ALPN protocol.
+        public let negotiatedProtocol: String?
+        /// The host connected to.
+        public let host: String
+        /// The chain the server presented (DER, leaf first).
+        public let presented: [[UInt8]]
+
+        /// The check of this connection against a new policy (`ChannelGate.Policed`): the
+        /// decision before connecting and the chain's verification, as a new connection would get
+        /// them, with these system roots and this validation clock.
+        public func policed(systemRootsPath: String, now: @escaping @Sendable () -> Date) -> ChannelGate.Policed {
+            let host = host
+            let presented = presented
+            let recheck: ChannelGate.Recheck = { policy in
+                let verifier = ChannelVerifier(policy: policy, systemRootsPath: systemRootsPath, now: now)
+                do throws(SecureChannelError) {
+                    let governance = try verifier.governance(host: host)
+                    _ = try await verifier.verify(host: host, governance: governance, presented: presented)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            return (host, recheck)
+        }
+
+        /// `policed` with a channel's configuration.
+        func policed(_ configuration: SecureChannel.Configuration) -> ChannelGate.Policed {
+            policed(systemRootsPath: configuration.systemRootsPath, now: configuration.now)
+        }
+    }
+
+    /// `connect`, also returning what the server presented.
+    public func connectVerified(host: String, port: Int, on loop: (any EventLoop)? = nil)
+        async throws(SecureChannelError) -> Connection
+    {
         let governance = try verifier.governance(host: host)
         let outcome = VerificationOutcome()
         let loop = loop ?? group.next()
@@ -80,7 +126,8 @@ public struct ChannelConnector: Sendable {
         do {
             let negotiated = try await handshake.futureResult.get()
             timer.cancel()
-            return (channel, negotiated)
+            return Connection(
+                channel: channel, negotiatedProtocol: negotiated, host: host, presented: outcome.presented)
         } catch {
             timer.cancel()
             channel.close(promise: nil)

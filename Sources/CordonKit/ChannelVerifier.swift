@@ -14,8 +14,8 @@ import SwiftASN1
 /// The chain is verified with swift-certificates' `Verifier` (`RFC5280Policy` at the injected
 /// time, `ServerIdentityPolicy` for the host name) up to the governing entries' CA certificates,
 /// or the system's roots when none has any; then every governing entry must be satisfied: the
-/// chain ends in one of its CA certificates (when it has any) *and* a certificate of the verified
-/// chain has one of its `pinSha256` values (when it has any). A host no pattern names is refused before connecting under
+/// chain ends in one of its CA certificates (when it has any) *and* the server's own (leaf)
+/// certificate has one of its `pinSha256` values (when it has any), as curl's `--pinnedpubkey`. A host no pattern names is refused before connecting under
 /// `unpinnedHosts: deny`, and verified against the system roots and its name under `systemTrust`.
 public struct ChannelVerifier: Sendable {
     /// What governs a host.
@@ -34,7 +34,8 @@ public struct ChannelVerifier: Sendable {
     public let maxChainCertificates: Int
     /// At most this many DER bytes in the server's chain.
     public let maxChainBytes: Int
-    let now: @Sendable () -> Date
+    /// The validation time of certificates.
+    public let now: @Sendable () -> Date
 
     /// A verifier for `policy`; `now` is the validation time (injectable for tests).
     public init(
@@ -129,7 +130,9 @@ public struct ChannelVerifier: Sendable {
                 host: host, roots: rootsName, reason: reasons.first ?? "no path from the server's certificate to a root"
             )
         }
-        let chainHashes = Set(chain.map(Self.spkiHash))
+        // The pin is the leaf's key only, as curl's `--pinnedpubkey` checks it: a pinned CA key
+        // would admit every certificate that CA issues, which is what `caCertificates` says.
+        let leafHash = chain.first.map(Self.spkiHash) ?? shown[0]
         for (entry, entryRoots) in zip(entries, anchors) {
             // An entry with both asks for both: its CA *and* one of its keys (as curl's
             // `--cacert` with `--pinnedpubkey`); a valid chain from its CA alone is not enough.
@@ -138,10 +141,10 @@ public struct ChannelVerifier: Sendable {
                 throw .untrustedChain(
                     host: host, roots: "the CA certificates of \(entry.source)", reason: "the chain ends in another CA")
             }
-            guard entry.pinSha256.isEmpty || entry.pinSha256.contains(where: { chainHashes.contains($0) }) else {
+            guard entry.pinSha256.isEmpty || entry.pinSha256.contains(leafHash) else {
                 throw .pinMismatch(
                     host: host, pattern: Self.patternText(governance), source: entry.source,
-                    expected: entry.pinSha256, presented: shown)
+                    expected: entry.pinSha256, presented: [leafHash])
             }
         }
         return chain
@@ -186,6 +189,7 @@ public struct ChannelVerifier: Sendable {
                     promise.completeWithTask {
                         do throws(SecureChannelError) {
                             _ = try await verifier.verify(host: host, governance: governance, presented: presented)
+                            outcome.accept(presented)
                             return .certificateVerified
                         } catch {
                             outcome.record(error)

@@ -105,6 +105,14 @@ public final class CordonApp: Sendable {
                         if AppKeyState.revokes(event, appId: appId) { keyState.revoke() }
                         // The pinned channel's connections are cut before the app hears it too.
                         channelGate.follow(event)
+                        // A channel in use follows a new policy before the app hears of it:
+                        // connections to servers it refuses are cut, new ones use its pins.
+                        if case .policyDidChange = event.payload, channelGate.policy != nil,
+                            let reply = try? await control.call(
+                                .getNetworkPolicy, GetNetworkPolicyParameters(), returning: NetworkPolicyReply.self)
+                        {
+                            await channelGate.apply(reply.policy)
+                        }
                         continuation.yield(event)
                     }
                 } catch {}

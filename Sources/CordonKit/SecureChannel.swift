@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
+import Synchronization
 
 /// An HTTPS client that only talks to servers the app's network policy pins
 /// (docs/ARCHITECTURE.md, "Pinned channel").
@@ -16,7 +17,9 @@ import NIOPosix
 ///
 /// With a `ChannelGate` (as `CordonApp.secureChannel()` gives it), the channel obeys the
 /// container: no request while the app's key is unavailable, and requests in flight fail with
-/// `revoked` the moment it is revoked.
+/// `revoked` the moment it is revoked; while the container is locked, what `network.onLock`
+/// says; and after a policy change, requests use the new pins and a request in flight to a server
+/// the new policy refuses fails with `revoked` at once.
 ///
 /// ```swift
 /// let channel = try await app.secureChannel()
@@ -75,26 +78,44 @@ public final class SecureChannel: Sendable {
         }
     }
 
-    /// The policy enforced.
-    public let policy: NetworkPolicy
+    /// The policy enforced now: the one the channel was made with until its gate applies another
+    /// (`ChannelGate.apply`, on `PolicyDidChange`), then that one.
+    public var policy: NetworkPolicy { current.withLock { $0.policy } }
     /// The limits in force.
     public let configuration: Configuration
     /// The app's key state, when the channel follows one.
     public let gate: ChannelGate?
-    private let connector: ChannelConnector
+    private let current: Mutex<(policy: NetworkPolicy, connector: ChannelConnector, generation: Int)>
 
-    /// A channel enforcing `policy`; with `gate`, it follows the app's key.
+    /// A channel enforcing `policy`; with `gate`, it follows the app's key, lock and policy
+    /// changes (`gate` is told `policy` when it has none yet).
     public init(policy: NetworkPolicy, configuration: Configuration = Configuration(), gate: ChannelGate? = nil)
         throws(SecureChannelError)
     {
-        self.policy = policy
         self.configuration = configuration
         self.gate = gate
+        let connector = try Self.connector(policy, configuration)
+        self.current = Mutex((policy, connector, gate?.policyGeneration ?? 0))
+    }
+
+    private static func connector(_ policy: NetworkPolicy, _ configuration: Configuration) throws(SecureChannelError)
+        -> ChannelConnector
+    {
         let verifier = ChannelVerifier(
             policy: policy, systemRootsPath: configuration.systemRootsPath, now: configuration.now)
-        self.connector = try ChannelConnector(
+        return try ChannelConnector(
             verifier: verifier, alpn: ["h2", "http/1.1"], connectTimeout: configuration.connectTimeout,
             handshakeTimeout: configuration.handshakeTimeout, addressOverrides: configuration.addressOverrides)
+    }
+
+    /// The connector of the policy in force: rebuilt once when the gate has applied a newer one.
+    private func currentConnector() throws(SecureChannelError) -> ChannelConnector {
+        guard let gate, let policy = gate.policy else { return current.withLock { $0.connector } }
+        let generation = gate.policyGeneration
+        if let connector = current.withLock({ $0.generation == generation ? $0.connector : nil }) { return connector }
+        let connector = try Self.connector(policy, configuration)
+        current.withLock { $0 = (policy, connector, generation) }
+        return connector
     }
 
     /// Sends `method` `url` with `headers` and `body` and returns the whole response.
@@ -103,14 +124,16 @@ public final class SecureChannel: Sendable {
     ) async throws(SecureChannelError) -> Response {
         let target = try RequestTarget(url: url)
         try await gate?.admit()
-        let (channel, negotiated) = try await connector.connect(host: target.host, port: target.port)
+        let connector = try currentConnector()
+        let connection = try await connector.connectVerified(host: target.host, port: target.port)
+        let (channel, negotiated) = (connection.channel, connection.negotiatedProtocol)
         defer { channel.close(promise: nil) }
         let response = channel.eventLoop.makePromise(of: Response.self)
         var gateId: Int?
         if let gate {
             // Revoked since `admit`: not one byte of the request leaves.
             do {
-                gateId = try gate.open { error in
+                gateId = try gate.open(policed: connection.policed(configuration)) { error in
                     response.fail(error)
                     channel.close(promise: nil)
                 }

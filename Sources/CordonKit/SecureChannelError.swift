@@ -44,6 +44,13 @@ public enum SecureChannelError: Error, Sendable, Equatable, CustomStringConverti
     case keyUnavailable(appId: String, reason: String)
     /// The key was revoked while the request or connection was open: it was cut.
     case revoked(appId: String, reason: String)
+    /// The container is locked and `network.onLock` (`refuseNew` or `cut`) admits no new connection.
+    case locked(appId: String, onLock: String)
+    /// The container was locked under `network.onLock: cut`: the open request or connection was cut.
+    case cutOnLock(appId: String)
+    /// The app's network policy changed and refuses the server of an open request or connection
+    /// (`reason`, as a new connection would be refused): it was cut.
+    case policyChanged(host: String, reason: String)
 
     public var description: String {
         switch self {
@@ -73,6 +80,12 @@ public enum SecureChannelError: Error, Sendable, Equatable, CustomStringConverti
         case .keyUnavailable(let appId, let reason):
             return "\(appId): the app's key is unavailable (\(reason)): no connection until it is back"
         case .revoked(let appId, let reason): return "\(appId): the app's key was revoked (\(reason)): connection cut"
+        case .locked(let appId, let onLock):
+            return
+                "\(appId): the container is locked (network.onLock: \(onLock)): no new connection until it is unlocked"
+        case .cutOnLock(let appId): return "\(appId): the container was locked (network.onLock: cut): connection cut"
+        case .policyChanged(let host, let reason):
+            return "\(host): the network policy changed and refuses this server now (\(reason)): connection cut"
         }
     }
 }

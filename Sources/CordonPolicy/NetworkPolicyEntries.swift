@@ -9,9 +9,30 @@ public enum UnpinnedHosts: String, Sendable, CaseIterable, Restrictiveness, Poli
     public var strictness: Int { self == .deny ? 1 : 0 }
 }
 
+/// What a lock of the container does to the pinned channel of wrapped apps while their key is
+/// held (`network.onLock`, docs/ARCHITECTURE.md, "Pinned channel"). With the key dropped the
+/// connections are cut anyway (the key's revocation).
+public enum NetworkLockAction: String, Sendable, CaseIterable, Restrictiveness, PolicyValue {
+    /// The channel carries on as if unlocked.
+    case keep
+    /// No new connection while locked; open ones finish (the default, as a file opened before a
+    /// lock stays readable under iOS's "complete unless open").
+    case refuseNew
+    /// Every open connection is cut at the lock and none is opened while locked (strictest).
+    case cut
+
+    public var strictness: Int {
+        switch self {
+        case .keep: 0
+        case .refuseNew: 1
+        case .cut: 2
+        }
+    }
+}
+
 /// One `network.pins` entry as a file writes it: host patterns and what their servers' chains
-/// must satisfy (an RFC 7469 `pin-sha256` of any certificate of the chain, or a chain up to one of
-/// the listed CA certificates).
+/// must satisfy (an RFC 7469 `pin-sha256` of the server's own, leaf, certificate, or a chain up to
+/// one of the listed CA certificates).
 public struct NetworkPinEntry: Sendable, Hashable, PolicyListElement {
     /// `HostPattern` texts, at least one.
     public var hosts: [String]

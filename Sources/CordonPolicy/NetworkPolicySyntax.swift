@@ -78,7 +78,19 @@ extension StringPattern {
     /// A `HostPattern`; the parser names the `HostPattern.Problem` of one it refuses.
     static let hostPattern = StringPattern(
         expected: "a host pattern", accepts: { HostPattern($0) != nil },
-        regex: #"^(\*\.[a-z0-9-]+(\.[a-z0-9-]+)+|[a-z0-9-]+(\.[a-z0-9-]+)*|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"#)
+        regex: hostPatternRegex)
+    /// `hostPattern`'s regex, as `HostPattern` decides: labels of 1-63 bytes and names of at most
+    /// 253, a wildcard over at least two labels and never over a dotted-quad IPv4 address, IPv6 of
+    /// at most 45 characters, no line break (Python's `$` would let a trailing one through).
+    static let hostPatternRegex: String = {
+        let octet = "(0|[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5])"
+        let ipv4 = octet + #"(\."# + octet + "){3}"
+        let label = "[a-z0-9-]{1,63}"
+        let wildcard = #"\*\.(?![^\n]{254})(?!"# + ipv4 + "$)" + label + #"(\."# + label + ")+"
+        let exact = #"(?![^\n]{254})"# + label + #"(\."# + label + ")*"
+        let ipv6 = #"(?![^\n]{46})[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"#
+        return #"^(?![\s\S]*\n)("# + wildcard + "|" + exact + "|" + ipv6 + ")$"
+    }()
     /// An RFC 7469 `pin-sha256` value: base64 (with padding) of exactly 32 bytes.
     static let pinSHA256 = StringPattern(
         expected: "base64 of a 32-byte SHA-256 digest (RFC 7469 pin-sha256: 44 characters ending in '=')",

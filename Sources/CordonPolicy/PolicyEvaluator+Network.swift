@@ -29,7 +29,7 @@ extension EffectivePolicy {
             pins: pins, unpinnedHosts: unpinned.value.rawValue, unpinnedHostsSource: Self.source(of: unpinned.rules),
             clientCertificate: client.map {
                 NetworkPolicy.ClientCertificate(certificate: $0.certificate, key: $0.key)
-            })
+            }, onLock: settings[PolicyKeys.Network.onLock].value.rawValue)
     }
 
     /// `file#pointer` of each rule (comma-separated), or `built-in default`.

@@ -5,7 +5,7 @@ extension PolicyKeys {
     /// base for the apps it lists.
     public enum Network {
         static let section = PolicySection(
-            "network", brief: "Pinned TLS: pins per host, unpinned hosts, the client certificate.",
+            "network", brief: "Pinned TLS: pins per host, unpinned hosts, the client certificate, what a lock does.",
             summary:
                 "The pinned TLS channel apps use (CordonKit's SecureChannel, cordon run --tunnel): host patterns with the keys (RFC 7469 pin-sha256) or CA certificates their servers' chains must satisfy, what a host no pattern names gets, and the client certificate for mutual TLS."
         )
@@ -34,6 +34,13 @@ extension PolicyKeys {
             summary:
                 "The client certificate apps present for mutual TLS: the absolute paths of a PEM certificate chain (\"certificate\", leaf first) and its PEM private key (\"key\"), which the app must be able to read. Admin policies only; when two files name different ones, the one whose paths sort first wins. Absent: none."
         )
-        static let all: [any AnyPolicySetting] = [pins, unpinnedHosts, clientCertificate]
+        /// What a lock does to the channel while the key is held; `cut` is strictest.
+        public static let onLock = PolicySetting<NetworkLockAction, NetworkLockAction>(
+            section, "onLock", scope: .perApp, .choice([.keep, .refuseNew, .cut]), merge: .stricter(Stricter.level),
+            unset: .keep, builtin: .refuseNew,
+            summary:
+                "What locking the container does to the pinned channel (SecureChannel, cordon run --tunnel) while the app's key is held: \"keep\" (connections go on as if unlocked), \"refuseNew\" (the default: no new connection while locked, open ones finish, as files opened before a lock stay readable) or \"cut\" (open connections are closed at the lock and none is opened while locked; strictest). With the key dropped, every connection is cut anyway."
+        )
+        static let all: [any AnyPolicySetting] = [pins, unpinnedHosts, clientCertificate, onLock]
     }
 }

@@ -192,4 +192,9 @@ public enum CordonError: Error, Sendable, Equatable {
     /// The session with `provider` went past `identity.offlineGraceMinutes` without reaching it:
     /// no token until a sign-in succeeds.
     case sessionExpired(provider: String)
+    // MARK: Pinned channel (#32)
+    /// The policy's `network.clientCertificate` cannot be used: `parameter` (its certificate or
+    /// key) names `path`, and `reason` says what is wrong (missing, unreadable, not a certificate
+    /// or key, the key not the certificate's).
+    case invalidClientCertificate(parameter: String, path: String, reason: String)
 }

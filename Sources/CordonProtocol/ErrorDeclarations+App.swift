@@ -245,5 +245,23 @@ extension ErrorDeclarations {
                     "\(appId) is refused: the device posture check \(check) fails (\(evidence))",
                     hint: "see `cordon posture`; the policy's conditions section decides")
             }),
+        ErrorDeclaration(
+            "io.cordon.App.InvalidClientCertificate",
+            "The policy's network.clientCertificate cannot be used: the parameter, its path and what is wrong.",
+            parameters: [.string("parameter"), .string("path"), .string("reason")],
+            decode: {
+                .invalidClientCertificate(
+                    parameter: $0.string("parameter"), path: $0.string("path"), reason: $0.string("reason"))
+            },
+            explain: { p in
+                let parameter = p.string("parameter")
+                let path = p.string("path")
+                let reason = p.string("reason")
+                return ErrorText(
+                    "the policy's \(parameter) \(path) cannot be used: \(reason)",
+                    hint:
+                        "ask your administrator to fix network.clientCertificate (a PEM certificate chain and its unencrypted key, readable by you)"
+                )
+            }),
     ]
 }

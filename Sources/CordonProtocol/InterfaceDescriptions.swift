@@ -312,12 +312,14 @@ public enum InterfaceDescriptions {
         type ClientCertificate (certificate: string, key: string)
 
         # The app's effective network policy; unpinnedHosts (deny or systemTrust) governs hosts no
-        # pattern names, unpinnedHostsSource names where it comes from.
+        # pattern names, unpinnedHostsSource names where it comes from; onLock (keep, refuseNew or
+        # cut; absent: refuseNew) is what a lock does to the channel while the key is held.
         type NetworkPolicy (
           pins: []Pin,
           unpinnedHosts: string,
           unpinnedHostsSource: string,
-          clientCertificate: ?ClientCertificate
+          clientCertificate: ?ClientCertificate,
+          onLock: ?string
         )
 
         # The registered app's effective network policy (after a reload, the new one); token names

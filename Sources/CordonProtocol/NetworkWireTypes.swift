@@ -11,8 +11,8 @@ public struct NetworkPolicy: Codable, Sendable, Equatable {
         /// Host patterns (`HostPattern` syntax: exact, IP address, or `*.example.com`).
         public var hosts: [String]
         /// RFC 7469 `pin-sha256` values: base64 of the SHA-256 of a certificate's
-        /// SubjectPublicKeyInfo (DER). When there are any, a certificate of the verified chain
-        /// must have one of them.
+        /// SubjectPublicKeyInfo (DER). When there are any, the server's own (leaf) certificate
+        /// must have one of them, as curl's `--pinnedpubkey` checks.
         public var pinSha256: [String]
         /// PEM certificates: when there are any, the chain must be verified up to one of these
         /// (instead of the system's roots). An entry with pins and CA certificates needs both.
@@ -49,14 +49,19 @@ public struct NetworkPolicy: Codable, Sendable, Equatable {
     /// Where `unpinnedHosts` comes from (file and pointer, or `built-in default`).
     public var unpinnedHostsSource: String
     public var clientCertificate: ClientCertificate?
+    /// `network.onLock`: what a lock does to the channel while the key is held, `keep`,
+    /// `refuseNew` or `cut`; absent (an agent before the setting) is `refuseNew`, the default.
+    public var onLock: String?
 
     public init(
-        pins: [Pin], unpinnedHosts: String, unpinnedHostsSource: String, clientCertificate: ClientCertificate? = nil
+        pins: [Pin], unpinnedHosts: String, unpinnedHostsSource: String, clientCertificate: ClientCertificate? = nil,
+        onLock: String? = nil
     ) {
         self.pins = pins
         self.unpinnedHosts = unpinnedHosts
         self.unpinnedHostsSource = unpinnedHostsSource
         self.clientCertificate = clientCertificate
+        self.onLock = onLock
     }
 }
 

@@ -1,8 +1,11 @@
 import NIOCore
 
 /// Relays bytes between two channels on the same event loop, with backpressure (NIO's
-/// connect-proxy `GlueHandler` pattern; docs/ARCHITECTURE.md, "Pinned channel"). When either side
-/// closes, so does the other.
+/// connect-proxy `GlueHandler` pattern; docs/ARCHITECTURE.md, "Pinned channel"). TCP half-close
+/// passes through: when one side stops sending (its input closed, with
+/// `ChannelOptions.allowRemoteHalfClosure` on both channels), the other side's output is shut down
+/// once what was read is written (a TLS `close_notify` upstream, `shutdown(SHUT_WR)` locally),
+/// and the reply still flows back. When either side closes entirely, so does the other.
 final class GlueHandler: ChannelDuplexHandler {
     typealias InboundIn = NIOAny
     typealias OutboundIn = NIOAny
@@ -34,6 +37,11 @@ final class GlueHandler: ChannelDuplexHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) { partner?.flush() }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, case .inputClosed = event { partner?.closeOutput() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         partner?.closeChannel()
         context.fireChannelInactive()
@@ -63,6 +71,17 @@ final class GlueHandler: ChannelDuplexHandler {
     private func flush() { context?.flush() }
 
     private func closeChannel() { context?.close(promise: nil) }
+
+    /// The partner stopped sending: so does this side, after what is queued (or it closes, when
+    /// its channel cannot half-close).
+    private func closeOutput() {
+        guard let context else { return }
+        context.flush()
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        let channel = context.channel
+        promise.futureResult.whenFailure { _ in channel.close(promise: nil) }
+        context.close(mode: .output, promise: promise)
+    }
 
     private func partnerBecameWritable() {
         if pendingRead {

@@ -79,12 +79,12 @@ public struct RunSession: Sendable {
         }
         let supervisor = RunSupervisor(
             program: program, appId: app, socketPath: socket, freezeOnLock: freezeOnLock,
-            gate: tunnels.isEmpty ? nil : gate, note: note)
+            gate: tunnels.isEmpty ? nil : gate, upstream: tunnels.isEmpty ? nil : upstream, note: note)
         let registered: CordonApp
         do {
             registered = try await CordonApp.connect(appId: app, socketPath: socket, process: program.pid)
             // Before the supervisor thaws the program: its tunnels know the policy from the start.
-            if !tunnels.isEmpty { upstream.set(try await Self.tunnelConnector(registered)) }
+            if !tunnels.isEmpty { try await Self.followPolicy(registered, upstream: upstream, gate: gate) }
         } catch {
             program.terminate()
             program.returnTerminal()
@@ -105,11 +105,20 @@ public struct RunSession: Sendable {
         return status
     }
 
-    /// The tunnels' connector: the app's network policy from the agent (`GetNetworkPolicy`).
-    private static func tunnelConnector(_ app: CordonApp) async throws -> ChannelConnector {
-        let policy = try await app.networkPolicy()
-        do { return try ChannelConnector(verifier: ChannelVerifier(policy: policy), alpn: []) } catch {
+    /// The tunnels follow the app's network policy from the agent (`GetNetworkPolicy`): new
+    /// connections get its pins (`upstream`), and open ones its server no longer satisfies are
+    /// cut (`gate`, which also learns `network.onLock`). At the start and on every `PolicyDidChange`.
+    static func followPolicy(_ app: CordonApp, upstream: TunnelUpstream, gate: ChannelGate) async throws {
+        let policy: NetworkPolicy
+        do { policy = try await app.networkPolicy() } catch {
+            upstream.refuse("the app's network policy cannot be read: \(error)")
+            throw error
+        }
+        do { try upstream.set(policy: policy) } catch {
+            // No connection under a policy the channel cannot use, old or new.
+            await gate.apply(policy)
             throw ErrorText("--tunnel: \(error)", hint: "fix the network policy")
         }
+        await gate.apply(policy)
     }
 }

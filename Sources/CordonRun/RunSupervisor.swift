@@ -12,16 +12,19 @@ actor RunSupervisor {
     /// The `--tunnel` connections' gate: fed every event, so revocation cuts them
     /// (docs/ARCHITECTURE.md, "Pinned channel").
     let gate: ChannelGate?
+    /// The tunnels' connector, set anew on every policy change.
+    let upstream: TunnelUpstream?
     private let note: RunNote
     private var decider: SupervisorDecider
     private var current: CordonApp?
 
     init(
         program: WrappedProgram, appId: String, socketPath: String, freezeOnLock: Bool, gate: ChannelGate? = nil,
-        note: @escaping RunNote
+        upstream: TunnelUpstream? = nil, note: @escaping RunNote
     ) {
         self.program = program
         self.gate = gate
+        self.upstream = upstream
         self.appId = appId
         self.socketPath = socketPath
         self.note = note
@@ -49,6 +52,13 @@ actor RunSupervisor {
             if Task.isCancelled { return }
             // The tunnels close before the program is frozen or the revocation acknowledged.
             gate?.follow(event)
+            // A new policy reaches the tunnels at once: new pins, and open connections to servers
+            // it refuses cut (each told on stderr by its cut).
+            if case .policyDidChange = event.payload, let gate, let upstream {
+                do { try await RunSession.followPolicy(app, upstream: upstream, gate: gate) } catch {
+                    note("cordon: the tunnels refuse new connections: \(error)")
+                }
+            }
             switch decider.decide(event) {
             case .none: break
             case .thaw: program.thaw()

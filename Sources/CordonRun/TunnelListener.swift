@@ -48,9 +48,14 @@ final class TunnelListener: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .childChannelOption(.autoRead, value: false)
+            // Half-close passes through the relay (`GlueHandler`).
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { child in
                 Task { await relay(child, tunnel: tunnel, upstream: upstream, gate: gate, note: note) }
-                return child.eventLoop.makeSucceededVoidFuture()
+                // What a client sends (and its half-close) before the relay is glued is held.
+                return child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.addHandler(EarlyInputBuffer(), name: EarlyInputBuffer.name)
+                }
             }
         // Created 0600 from the start: no moment where another user could connect.
         let previous = umask(0o177)
@@ -108,15 +113,19 @@ final class TunnelListener: Sendable {
             return
         }
         guard let connector = upstream.connector else {
-            note("\(label): connection refused: the app's network policy is not loaded yet")
+            note("\(label): connection refused: \(upstream.missing)")
             local.close(promise: nil)
             return
         }
         do {
-            let (remote, _) = try await connector.connect(host: tunnel.host, port: tunnel.port, on: local.eventLoop)
+            let connection = try await connector.connectVerified(
+                host: tunnel.host, port: tunnel.port, on: local.eventLoop)
+            let remote = connection.channel
             let id: Int
             do {
-                id = try gate.open { error in
+                let policed = connection.policed(
+                    systemRootsPath: connector.verifier.systemRootsPath, now: connector.verifier.now)
+                id = try gate.open(policed: policed) { error in
                     note("\(label): \(error)")
                     local.close(promise: nil)
                     remote.close(promise: nil)
@@ -129,10 +138,12 @@ final class TunnelListener: Sendable {
             }
             local.closeFuture.and(remote.closeFuture).whenComplete { _ in gate.close(id) }
             try await local.eventLoop.submit {
+                try remote.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
                 let (inner, outer) = GlueHandler.matchedPair()
                 try local.pipeline.syncOperations.addHandler(inner)
                 try remote.pipeline.syncOperations.addHandler(outer)
                 ChannelConnector.release(remote)
+                local.pipeline.syncOperations.removeHandler(name: EarlyInputBuffer.name, promise: nil)
                 local.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in local.close(promise: nil) }
             }.get()
         } catch {
@@ -142,16 +153,35 @@ final class TunnelListener: Sendable {
     }
 }
 
-/// The connector of a run's tunnels, set once the app's network policy is known.
+/// The connector of a run's tunnels, set once the app's network policy is known and anew on
+/// every policy change (docs/ARCHITECTURE.md, "Pinned channel").
 public final class TunnelUpstream: Sendable {
-    private let value = Mutex<ChannelConnector?>(nil)
+    private let value = Mutex<(connector: ChannelConnector?, missing: String)>(
+        (nil, "the app's network policy is not loaded yet"))
 
     /// None yet.
     public init() {}
 
     /// The connector, once set.
-    public var connector: ChannelConnector? { value.withLock { $0 } }
+    public var connector: ChannelConnector? { value.withLock { $0.connector } }
+
+    /// Why there is no connector (when there is none).
+    public var missing: String { value.withLock { $0.missing } }
 
     /// Sets the connector every later connection uses.
-    public func set(_ connector: ChannelConnector) { value.withLock { $0 = connector } }
+    public func set(_ connector: ChannelConnector) { value.withLock { $0 = (connector, "") } }
+
+    /// Sets the connector of `policy`; a policy the channel cannot use leaves no connector (new
+    /// connections refused with the reason) and is thrown.
+    public func set(policy: NetworkPolicy) throws(SecureChannelError) {
+        do {
+            set(try ChannelConnector(verifier: ChannelVerifier(policy: policy), alpn: []))
+        } catch {
+            refuse("the app's network policy cannot be used: \(error)")
+            throw error
+        }
+    }
+
+    /// Leaves no connector: new connections are refused with `reason`.
+    public func refuse(_ reason: String) { value.withLock { $0 = (nil, reason) } }
 }

@@ -25,8 +25,11 @@ public final class TestPKI {
     public var caPEM: String { (try? String(contentsOfFile: caCertificate, encoding: .utf8)) ?? "" }
 
     /// A leaf for `names` (DNS names, or IP addresses) valid for `days` (negative: already expired),
-    /// signed by the CA; returns the paths of its certificate and key.
-    public func leaf(_ label: String, names: [String], days: Int = 30) throws -> (certificate: String, key: String) {
+    /// signed by the CA, for `usage` (`serverAuth`, or `clientAuth` for mutual TLS); returns the
+    /// paths of its certificate and key.
+    public func leaf(_ label: String, names: [String], days: Int = 30, usage: String = "serverAuth") throws -> (
+        certificate: String, key: String
+    ) {
         let key = directory.appendingPathComponent("\(label).key").path
         let request = directory.appendingPathComponent("\(label).csr").path
         let certificate = directory.appendingPathComponent("\(label).pem").path
@@ -35,7 +38,7 @@ public final class TestPKI {
             name.allSatisfy { $0.isNumber || $0 == "." } ? "IP:\(name)" : "DNS:\(name)"
         }
         try Data(
-            "subjectAltName=\(alternatives.joined(separator: ","))\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
+            "subjectAltName=\(alternatives.joined(separator: ","))\nextendedKeyUsage=\(usage)\nbasicConstraints=CA:FALSE\n"
                 .utf8
         ).write(to: URL(fileURLWithPath: extensions))
         try ChannelCommand.checked([

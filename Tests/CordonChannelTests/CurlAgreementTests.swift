@@ -76,6 +76,34 @@ struct CurlAgreementTests {
         #expect(error.description.contains(served) && error.description.contains(expected))
     }
 
+    /// The pin is the leaf's key, as curl's `--pinnedpubkey` checks it (issue #32): a pin of the
+    /// CA's key, whose certificate is in the verified chain, is refused by both; the leaf's pin is
+    /// accepted by both, with the same server.
+    @Test func aPinOfTheCAKeyIsRefusedByBothOnlyTheLeafsKeyCounts() async throws {
+        let pki = try TestPKI()
+        let leaf = try pki.leaf("good", names: ["a.example.test"])
+        let caPin = try pki.pin(pki.caCertificate)
+        let leafPin = try pki.pin(leaf.certificate)
+        let peer = try TLSPeer(mode: "www", certificate: leaf.certificate, key: leaf.key)
+        defer { peer.stop() }
+        let byCA = await Self.cordon(
+            host: "a.example.test", port: peer.port,
+            policy: Self.policy(hosts: ["a.example.test"], caPEM: pki.caPEM, pins: [caPin]))
+        #expect(
+            try !Self.curlAccepts(host: "a.example.test", port: peer.port, caFile: pki.caCertificate, pins: [caPin]))
+        #expect(
+            byCA.failure
+                == .pinMismatch(
+                    host: "a.example.test", pattern: "a.example.test", source: "\(Self.source)/1", expected: [caPin],
+                    presented: [leafPin]))
+        let byLeaf = await Self.cordon(
+            host: "a.example.test", port: peer.port,
+            policy: Self.policy(hosts: ["a.example.test"], caPEM: pki.caPEM, pins: [leafPin]))
+        #expect(
+            try Self.curlAccepts(host: "a.example.test", port: peer.port, caFile: pki.caCertificate, pins: [leafPin]))
+        #expect(try byLeaf.get() == 200)
+    }
+
     @Test func expiredCertificateIsRefusedByBoth() async throws {
         let pki = try TestPKI()
         let leaf = try pki.leaf("expired", names: ["a.example.test"], days: -1)

@@ -150,7 +150,23 @@ struct NetworkPolicySectionTests {
         let policy = try Self.policy([])
         let answer = policy.networkPolicy(appId: "com.example.notes")
         #expect(
-            answer == NetworkPolicy(pins: [], unpinnedHosts: "systemTrust", unpinnedHostsSource: "built-in default"))
+            answer
+                == NetworkPolicy(
+                    pins: [], unpinnedHosts: "systemTrust", unpinnedHostsSource: "built-in default", onLock: "refuseNew"
+                ))
+    }
+
+    /// `network.onLock` (issue #32): `refuseNew` unless a file says otherwise; the strictest of
+    /// the files wins (`cut` over `refuseNew` over `keep`), a user file may tighten it, and the
+    /// app's policy carries it to the channel.
+    @Test func onLockDefaultsToRefuseNewAndTheStrictestWins() throws {
+        #expect(try Self.policy([]).networkPolicy(appId: "a.b").onLock == "refuseNew")
+        let keep = Self.document(#"{"onLock": "keep"}"#)
+        let cut = Self.document(#"{"onLock": "cut"}"#)
+        #expect(try Self.policy([("/x/1.json", keep)]).networkPolicy(appId: "a.b").onLock == "keep")
+        #expect(try Self.policy([("/x/1.json", keep), ("/x/2.json", cut)]).networkPolicy(appId: "a.b").onLock == "cut")
+        #expect(Support.diagnostics(Self.document(#"{"onLock": "cut"}"#), origin: .user).isEmpty)
+        #expect(!Support.diagnostics(Self.document(#"{"onLock": "sometimes"}"#), origin: .admin).isEmpty)
     }
 
     @Test func twoClientCertificatesResolveToTheOneThatSortsFirstWhateverTheOrder() throws {

@@ -59,6 +59,7 @@ import Testing
             "pins": #"[{"hosts": ["api.example.com"], "pinSha256": ["47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]}]"#,
             "unpinnedHosts": #""deny""#,
             "clientCertificate": #"{"certificate": "/etc/cordon/app.pem", "key": "/etc/cordon/app.key"}"#,
+            "onLock": #""cut""#,
         ],
     ]
 

@@ -104,7 +104,7 @@ struct ParserFixtureTests {
             K.Tokens.pinRequired(false), K.Tokens.maxTokens(10), K.Tokens.cliReadsCodes(true),
             K.Tokens.dataAccess(.whenUnlocked), K.Tokens.ctkipAllowInsecure(false),
             K.Identity.providers([]), K.Identity.cpaProviders([]), K.Identity.domains([]), K.Identity.accessGroups([]),
-            K.Network.pins([]), K.Network.unpinnedHosts(.systemTrust),
+            K.Network.pins([]), K.Network.unpinnedHosts(.systemTrust), K.Network.onLock(.refuseNew),
         ])
         #expect(document.settings == expected)
         #expect(document.overrides.isEmpty)

@@ -1,3 +1,4 @@
+import CordonProtocol
 import Foundation
 import Testing
 
@@ -126,5 +127,45 @@ struct SchemaAgreementTests {
                 swiftValid == verdict.valid,
                 "\(text): jsonschema \(verdict.valid) (\(verdict.reason)), Swift \(swiftValid)")
         }
+    }
+
+    /// The schema's host-pattern regex and `HostPattern` agree pattern by pattern (issue #32: the
+    /// regex let `*.10.0.0.1` through): each pattern in a pins entry, checked by jsonschema and by
+    /// `HostPattern`.
+    @Test func theSchemaAndHostPatternAgreeOnHostPatterns() throws {
+        let long63 = String(repeating: "a", count: 63)
+        let name253 = [long63, long63, long63, String(repeating: "b", count: 61)].joined(separator: ".")
+        let patterns = [
+            "api.example.com", "*.example.com", "*.10.0.0.1", "*.10.0.0.01", "*.256.0.0.1", "*.1.2.3", "10.0.0.1",
+            "1.2.3.4.5", "::1", "fe80::1", "FE80::1", "*.com", "*", "**", "**.example.com", "a*.example.com",
+            "a.*.example.com", "*.*.example.com", "A.example.com", "example.com.", ".example.com", "a..example.com",
+            "xn--bcher-kva.example", "a_b.example.com", "-a.example.com", long63 + ".com",
+            String(repeating: "a", count: 64) + ".com", name253, name253 + "c", "*." + name253, "*." + name253 + "c",
+            String(repeating: ":", count: 45), String(repeating: ":", count: 46), "api.example.com\n",
+            "\napi.example.com", "exa mple.com", "[::1]",
+        ]
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cordon-host-patterns-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var files: [URL] = []
+        for (index, pattern) in patterns.enumerated() {
+            let entry: [String: Any] = [
+                "hosts": [pattern], "pinSha256": ["47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="],
+            ]
+            let document: [String: Any] = ["schema": "cordon.policy.v1", "network": ["pins": [entry]]]
+            let file = directory.appendingPathComponent("pattern-\(index).json")
+            try JSONSerialization.data(withJSONObject: document).write(to: file)
+            files.append(file)
+        }
+        let verdicts = try Self.thirdPartyVerdicts(files)
+        for (pattern, file) in zip(patterns, files) {
+            let verdict = try #require(verdicts[file.path], "no verdict for \(pattern)")
+            let accepted = HostPattern(pattern) != nil
+            #expect(
+                verdict.valid == accepted,
+                "\(pattern.debugDescription): jsonschema \(verdict.valid) (\(verdict.reason)), HostPattern \(accepted)")
+        }
+        #expect(verdicts[files[2].path]?.valid == false, "*.10.0.0.1 is refused")
     }
 }

@@ -118,11 +118,13 @@ struct CordonErrorTests {
         case .foreignSender: 72
         // MARK: State the user cannot roll back (#27)
         case .stateRolledBack: 73
+        // MARK: Pinned channel (#32)
+        case .invalidClientCertificate: 74
         }
     }
 
     @Test func theFixtureCoversEveryCase() {
-        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...73))
+        #expect(Set(everyCordonError.map(caseNumber)) == Set(0...74))
     }
 
     @Test func namesAreUniqueAndBelongToTheirInterface() {

@@ -74,6 +74,9 @@ let everyCordonError: [CordonError] = [
     .hardwareKeyRejected(reason: "the PCRs the key is bound to have changed"),
     .hardwareUnavailable(reason: "no TPM"),
     .stateRolledBack(reason: "the database is older than the TPM's counter"),
+    // MARK: Pinned channel (#32)
+    .invalidClientCertificate(
+        parameter: "network.clientCertificate.key", path: "/etc/cordon/client.key", reason: "it does not exist"),
     .invalidRecoveryKey(reason: "group 3 is not a multiple of 11"),
     // MARK: CT-KIP (#14)
     .ctkipFailed(server: "127.0.0.1:4443", step: "ServerHello", reason: "the answer is not a SOAP envelope"),

@@ -29,19 +29,41 @@ struct NetworkPolicyTests {
           "unpinnedHosts": "deny"}}
         """#
 
-    static let second = #"""
-        {"schema": "cordon.policy.v1", "network": {"pins": [
-          {"hosts": ["api.example.com"], "pinSha256": ["\#(pinB)"]}]},
-         "overrides": [{"apps": ["com.example.mail"], "network": {
-           "pins": [{"hosts": ["mail.example.com"], "pinSha256": ["\#(pinC)"]}],
-           "clientCertificate": {"certificate": "/etc/cordon/mail.pem", "key": "/etc/cordon/mail.key"}}}]}
-        """#
+    /// The mail app's override, with a client certificate and key (made by openssl) in
+    /// `directory`: the agent checks them before it answers (`ClientCertificateCheck`).
+    static func second(in directory: String) throws -> String {
+        let (certificate, key) = try clientPair(in: directory)
+        return #"""
+            {"schema": "cordon.policy.v1", "network": {"pins": [
+              {"hosts": ["api.example.com"], "pinSha256": ["\#(pinB)"]}]},
+             "overrides": [{"apps": ["com.example.mail"], "network": {
+               "pins": [{"hosts": ["mail.example.com"], "pinSha256": ["\#(pinC)"]}],
+               "clientCertificate": {"certificate": "\#(certificate)", "key": "\#(key)"}}}]}
+            """#
+    }
+
+    /// A self-signed certificate and its key in `directory`: `mail.pem`, `mail.key`.
+    static func clientPair(in directory: String) throws -> (certificate: String, key: String) {
+        let certificate = directory + "/mail.pem"
+        let key = directory + "/mail.key"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+            key, "-out", certificate, "-subj", "/CN=mail", "-days", "30",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return (certificate, key)
+    }
 
     @Test func aRegisteredAppGetsTheMergedPinsWithTheirSources() async throws {
         try await withTestAgent(policies: true) { agent in
             let client = try await agent.client()
             try await Self.writeAdmin(agent, "10-base.json", Self.base, client: client)
-            try await Self.writeAdmin(agent, "20-mail.json", Self.second, client: client)
+            try await Self.writeAdmin(agent, "20-mail.json", try Self.second(in: agent.directory), client: client)
             let notes = try await agent.app("com.example.notes")
             let policy = try await notes.networkPolicy()
             let admin = agent.directory + "/admin"
@@ -66,7 +88,7 @@ struct NetworkPolicyTests {
         try await withTestAgent(policies: true) { agent in
             let client = try await agent.client()
             try await Self.writeAdmin(agent, "10-base.json", Self.base, client: client)
-            try await Self.writeAdmin(agent, "20-mail.json", Self.second, client: client)
+            try await Self.writeAdmin(agent, "20-mail.json", try Self.second(in: agent.directory), client: client)
             let mail = try await agent.app("com.example.mail")
             let notes = try await agent.app("com.example.notes")
             let mailPolicy = try await mail.networkPolicy()
@@ -80,7 +102,8 @@ struct NetworkPolicyTests {
             #expect(mailPolicy.pins.first { $0.hosts == ["mail.example.com"] }?.pinSha256 == [Self.pinC])
             #expect(
                 mailPolicy.clientCertificate
-                    == NetworkPolicy.ClientCertificate(certificate: "/etc/cordon/mail.pem", key: "/etc/cordon/mail.key")
+                    == NetworkPolicy.ClientCertificate(
+                        certificate: agent.directory + "/mail.pem", key: agent.directory + "/mail.key")
             )
             #expect(notesPolicy.pins.count == 2)
             #expect(!notesPolicy.pins.contains { $0.hosts.contains("mail.example.com") })
@@ -126,7 +149,7 @@ struct NetworkPolicyTests {
     @Test func anUnregisteredProcessCannotReadAnAppsPins() async throws {
         try await withTestAgent(policies: true) { agent in
             let client = try await agent.client()
-            try await Self.writeAdmin(agent, "20-mail.json", Self.second, client: client)
+            try await Self.writeAdmin(agent, "20-mail.json", try Self.second(in: agent.directory), client: client)
             let mail = try await agent.app("com.example.mail")
             #expect(try await mail.networkPolicy().pins.count == 2, "the registered app gets its pins")
             let script = """

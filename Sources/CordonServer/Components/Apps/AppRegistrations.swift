@@ -116,7 +116,10 @@ final class AppRegistrations: AgentComponent {
         if let pidfd = process.pidfd, !pidfd.isAlive {
             throw .processChanged(appId: registration.appId, reason: "the process has exited")
         }
-        return host.policy.networkPolicy(appId: registration.appId)
+        let policy = host.policy.networkPolicy(appId: registration.appId)
+        // The paths are checked here, where the policy is in force, not left to fail in the app.
+        if let client = policy.clientCertificate { try ClientCertificateCheck.check(client) }
+        return policy
     }
 
     // MARK: - Posture revocations
