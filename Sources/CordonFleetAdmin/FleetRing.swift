@@ -70,17 +70,7 @@ public enum FleetRing {
         do {
             let connection = try NATSConnection(options)
             defer { connection.close() }
-            if !changed.isEmpty {
-                for (name, subjects) in [
-                    (FleetPushedCommands.stream, FleetPushedCommands.subjects),
-                    (FleetPushedCommands.reportStream, FleetPushedCommands.reportSubjects),
-                ] {
-                    var stream = NATSConnection.StreamConfiguration(name: name, subjects: [subjects])
-                    stream.maxMessagesPerSubject = 1
-                    stream.maxMessageSize = Int32(FleetPushedCommands.maximumLength)
-                    try connection.addStream(stream)
-                }
-            }
+            if !changed.isEmpty { try makeStreams(on: connection) }
             for (device, file, digest) in changed {
                 try connection.publishToStream(FleetPushedCommands.subject(for: device), file)
                 ringed[device] = digest
@@ -95,6 +85,19 @@ public enum FleetRing {
         }
         try FleetFiles.write(Array((try? JSONEncoder().encode(ringed)) ?? Data()), to: ringedPath, mode: 0o644)
         return Rung(version: version, commands: changed.map(\.device))
+    }
+
+    /// Makes or updates the two streams: each machine's last command file, and its last report.
+    public static func makeStreams(on connection: NATSConnection) throws(NATSError) {
+        for (name, subjects) in [
+            (FleetPushedCommands.stream, FleetPushedCommands.subjects),
+            (FleetPushedCommands.reportStream, FleetPushedCommands.reportSubjects),
+        ] {
+            var stream = NATSConnection.StreamConfiguration(name: name, subjects: [subjects])
+            stream.maxMessagesPerSubject = 1
+            stream.maxMessageSize = Int32(FleetPushedCommands.maximumLength)
+            try connection.addStream(stream)
+        }
     }
 
     static func options(seedFile: String, servers: [String]) throws(FleetAdminError) -> NATSOptions {

@@ -70,15 +70,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             if case .closed = event { print("admin: \(event)") }
         }
         defer { adminConnection.close() }
-        for (name, subjects) in [
-            (FleetPushedCommands.stream, FleetPushedCommands.subjects),
-            (FleetPushedCommands.reportStream, FleetPushedCommands.reportSubjects),
-        ] {
-            var stream = NATSConnection.StreamConfiguration(name: name, subjects: [subjects])
-            stream.maxMessagesPerSubject = 1
-            stream.maxMessageSize = Int32(FleetPushedCommands.maximumLength)
-            try adminConnection.addStream(stream)
-        }
+        try FleetRing.makeStreams(on: adminConnection)
         let ingest = FleetSwarmIngest()
         try ingest.listen(on: adminConnection)
         try adminConnection.flush()
@@ -132,12 +124,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         _ = await ingest.wait(from: start1, timeout: 60) { arrivals in
             Set(arrivals.filter { $0.report?.lastCommand == 1 }.map(\.device)).count >= online
         }
-        var commandLatency = SwarmLatencies()
-        var seen = Set<String>()
-        for arrival in ingest.arrivals(from: start1) where arrival.report?.lastCommand == 1 {
-            guard seen.insert(arrival.device).inserted, let at = published[arrival.device] else { continue }
-            commandLatency.record(seconds: arrival.at.timeIntervalSince(at))
-        }
+        let commandLatency = Self.latencies(ingest.arrivals(from: start1), command: 1, since: published)
         let phase1CPU = (
             ProcessCPU.used(publishCPU.0, ProcessCPU.nanoseconds(pid: getpid())),
             ProcessCPU.used(publishCPU.1, server.cpuNanoseconds())
@@ -218,12 +205,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             _ = await ingest.wait(from: start3, timeout: 60) { arrivals in
                 Set(arrivals.filter { $0.report?.lastCommand == 2 }.map(\.device)).count >= devices
             }
-            var after = SwarmLatencies()
-            var seen2 = Set<String>()
-            for arrival in ingest.arrivals(from: start3) where arrival.report?.lastCommand == 2 {
-                guard seen2.insert(arrival.device).inserted, let at = published2[arrival.device] else { continue }
-                after.record(seconds: arrival.at.timeIntervalSince(at))
-            }
+            let after = Self.latencies(ingest.arrivals(from: start3), command: 2, since: published2)
             print("command 2 after the restart: \(after.line)")
             executedOnce2 = machines.filter { $0.executions[2] == 1 }.count
             twice2 = machines.filter { ($0.executions[2] ?? 0) > 1 || ($0.executions[1] ?? 0) > 1 }.count
@@ -338,6 +320,19 @@ struct FleetPushBenchmark: AsyncParsableCommand {
                     note: periodsExact ? "one report per machine per period" : "NOT one report per machine per period"))
         }
         try summary.append(records)
+    }
+
+    /// Each machine's first report naming `command`, from the time in `since` for its device.
+    static func latencies(_ arrivals: [FleetSwarmIngest.Arrival], command: Int, since: [String: Date])
+        -> SwarmLatencies
+    {
+        var latencies = SwarmLatencies()
+        var seen = Set<String>()
+        for arrival in arrivals where arrival.report?.lastCommand == command {
+            guard seen.insert(arrival.device).inserted, let at = since[arrival.device] else { continue }
+            latencies.record(seconds: arrival.at.timeIntervalSince(at))
+        }
+        return latencies
     }
 
     /// The workspace's command keys.
