@@ -106,8 +106,8 @@ struct FleetPushBenchmark: AsyncParsableCommand {
                 idle.server * 100))
 
         // Phase 1: one signed command to each; a share of the machines offline meanwhile.
-        let offlineSet = Set(stride(from: 0, to: devices, by: max(1, Int((1 / max(offline, 1e-9)).rounded()))))
-            .filter { _ in offline > 0 }
+        let offlineSet: Set<Int> =
+            offline > 0 ? Set(stride(from: 0, to: devices, by: max(1, Int((1 / offline).rounded())))) : []
         for index in offlineSet { machines[index].disconnect() }
         let files = try machines.map { machine in
             try Self.commandFile(counter: 1, for: machine.id, keys: commandKeys)

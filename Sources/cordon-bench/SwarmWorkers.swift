@@ -5,7 +5,9 @@ import Synchronization
 /// the stream, the catch-up's read): Dispatch's pool on Linux keeps about as many threads as
 /// cores, so thousands of blocking calls there would wait behind each other.
 final class SwarmWorkers: Sendable {
-    private let queue = Mutex<[@Sendable () -> Void]>([])
+    /// The work waiting, and the index of the next to run (taken in O(1); the front is dropped
+    /// once it is half the array, so thousands queued at once do not make every take a copy).
+    private let queue = Mutex<(items: [@Sendable () -> Void], next: Int)>(([], 0))
     private let ready = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
 
@@ -19,7 +21,7 @@ final class SwarmWorkers: Sendable {
 
     /// Runs `work` on a thread of the pool.
     func run(_ work: @escaping @Sendable () -> Void) {
-        queue.withLock { $0.append(work) }
+        queue.withLock { $0.items.append(work) }
         ready.signal()
     }
 
@@ -27,7 +29,16 @@ final class SwarmWorkers: Sendable {
         while true {
             ready.wait()
             if stopped.load(ordering: .acquiring) { return }
-            let work = queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            let work = queue.withLock { queue -> (@Sendable () -> Void)? in
+                guard queue.next < queue.items.count else { return nil }
+                let work = queue.items[queue.next]
+                queue.next += 1
+                if queue.next * 2 >= queue.items.count {
+                    queue.items.removeFirst(queue.next)
+                    queue.next = 0
+                }
+                return work
+            }
             work?()
         }
     }

@@ -96,13 +96,6 @@ public final class NATSServer: @unchecked Sendable {
 
     public var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// The server's errors and what it said about authentication (it logs at debug level).
-    public var authenticationLines: String {
-        logText.split(separator: "\n").filter {
-            $0.contains("[ERR]") || $0.contains("uthori") || $0.contains("ignature") || $0.contains("nkey")
-        }.suffix(20).joined(separator: "\n")
-    }
-
     /// Stops and starts the server again on the same port with the same stream storage.
     public func restart() throws {
         halt()
