@@ -111,7 +111,9 @@ public final class CordonApp: Sendable {
                             let reply = try? await control.call(
                                 .getNetworkPolicy, GetNetworkPolicyParameters(), returning: NetworkPolicyReply.self)
                         {
-                            await channelGate.apply(reply.policy)
+                            // Each connection cut goes to the agent's audit log, with its reason.
+                            let cuts = await channelGate.apply(reply.policy)
+                            if !cuts.isEmpty { try? await Self.reportChannelCuts(cuts, over: control) }
                         }
                         continuation.yield(event)
                     }

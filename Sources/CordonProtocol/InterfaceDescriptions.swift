@@ -326,6 +326,16 @@ public enum InterfaceDescriptions {
         # the registration when called on another connection of the registered process.
         method GetNetworkPolicy(token: ?string) -> (policy: NetworkPolicy)
 
+        # A connection of the app's pinned channel that a new policy cut: the server's host and
+        # why the new policy refuses it.
+        type ChannelCut (host: string, reason: string)
+
+        # Reports the connections a policy change cut (1 to 256; a host of at most 253 characters,
+        # a reason of at most 1024 bytes), each written to the audit log as network.cut for the
+        # registered app; answered once they are stored. token names the registration when called
+        # on another connection of the registered process.
+        method ReportChannelCuts(cuts: []ChannelCut, token: ?string) -> ()
+
         """ + ErrorDeclarations.idl(for: "io.cordon.App")
 
     /// `io.cordon.Pasteboard`: the managed pasteboard.

@@ -50,6 +50,7 @@ public enum Method: Hashable, Sendable {
         case openDocument = "OpenDocument"
         case check = "Check"
         case getNetworkPolicy = "GetNetworkPolicy"
+        case reportChannelCuts = "ReportChannelCuts"
     }
 
     /// `io.cordon.Pasteboard`: the sealed pasteboard.
@@ -197,6 +198,7 @@ extension Method {
     public static let openDocument = Method.app(.openDocument)
     public static let check = Method.app(.check)
     public static let getNetworkPolicy = Method.app(.getNetworkPolicy)
+    public static let reportChannelCuts = Method.app(.reportChannelCuts)
     public static let copy = Method.pasteboard(.copy)
     public static let paste = Method.pasteboard(.paste)
     public static let clear = Method.pasteboard(.clear)

@@ -84,7 +84,7 @@ public struct RunSession: Sendable {
         do {
             registered = try await CordonApp.connect(appId: app, socketPath: socket, process: program.pid)
             // Before the supervisor thaws the program: its tunnels know the policy from the start.
-            if !tunnels.isEmpty { try await Self.followPolicy(registered, upstream: upstream, gate: gate) }
+            if !tunnels.isEmpty { try await Self.followPolicy(registered, upstream: upstream, gate: gate, note: note) }
         } catch {
             program.terminate()
             program.returnTerminal()
@@ -108,7 +108,8 @@ public struct RunSession: Sendable {
     /// The tunnels follow the app's network policy from the agent (`GetNetworkPolicy`): new
     /// connections get its pins (`upstream`), and open ones its server no longer satisfies are
     /// cut (`gate`, which also learns `network.onLock`). At the start and on every `PolicyDidChange`.
-    static func followPolicy(_ app: CordonApp, upstream: TunnelUpstream, gate: ChannelGate) async throws {
+    static func followPolicy(_ app: CordonApp, upstream: TunnelUpstream, gate: ChannelGate, note: RunNote) async throws
+    {
         let policy: NetworkPolicy
         do { policy = try await app.networkPolicy() } catch {
             upstream.refuse("the app's network policy cannot be read: \(error)")
@@ -116,9 +117,18 @@ public struct RunSession: Sendable {
         }
         do { try upstream.set(policy: policy) } catch {
             // No connection under a policy the channel cannot use, old or new.
-            await gate.apply(policy)
+            await report(await gate.apply(policy), to: app, note: note)
             throw ErrorText("--tunnel: \(error)", hint: "fix the network policy")
         }
-        await gate.apply(policy)
+        await report(await gate.apply(policy), to: app, note: note)
+    }
+
+    /// Writes the connections a policy change cut to the agent's audit log (each was told on
+    /// stderr by its cut); a failure to report is told there too.
+    private static func report(_ cuts: [SecureChannelError], to app: CordonApp, note: RunNote) async {
+        guard !cuts.isEmpty else { return }
+        do { try await app.reportChannelCuts(cuts) } catch {
+            note("cordon: the agent did not record the \(cuts.count) connection(s) the policy change cut: \(error)")
+        }
     }
 }

@@ -55,7 +55,7 @@ actor RunSupervisor {
             // A new policy reaches the tunnels at once: new pins, and open connections to servers
             // it refuses cut (each told on stderr by its cut).
             if case .policyDidChange = event.payload, let gate, let upstream {
-                do { try await RunSession.followPolicy(app, upstream: upstream, gate: gate) } catch {
+                do { try await RunSession.followPolicy(app, upstream: upstream, gate: gate, note: note) } catch {
                     note("cordon: the tunnels refuse new connections: \(error)")
                 }
             }

@@ -39,14 +39,25 @@ struct EventsCommand: AsyncParsableCommand {
         await client.close()
     }
 
+    /// The state as users read it (`locked`, with whether the key is held), never the protocol's
+    /// name (`lockedKeyHeld`: `--json` keeps that).
+    static func stateFields(_ state: LifecycleState) -> [String] {
+        switch state {
+        case .uninitialized: ["state=not-set-up"]
+        case .unlocked: ["state=unlocked"]
+        case .lockedKeyHeld: ["state=locked", "key=held"]
+        case .lockedNoKey: ["state=locked", "key=none"]
+        }
+    }
+
     /// One line for `event`.
     func render(_ event: CordonEvent) throws -> String {
         let record = EventRecord(event)
         if json { return try Output.json(record, compact: true) }
-        var fields = [
-            Format.time(event.date), "seq=\(event.seq)", event.kind.rawValue, "reason=\(event.reason.rawValue)",
-            "state=\(event.state.rawValue)",
-        ]
+        var fields =
+            [
+                Format.time(event.date), "seq=\(event.seq)", event.kind.rawValue, "reason=\(event.reason.rawValue)",
+            ] + Self.stateFields(event.state)
         if let deadline = event.ackDeadlineDate { fields.append("ackDeadline=\(Format.time(deadline))") }
         if let version = record.policyVersion { fields.append("policyVersion=\(version)") }
         if let appId = record.appId { fields.append("app=\(appId)") }

@@ -265,6 +265,8 @@ enum VarlinkParameterFuzzCheck {
         case .identity(.status): return roundTrip(NoParameters.self, method, data, fields: [])
         // MARK: Pinned channel
         case .app(.getNetworkPolicy): return roundTrip(GetNetworkPolicyParameters.self, method, data, fields: ["token"])
+        case .app(.reportChannelCuts):
+            return roundTrip(ReportChannelCutsParameters.self, method, data, fields: ["cuts", "token"])
         }
     }
 

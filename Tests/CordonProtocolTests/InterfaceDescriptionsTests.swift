@@ -317,6 +317,10 @@ struct InterfaceDescriptionsTests {
                     policy: NetworkPolicy(
                         pins: [pin], unpinnedHosts: "deny", unpinnedHostsSource: "s", clientCertificate: client))
             )
+        case .app(.reportChannelCuts):
+            return (
+                ReportChannelCutsParameters(cuts: [ChannelCut(host: "h", reason: "r")], token: "t"), none
+            )
         }
     }
 

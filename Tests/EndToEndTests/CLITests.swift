@@ -58,6 +58,10 @@ import Testing
         #expect(human.stdout.contains("unlocked"))
         #expect(try await cordon(agent, ["lock"]).status == 0)
         #expect(try await statusJSON(agent)["state"] as? String == "lockedKeyHeld")
+        // The text line names the state as users do, never the protocol's `lockedKeyHeld`.
+        let snapshot = try await cordon(agent, ["events"])
+        #expect(snapshot.stdout.contains("state=locked key=held"), "\(snapshot.stdout)")
+        #expect(!snapshot.stdout.contains("lockedKeyHeld"), "\(snapshot.stdout)")
         // Within the grace only a verified managed app unlocks without the passcode; the CLI asks.
         let graceUnlock = try await cordon(agent, ["unlock", "--passcode-stdin"], input: "2468-demo\n")
         #expect(graceUnlock.status == 0, "\(graceUnlock.stderr)")

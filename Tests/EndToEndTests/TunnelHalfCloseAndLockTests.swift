@@ -76,12 +76,22 @@ import Testing
 
     /// `cordon lock` keeps the key (the default) and `network.onLock` is `refuseNew` (the
     /// default): a same-user process gets no byte through the tunnel while locked, the open
-    /// connection goes on, and the unlock serves again.
+    /// connection goes on, and the unlock serves again. The user's own policy file saying
+    /// `network.onLock: keep` (the attack: loosen it to keep the tunnel open while locked) changes
+    /// nothing: the strictest file wins.
     @Test func aLockRefusesNewTunnelConnections() async throws {
         let setup = try await Tunnels.setUp()
         defer { setup.agent.cleanUp() }
         let peer = try TLSPeer(mode: "www", certificate: setup.leaf.certificate, key: setup.leaf.key)
         defer { peer.stop() }
+        let policies = setup.agent.home.appending("config/policy.d")
+        try await NobodyAgent.run(
+            TestUser.asUser + [
+                "/bin/sh", "-c", "mkdir -p \"$0\" && echo \"$1\" > \"$0/50-keep.json\"", policies,
+                #"{"schema": "cordon.policy.v1", "network": {"onLock": "keep"}}"#,
+            ])
+        let reload = try await setup.agent.cli(["policy", "reload"])
+        #expect(reload.status == 0, "\(reload.stdout) \(reload.stderr)")
         let (run, stderr) = try Tunnels.startRun(setup, port: peer.port, appId: "com.example.locked")
         defer { kill(run.processIdentifier, SIGKILL) }
         let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"

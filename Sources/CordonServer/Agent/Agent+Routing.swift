@@ -75,6 +75,7 @@ extension Agent {
         case .getKey: return try apps.serveGetKey(call)
         case .reportActivity: return try apps.serveReportActivity(call)
         case .getNetworkPolicy: return try apps.serveNetworkPolicy(call)
+        case .reportChannelCuts: return try apps.serveReportChannelCuts(call)
         case .check: return try decisions.serveCheck(call)
         case .subscribe: return try eventBus.serveSubscribe(call)
         case .requestUnlock: return try unlockPrompt.serveRequestUnlock(call)

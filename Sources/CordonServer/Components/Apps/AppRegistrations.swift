@@ -9,7 +9,8 @@ import NIOCore
 /// The registered apps and the processes behind them (docs/ARCHITECTURE.md, "App identity"):
 /// `Register` (`AppRegistrations+Register.swift`), the check before every key or data call that
 /// the caller still is the process that registered (`AppRegistrations+Verify.swift`), `GetKey`,
-/// `Acknowledge`, `ReportActivity` and `GetNetworkPolicy`.
+/// `Acknowledge`, `ReportActivity`, `GetNetworkPolicy` and `ReportChannelCuts`
+/// (`AppRegistrations+ChannelCuts.swift`).
 final class AppRegistrations: AgentComponent {
     /// What registration needs of the agent.
     typealias Host = LifecycleDriver & PolicyProvider & AuditSink & KeySource & RegistrationHooks
@@ -104,6 +105,17 @@ final class AppRegistrations: AgentComponent {
     }
 
     private func networkPolicy(token: String?, caller: AgentConnection) throws(CordonError) -> NetworkPolicy {
+        let registration = try liveRegistration(token: token, caller: caller)
+        let policy = host.policy.networkPolicy(appId: registration.appId)
+        // The paths are checked here, where the policy is in force, not left to fail in the app.
+        if let client = policy.clientCertificate { try ClientCertificateCheck.check(client) }
+        return policy
+    }
+
+    /// The registration `caller` names: its own, or with `token` the one of another connection of
+    /// the same process; `NotRegistered`, `InvalidToken`, and `ProcessChanged` once the registered
+    /// process has exited.
+    func liveRegistration(token: String?, caller: AgentConnection) throws(CordonError) -> AppRegistration {
         var connection = caller
         if let token {
             guard let owner = registry.connection(token: token, pid: Int(caller.identity.pid)),
@@ -116,10 +128,7 @@ final class AppRegistrations: AgentComponent {
         if let pidfd = process.pidfd, !pidfd.isAlive {
             throw .processChanged(appId: registration.appId, reason: "the process has exited")
         }
-        let policy = host.policy.networkPolicy(appId: registration.appId)
-        // The paths are checked here, where the policy is in force, not left to fail in the app.
-        if let client = policy.clientCertificate { try ClientCertificateCheck.check(client) }
-        return policy
+        return registration
     }
 
     // MARK: - Posture revocations
