@@ -48,6 +48,33 @@ extension CordonDatabase {
                 table.add(column: "testMode", .boolean).notNull().defaults(to: false)
             }
         }
+        // How far each agent run's journal of routine reads is in `audit`
+        // (CordonServer's `AuditJournal`), so a journal replayed after a kill adds only what is not.
+        migrator.registerMigration("v4-audit-journal") { db in
+            try db.create(table: "auditJournal") { table in
+                table.primaryKey("run", .text)
+                table.column("committedUpTo", .integer).notNull()
+            }
+        }
+    }
+
+    /// How far each agent run's audit journal is stored: run id → the highest index committed.
+    public func auditJournalCommitted() throws -> [String: Int] {
+        try writer.read { db in
+            var committed: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT run, committedUpTo FROM auditJournal") {
+                committed[row["run"]] = row["committedUpTo"]
+            }
+            return committed
+        }
+    }
+
+    /// Forgets the journal positions of `runs` (their journal is empty now).
+    public func forgetAuditJournal(runs: [String]) throws {
+        guard !runs.isEmpty else { return }
+        try writer.write { db in
+            for run in runs { try db.execute(sql: "DELETE FROM auditJournal WHERE run = ?", arguments: [run]) }
+        }
     }
 
     /// Appends records and returns them with their ids. Rules are stored newline-separated.
@@ -57,18 +84,39 @@ extension CordonDatabase {
     /// other write) or the next checkpoint; only a power loss or a kernel crash before then loses
     /// it. The connection goes back to `synchronous = FULL` afterwards.
     @discardableResult
-    public func appendAudit(_ records: [AuditEntry], onDisk: Bool = true) throws -> [AuditEntry] {
-        guard !onDisk else { return try writer.write { db in try Self.insert(records, db) } }
+    ///
+    /// With `journal`, the same transaction records that the run's journal is stored up to that
+    /// index (`auditJournalCommitted()`).
+    public func appendAudit(
+        _ records: [AuditEntry], onDisk: Bool = true, journal: (run: String, upTo: Int)? = nil
+    ) throws -> [AuditEntry] {
+        guard !onDisk else {
+            return try writer.write { db in
+                try Self.markJournal(journal, db)
+                return try Self.insert(records, db)
+            }
+        }
         return try writer.writeWithoutTransaction { db in
             try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
             defer { try? db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute() }
             var stored: [AuditEntry] = []
             try db.inTransaction {
+                try Self.markJournal(journal, db)
                 stored = try Self.insert(records, db)
                 return .commit
             }
             return stored
         }
+    }
+
+    private static func markJournal(_ journal: (run: String, upTo: Int)?, _ db: Database) throws {
+        guard let journal else { return }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO auditJournal (run, committedUpTo) VALUES (?, ?)
+                ON CONFLICT(run) DO UPDATE SET committedUpTo = max(committedUpTo, excluded.committedUpTo)
+                """
+        ).execute(arguments: [journal.run, journal.upTo])
     }
 
     private static func insert(_ records: [AuditEntry], _ db: Database) throws -> [AuditEntry] {

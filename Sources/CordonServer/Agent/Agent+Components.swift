@@ -30,6 +30,7 @@ extension Agent: AgentEnvironment, PolicyProvider, LifecycleDriver, AuditSink, D
     }
 
     func auditStored() -> EventLoopFuture<Void> { auditLog.stored() }
+    func auditAfterReply(_ records: [AuditEntry]) -> EventLoopFuture<Void>? { auditLog.writeAfterReply(records) }
 
     // MARK: Decider
 

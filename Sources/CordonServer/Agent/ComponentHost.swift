@@ -60,6 +60,10 @@ protocol AuditSink: AnyObject {
     func writeAudit(_ records: [AuditEntry], onDisk: Bool) -> EventLoopFuture<Void>
     /// Completes once every record queued so far is stored.
     func auditStored() -> EventLoopFuture<Void>
+    /// Queues a routine read's records to be stored after its reply (a group commit within a
+    /// bounded delay; `AuditLogComponent.writeAfterReply(_:)`): nil when the reply may leave now,
+    /// else (the queue is full) the future it waits for.
+    func auditAfterReply(_ records: [AuditEntry]) -> EventLoopFuture<Void>?
 }
 
 /// Policy decisions, audited.

@@ -93,6 +93,7 @@ public final class AgentServer: Sendable {
             if FileManager.default.fileExists(atPath: paths.runtimeDirectory) {
                 logTightened(try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID))
             }
+            try await recoverAuditJournal()
             let served = try await bootstrap.withBoundSocket(activated.descriptor).get()
             channel.withLock { $0 = served }
             listening = activated.path ?? "fd \(activated.descriptor)"
@@ -102,6 +103,8 @@ public final class AgentServer: Sendable {
         } else {
             logTightened(try RuntimeDirectory.prepare(paths.runtimeDirectory, uid: configuration.allowedUID))
             try RuntimeDirectory.claimSocketPath(paths.socketPath)
+            // No other agent serves this user now (the path was free): its journal is ours to replay.
+            try await recoverAuditJournal()
             // The socket is made 0600 right after bind; until then the 0700 directory keeps others out.
             let bound = try await bootstrap.bind(unixDomainSocketPath: paths.socketPath).get()
             chmod(paths.socketPath, 0o600)
@@ -110,6 +113,20 @@ public final class AgentServer: Sendable {
             listening = paths.socketPath
         }
         logger.notice("listening", metadata: ["socket": "\(listening)", "database": "\(paths.databasePath)"])
+    }
+
+    /// Stores what the last agent's journal of routine reads holds and the database lacks (it was
+    /// killed before their group commit; docs/RELIABILITY.md, "Audit"), before anything is served.
+    private func recoverAuditJournal() async throws {
+        let agent = self.agent
+        let database = try await loop.submit { agent.value.database }.get()
+        let path = configuration.paths.dataDirectory + "/" + AuditJournal.fileName
+        let stored = try AuditJournal.recover(path: path, database: database)
+        if stored > 0 {
+            logger.notice(
+                "audit records of routine reads stored from the journal of an agent that stopped before storing them",
+                metadata: ["records": "\(stored)"])
+        }
     }
 
     private func logTightened(_ change: PermissionChange?) {

@@ -79,6 +79,7 @@ final class FakeRegistrationHost: ForwardingHost, PolicyProvider, AuditSink, Key
         base.writeAudit(records, onDisk: onDisk)
     }
     func auditStored() -> EventLoopFuture<Void> { base.auditStored() }
+    func auditAfterReply(_ records: [AuditEntry]) -> EventLoopFuture<Void>? { base.auditAfterReply(records) }
     func appKey(for appId: String) -> SecureBytes? { base.appKey(for: appId) }
     func destroyingAppKey(_ appId: String) {}
     func appKeyDestroyed(_ appId: String, failed: Bool) {}

@@ -146,6 +146,12 @@ final class FakeHost: ComponentHost {
 
     func auditStored() -> EventLoopFuture<Void> { loop.makeSucceededVoidFuture() }
 
+    /// Records a routine read's records at once (the real log stores them after the reply).
+    func auditAfterReply(_ records: [AuditEntry]) -> EventLoopFuture<Void>? {
+        audit += records
+        return nil
+    }
+
     // MARK: Decider (the real policy decides; the fake records)
 
     func appFacts(of connection: AgentConnection) -> AppFacts {

@@ -19,6 +19,26 @@ final class AuditLogComponent: InterfaceComponent {
     /// Whether a record of the batch must be on the disk when it is stored (most must).
     private var batchOnDisk = false
     private var writeInFlight = false
+    /// How many records the write in flight stores.
+    private var inFlight = 0
+    /// Records of routine reads queued after their reply left (``writeAfterReply(_:)``), waiting
+    /// at most ``afterReplyDelay`` (or until ``afterReplyBatch`` wait) to join the next batch.
+    private var afterReply: [AuditEntry] = []
+    /// The journal index of the last record in `afterReply`, and in `batch`.
+    private var afterReplyJournalUpTo: Int?
+    private var batchJournalUpTo: Int?
+    /// Where routine reads' records go with one `write(2)` before their reply (nil when the file
+    /// cannot be opened: their replies then wait for the commit).
+    private lazy var journal: AuditJournal? = AuditJournal(
+        path: host.configuration.paths.dataDirectory + "/" + AuditJournal.fileName)
+    private var afterReplyTimer: Scheduled<Void>?
+    /// How long a routine read's record may wait before its group commit.
+    static let afterReplyDelay = TimeAmount.milliseconds(50)
+    /// This many waiting records are committed at once, without waiting for the delay.
+    static let afterReplyBatch = 256
+    /// Past this many records waiting or being stored, a routine read's reply waits for its
+    /// record to be stored (a slow disk slows the reads down rather than growing the queue).
+    static let maxQueued = 4096
     /// Set while audit writes fail; shown in `GetStatus`.
     private(set) var problem: AuditProblem?
 
@@ -52,15 +72,82 @@ final class AuditLogComponent: InterfaceComponent {
     func write(_ records: [AuditEntry], onDisk: Bool = true) -> EventLoopFuture<Void> {
         let promise = loop.makePromise(of: Void.self)
         if !records.isEmpty && onDisk { batchOnDisk = true }
-        // In test mode every record says so: nothing in it is what an administrator decided.
-        batch +=
-            host.configuration.testMode
-            ? records.map {
-                var marked = $0; marked.testMode = true; return marked
-            } : records
+        // Whoever waits for the log waits for the routine reads' records queued before too.
+        takeAfterReply()
+        batch += marked(records)
         batchPromises.append(promise)
         flush()
         return promise.futureResult
+    }
+
+    /// Queues the records of a routine read (a code, a cached token) to be stored after its reply
+    /// leaves: they join a group commit within ``afterReplyDelay``, or at once when
+    /// ``afterReplyBatch`` wait, when anyone waits for the log (`write`, `stored`, a query), and
+    /// at a lock, a revocation, a wipe and shutdown; committed without a sync of their own
+    /// (docs/RELIABILITY.md, "Audit": what a killed agent or a power cut can lose). Nil when the
+    /// reply may leave now; while more than ``maxQueued`` records wait, a future the reply waits
+    /// for: these records stored.
+    func writeAfterReply(_ records: [AuditEntry]) -> EventLoopFuture<Void>? {
+        guard !records.isEmpty else { return nil }
+        let marked = marked(records)
+        guard afterReply.count + batch.count + inFlight + records.count <= Self.maxQueued,
+            let index = journal?.append(marked)
+        else {
+            return write(records, onDisk: false)
+        }
+        afterReply += marked
+        afterReplyJournalUpTo = index
+        if afterReply.count >= Self.afterReplyBatch {
+            takeAfterReply()
+            flush()
+        } else if afterReplyTimer == nil {
+            afterReplyTimer = loop.assumeIsolated().scheduleTask(in: Self.afterReplyDelay) { [self] in
+                afterReplyTimer = nil
+                takeAfterReply()
+                flush()
+            }
+        }
+        return nil
+    }
+
+    /// How many routine reads' records wait for their group commit.
+    var waitingAfterReply: Int { afterReply.count }
+
+    /// Moves the routine reads' waiting records into the next batch.
+    private func takeAfterReply() {
+        afterReplyTimer?.cancel()
+        afterReplyTimer = nil
+        guard !afterReply.isEmpty else { return }
+        batch += afterReply
+        afterReply = []
+        batchJournalUpTo = afterReplyJournalUpTo ?? batchJournalUpTo
+        afterReplyJournalUpTo = nil
+    }
+
+    /// In test mode every record says so: nothing in it is what an administrator decided.
+    private func marked(_ records: [AuditEntry]) -> [AuditEntry] {
+        guard host.configuration.testMode else { return records }
+        return records.map {
+            var marked = $0
+            marked.testMode = true
+            return marked
+        }
+    }
+
+    /// A lock, a revocation or a wipe stores the routine reads' records at once.
+    func observe(_ event: CordonEvent) {
+        switch event.payload {
+        case .didLock, .encryptionKeyUnavailable, .wiped:
+            takeAfterReply()
+            flush()
+        default: break
+        }
+    }
+
+    /// Shutdown stores what waits (the pool finishes the work queued before it stops).
+    func shutdown() {
+        takeAfterReply()
+        flush()
     }
 
     /// Completes once every record queued so far is stored (or its write failed).
@@ -79,9 +166,12 @@ final class AuditLogComponent: InterfaceComponent {
             return
         }
         writeInFlight = true
+        inFlight = batch.count
         let records = batch
         let promises = batchPromises
         let onDisk = batchOnDisk
+        let journaled = batchJournalUpTo.flatMap { upTo in journal.map { (run: $0.run, upTo: upTo) } }
+        batchJournalUpTo = nil
         batch = []
         batchPromises = []
         batchOnDisk = false
@@ -91,11 +181,12 @@ final class AuditLogComponent: InterfaceComponent {
         let prune = writesSincePrune >= 1000
         if prune { writesSincePrune = 0 }
         host.storePool.runIfActive(eventLoop: loop) { () throws -> [AuditEntry] in
-            let stored = try database.appendAudit(records, onDisk: onDisk)
+            let stored = try database.appendAudit(records, onDisk: onDisk, journal: journaled)
             if prune { try database.pruneAudit(retention, now: records.last?.time ?? 0) }
             return stored
         }.assumeIsolated().whenComplete { [self] result in
             writeInFlight = false
+            inFlight = 0
             switch result {
             case .success(let stored):
                 if let past = problem {
@@ -103,6 +194,8 @@ final class AuditLogComponent: InterfaceComponent {
                         "audit log writes again", metadata: ["records only in this log": "\(past.unstored)"])
                     problem = nil
                 }
+                // Everything journaled is stored: the journal starts empty again.
+                if let journal, let journaled, journaled.upTo == journal.lastIndex { journal.truncate() }
                 stream(stored)
             case .failure(let error):
                 logger.error("audit log write failed; the records are in this log only: \(error)")
@@ -153,7 +246,9 @@ final class AuditLogComponent: InterfaceComponent {
         let query = AuditQuery(
             since: parameters.since, appId: parameters.appId, limit: min(parameters.limit ?? 1000, 100_000))
         let encoder = ReplyEncoder(allocator: connection.channel.allocator)
-        let history = host.storePool.runIfActive(eventLoop: loop) { try database.queryAudit(query) }
+        // What was queued before the query (a routine read's record after its reply) is in it.
+        let (pool, loop) = (host.storePool, loop)
+        let history = stored().flatMap { pool.runIfActive(eventLoop: loop) { try database.queryAudit(query) } }
         guard follow else {
             return .deferred(
                 history.map { encoder.reply(AuditQueryReply(records: $0)) }.recover { error in

@@ -91,57 +91,6 @@ extension TokensComponent {
         machineID.map { BindingID.hex(BindingID.derive(machineID: $0, appID: BindingID.applicationID(for: appId))) }
     }
 
-    /// The code of one token for `appId`; an HOTP counter is stored advanced first. Audited
-    /// (serial only) before the reply leaves.
-    func code(_ parameters: TokenCodeParameters, appId: String, encoder: ReplyEncoder) -> CallOutcome {
-        let sealer: RecordSealer
-        do {
-            sealer = try self.sealer()
-        } catch {
-            return .reply(encoder.error(error.varlinkError))
-        }
-        let (database, now, serial, pin) = (host.database, host.clock(), parameters.serial, parameters.pin)
-        let pinRequired = host.policy.policy[PolicyKeys.Tokens.pinRequired].value
-        let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws -> TokenCodeReply in
-            guard let stored = try database.token(serial: serial) else {
-                throw CordonError.tokenNotFound(serial: serial)
-            }
-            var record = try Self.open(stored, with: sealer)
-            if pinRequired { record.pin = nil }
-            if case .securID(let token) = record.secret, token.pinMode != .pinless,
-                (pin ?? record.pin ?? "").isEmpty
-            {
-                throw CordonError.pinRequired(serial: serial)
-            }
-            if let counter = stored.counter, case .oath(var token) = record.secret {
-                // Durably past this counter before its code exists (docs/THREAT-MODEL.md).
-                token.kind = .hotp(counter: counter)
-                record.secret = .oath(token)
-                guard try database.advanceTokenCounter(serial: serial, from: counter) else {
-                    throw CordonError.tokenNotFound(serial: serial)
-                }
-            }
-            let code: TokenCode
-            do throws(TokenFormatError) {
-                code = try record.code(at: Int64(now), pin: pin)
-            } catch {
-                throw Self.cordonError(error)
-            }
-            // HOTP: only the current counter's code leaves the agent; the next one would be a valid
-            // code held before its turn (docs/THREAT-MODEL.md, "Software tokens").
-            let counted = record.counter != nil
-            return TokenCodeReply(
-                serial: serial, code: code.code, next: counted ? nil : code.next,
-                secondsLeft: counted ? 0 : code.secondsLeft, interval: code.interval)
-        }
-        // A routine read: its record survives a killed agent without a sync of its own (an HOTP
-        // counter is on the disk before its code exists, above).
-        return finish(work, appId: appId, action: "tokens.code", encoder: encoder, onDisk: false) {
-            (reply: TokenCodeReply) in
-            (encoder.reply(reply), "serial \(serial)")
-        }
-    }
-
     /// Renames or removes token `serial`; audited.
     func manage(
         _ action: String, serial: String, encoder: ReplyEncoder,
@@ -166,25 +115,39 @@ extension TokensComponent {
         }
     }
 
-    /// Audits the outcome of `work` and answers once the record is stored (a success's on the
-    /// disk unless `onDisk` is false; a refusal's always).
+    /// Audits the outcome of `work` and answers once the record is stored (on the disk), or, for a
+    /// routine read's success (`routine`), at once with the record stored after the reply
+    /// (`auditAfterReply`); a refusal's always on the disk first. Any other call changes the
+    /// tokens: the held records are dropped before and after it (`TokenCodeCache`).
     func finish<T: Sendable>(
-        _ work: EventLoopFuture<T>, appId: String, action: String, encoder: ReplyEncoder, onDisk: Bool = true,
+        _ work: EventLoopFuture<T>, appId: String, action: String, encoder: ReplyEncoder, routine: Bool = false,
         _ reply: @escaping (T) -> (frame: ByteBuffer, detail: String)
     ) -> CallOutcome {
         .deferred(
             work.assumeIsolated().flatMap { [self] value -> EventLoopFuture<ByteBuffer> in
+                if !routine { codeCache.invalidate() }
                 let (frame, detail) = reply(value)
-                return host.writeAudit([entry(appId, action, outcome: "allow", reason: detail)], onDisk: onDisk)
-                    .map { frame }
+                let record = [entry(appId, action, outcome: "allow", reason: detail)]
+                let stored =
+                    routine
+                    ? host.auditAfterReply(record) ?? host.loop.makeSucceededVoidFuture() : host.writeAudit(record)
+                return stored.map { frame }
             }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
-                let typed = Self.varlinkError(any: error)
-                let frame = encoder.error(typed)
-                return host.writeAudit([entry(appId, action, outcome: "refused", reason: typed.name)]).map { frame }
+                if !routine { codeCache.invalidate() }
+                return refused(error, appId: appId, action: action, encoder: encoder)
             }.nonisolated())
     }
 
-    private func entry(_ appId: String, _ action: String, outcome: String, reason: String) -> AuditEntry {
+    /// A refusal's frame, once its audit record is on the disk.
+    func refused(_ error: any Error, appId: String, action: String, encoder: ReplyEncoder)
+        -> EventLoopFuture<ByteBuffer>
+    {
+        let typed = Self.varlinkError(any: error)
+        let frame = encoder.error(typed)
+        return host.writeAudit([entry(appId, action, outcome: "refused", reason: typed.name)]).map { frame }
+    }
+
+    func entry(_ appId: String, _ action: String, outcome: String, reason: String) -> AuditEntry {
         AuditEntry(
             time: host.clock(), category: "tokens", appId: appId, action: action, outcome: outcome, reason: reason)
     }

@@ -31,6 +31,8 @@ final class TokensComponent: InterfaceComponent {
     /// on every code read: dropped, the OATH id key zeroed, on a lock that closes the tokens, on
     /// revocation, on a wipe and when the generation moves on.
     private var openKeys: (generation: Int, sealer: RecordSealer, oathIDKey: SecureBytes)?
+    /// The sealed records `Code` answers on the loop (tokens without a counter).
+    var codeCache = TokenCodeCache()
 
     init(host: any ComponentHost, machineIDPath: String = "/etc/machine-id") {
         self.host = host
@@ -156,6 +158,7 @@ final class TokensComponent: InterfaceComponent {
     func closeKeys() {
         openKeys?.oathIDKey.zero()
         openKeys = nil
+        codeCache.invalidate()
     }
 
     /// The app id of the caller's verified managed registration, if it has one.
@@ -176,7 +179,9 @@ final class TokensComponent: InterfaceComponent {
             host.storePool.runIfActive(eventLoop: host.loop) { try database.resetTokens() }.assumeIsolated()
                 .whenComplete { [self] result in
                     switch result {
-                    case .success(let next): generation = next
+                    case .success(let next):
+                        generation = next
+                        codeCache.invalidate()
                     case .failure(let error): host.logger.error("could not delete the tokens: \(error)")
                     }
                 }
