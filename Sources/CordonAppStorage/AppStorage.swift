@@ -34,7 +34,7 @@ public final class AppStorage: Sendable {
     public let appId: String
     /// The SQLite file.
     public let path: String
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
     struct State {
         var keys: StorageKeys?
@@ -205,7 +205,7 @@ public final class AppStorage: Sendable {
 
     /// Runs `body` with the keys and the database (nil when the file does not exist and
     /// `create` is false); `nil` when the storage is closed is turned into `containerLocked`.
-    private func withOpen<R>(create: Bool, _ body: (StorageKeys, DatabaseQueue?) throws(CordonError) -> R)
+    func withOpen<R>(create: Bool, _ body: (StorageKeys, DatabaseQueue?) throws(CordonError) -> R)
         throws(CordonError) -> R
     {
         try state.withLock { (state: inout State) throws(CordonError) -> R in
@@ -254,7 +254,7 @@ public final class AppStorage: Sendable {
     /// own read transaction, so it sees one consistent state without the four statements GRDB's
     /// `read` adds around it (`PRAGMA query_only` on and off, `BEGIN`, `COMMIT`), each parsed again
     /// on every call (docs/PERFORMANCE.md, "Round trips").
-    private func read<R>(_ queue: DatabaseQueue, _ body: (Database) throws -> R) throws(CordonError) -> R {
+    func read<R>(_ queue: DatabaseQueue, _ body: (Database) throws -> R) throws(CordonError) -> R {
         do {
             return try queue.inDatabase(body)
         } catch {

@@ -19,6 +19,9 @@ final class StorageComponent: InterfaceComponent {
     unowned let host: any ComponentHost
     /// The storages opened since the key was installed, by app id; closed on lock or revocation.
     var open: [String: AppStorage] = [:]
+    /// The sealed records of each open storage that its app's `Get`s read, answered on the loop
+    /// (`StorageComponent+Get.swift`).
+    var caches: [String: RecordCache] = [:]
 
     init(host: any ComponentHost) {
         self.host = host
@@ -66,6 +69,9 @@ final class StorageComponent: InterfaceComponent {
         // Only a verified managed registration reaches its app's records (docs/THREAT-MODEL.md).
         let registration = try typed { () throws(CordonError) in
             try host.verifiedRegistration(call.connection, for: .data)
+        }
+        if case .get(let name) = operation.kind {
+            return get(name, namespace: operation.namespace, appId: registration.appId, encoder: encoder)
         }
         return perform(operation, appId: registration.appId, admin: false, encoder: encoder)
     }
@@ -138,11 +144,18 @@ final class StorageComponent: InterfaceComponent {
     func close(_ which: (String) -> Bool) {
         let closing = open.filter { which($0.key) }
         guard !closing.isEmpty else { return }
-        for appId in closing.keys { open[appId] = nil }
-        let storages = Array(closing.values)
-        host.storePool.runIfActive(eventLoop: host.loop) { storages.forEach { $0.close() } }.whenFailure { _ in
-            storages.forEach { $0.close() }
+        var probes: [RecordCache.Probe] = []
+        for appId in closing.keys {
+            open[appId] = nil
+            if let probe = caches.removeValue(forKey: appId)?.close() { probes.append(probe) }
         }
+        let storages = Array(closing.values)
+        let closed = probes
+        let release: @Sendable () -> Void = {
+            storages.forEach { $0.close() }
+            closed.forEach { $0.close() }
+        }
+        host.storePool.runIfActive(eventLoop: host.loop, release).whenFailure { _ in release() }
     }
 
     /// Refuses an app id an administrator names that no app could have.
