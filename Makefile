@@ -105,6 +105,7 @@ bench: release
 	$(BENCH) fanout --subscribers 10,100,1000 --svg docs/fanout.svg --summary $(BENCH_SUMMARY)
 	$(BENCH) memory --summary $(BENCH_SUMMARY)
 	$(BENCH) storage --summary $(BENCH_SUMMARY)
+	$(BENCH) coldread --summary $(BENCH_SUMMARY)
 	$(BENCH) verify --summary $(BENCH_SUMMARY)
 	$(BENCH) enforce --apps 100
 	$(BENCH) tokens

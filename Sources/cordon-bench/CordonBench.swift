@@ -12,6 +12,6 @@ struct CordonBench: AsyncParsableCommand {
             MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageBenchmark.self,
             UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, ChannelBenchmark.self,
             VerifyBenchmark.self, AnchorBenchmark.self, FleetPollBenchmark.self, FleetPushBenchmark.self,
-            SummaryCommand.self,
+            ColdReadBenchmark.self, SummaryCommand.self,
         ])
 }
