@@ -106,6 +106,7 @@ bench: release
 	$(BENCH) memory --summary $(BENCH_SUMMARY)
 	$(BENCH) storage --summary $(BENCH_SUMMARY)
 	$(BENCH) verify --summary $(BENCH_SUMMARY)
+	$(BENCH) identity-down --summary $(BENCH_SUMMARY)
 	$(BENCH) enforce --apps 100
 	$(BENCH) tokens
 	$(BENCH) anchor

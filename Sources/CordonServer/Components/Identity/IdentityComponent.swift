@@ -14,9 +14,10 @@ import NIOCore
 /// A token goes only to a verified managed registration (the gates of Storage and Tokens) that an
 /// access group of `identity.accessGroups` pairs with the domain, only while the container is
 /// unlocked. Without a session, `GetToken` starts the provider's sign-in and every call for the
-/// provider waits on that one flight; a due refresh is done first, and a refused refresh signs in
-/// again. Sessions are sealed in the store under `["identity", generation]`; every issue, refresh,
-/// denial and sign-out is audited (never a token).
+/// provider waits on that one flight; a token that is still valid is answered at once and a due
+/// refresh runs beside it; a failed renewal holds the next one back (jittered exponential
+/// backoff), and a refused refresh signs in again. Sessions are sealed in the store under
+/// `["identity", generation]`; every issue, refresh, denial and sign-out is audited (never a token).
 final class IdentityComponent: InterfaceComponent {
     /// What the audit log names a caller with no managed registration (the CLI, a script).
     static let cliAppId = "io.cordon.cli"
@@ -39,6 +40,9 @@ final class IdentityComponent: InterfaceComponent {
     var discovered: [String: (issuer: String, endpoints: ProviderEndpoints)] = [:]
     /// The discovery fetch running for each provider (single flight), by name.
     var discoveryFetches: [String: (issuer: String, result: DiscoveryResult)] = [:]
+    /// Each provider's renewals that failed in a row since the last success, with the backoff
+    /// they set (`IdentityComponent+Renewal.swift`), by name.
+    var renewalFailures: [String: RenewalFailures] = [:]
     /// What a discovery fetch ends with: the endpoints its document names, or why it was refused.
     typealias DiscoveryResult = EventLoopFuture<Result<ProviderEndpoints, IdentityError>>
 
@@ -164,26 +168,9 @@ final class IdentityComponent: InterfaceComponent {
 
     /// Whether `session` can be renewed without the user: a refresh token, or a CPA provider's
     /// stored client credentials (read by the flight).
-    private func canRenew(_ provider: ConfiguredProvider, _ session: IdentitySession) -> Bool {
+    func canRenew(_ provider: ConfiguredProvider, _ session: IdentitySession) -> Bool {
         if case .cpa = provider { return true }
         return session.tokens.refreshToken != nil
-    }
-
-    /// A session past `offlineGraceMinutes`: one renewal; only tokens the provider issues now are
-    /// given, never the old ones a flight falls back to when the provider is unreachable.
-    private func renewBlocked(_ provider: ConfiguredProvider, domain: String, session: IdentitySession)
-        -> EventLoopFuture<TokenSet>
-    {
-        let expired = CordonError.sessionExpired(provider: provider.name)
-        guard canRenew(provider, session) else { return host.loop.makeFailedFuture(expired) }
-        return flight(provider, domain: domain, refreshing: session).future.flatMapThrowing { tokens in
-            guard tokens != session.tokens else { throw expired }
-            return tokens
-        }.flatMapErrorThrowing { error in
-            // The provider was not reached (or refused): the session stays expired.
-            if case CordonError.signInFailed = error { throw expired }
-            throw error
-        }
     }
 
     /// Refuses unless the container is unlocked: no token and no sign-in while it is locked.
@@ -192,11 +179,15 @@ final class IdentityComponent: InterfaceComponent {
         guard state == .unlocked else { throw .identityLocked(state: state.rawValue) }
     }
 
-    /// The token of `domain`: the stored session's while valid, refreshed when due, or a sign-in
-    /// (joined when one runs). Half-way through `offlineGraceMinutes` since the provider last
-    /// answered, a renewal runs beside the valid token; past it, a renewal is tried first and
-    /// only the tokens it brings are given (else `SessionExpired`). Past `offlineWipeDays`: the
-    /// container wiped.
+    /// The token of `domain`: the stored session's while it is valid, answered at once even when
+    /// a refresh or renewal is due, which then runs beside it (`renewInBackground`); once expired,
+    /// a refresh (joined when one runs) or a sign-in. Half-way through `offlineGraceMinutes`
+    /// since the provider last answered, a renewal runs beside the valid token; past it, a
+    /// renewal is tried first and only the tokens it brings are given (else `SessionExpired`).
+    /// While a failed renewal's backoff holds, no renewal is tried: an expired token's call gets
+    /// the failure's error at once, a call past the grace `SessionExpired`
+    /// (docs/components/identity.md, "Background renewal and backoff"). Past `offlineWipeDays`:
+    /// the container wiped.
     /// A CPA provider's flight is for one domain: a call for another domain waits for it to end,
     /// then renews with the client credentials (single sign-on once the device is paired).
     private func token(provider: ConfiguredProvider, domain: String) -> EventLoopFuture<TokenSet> {
@@ -211,14 +202,16 @@ final class IdentityComponent: InterfaceComponent {
             let limits = OfflineLimits(
                 graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
                 wipeDays: policy[PolicyKeys.Identity.offlineWipeDays].value)
-            switch session.status(at: host.clock(), limits: limits) {
+            let now = host.clock()
+            switch session.status(at: now, limits: limits) {
             case .valid:
                 return host.loop.makeSucceededFuture(session.tokens)
-            case .renewalDue:
-                if canRenew(provider, session) { _ = flight(provider, domain: domain, refreshing: session) }
-                return host.loop.makeSucceededFuture(session.tokens)
-            case .refreshDue, .locallyAuthenticated:
-                return flight(provider, domain: domain, refreshing: session).future
+            case .renewalDue, .refreshDue, .locallyAuthenticated:
+                if now < session.tokens.expiresAt {
+                    renewInBackground(provider, domain: domain, session: session)
+                    return host.loop.makeSucceededFuture(session.tokens)
+                }
+                return renewExpired(provider, domain: domain, session: session)
             case .blocked:
                 return renewBlocked(provider, domain: domain, session: session)
             case .wipe:
@@ -248,10 +241,13 @@ final class IdentityComponent: InterfaceComponent {
             openSealer = nil
             cancelFlights()
         case .policyDidChange:
-            // The next sign-in discovers again, for the issuer and endpoints now in force.
+            // The next sign-in discovers again, for the issuer and endpoints now in force, and
+            // the next renewal is tried at once (the endpoints may have moved).
             discovered = [:]
+            renewalFailures = [:]
         case .wiped(appId: nil):
             openSealer = nil
+            renewalFailures = [:]
             cancelFlights()
             let database = host.database
             host.storePool.runIfActive(eventLoop: host.loop) { try database.resetIdentity() }.assumeIsolated()
