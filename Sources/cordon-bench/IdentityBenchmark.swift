@@ -60,7 +60,8 @@ struct IdentityBenchmark: ParsableCommand {
             let base = "http://127.0.0.1:\(port)"
             return """
                 {"name": "\(name)", "endpoints": {"deviceAuthorization": "\(base)/device_authorization",
-                 "token": "\(base)/token"}, "clientId": "\(clientID)", "scopes": ["openid"], "flow": "device"}
+                 "token": "\(base)/token", "revocation": "\(base)/revoke"}, "clientId": "\(clientID)",
+                 "scopes": ["openid"], "flow": "device"}
                 """
         }
         let quoted = { (names: [String]) in names.map { "\"\($0)\"" }.joined(separator: ", ") }

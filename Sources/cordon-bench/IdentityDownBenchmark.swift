@@ -13,8 +13,10 @@ import Foundation
 /// call starts the refresh beside its answer, the refusal sets the backoff, and the measured
 /// calls follow (a 30 s token would not outlive five runs).
 /// Login: `cordon login --provider down` to the stopped provider, the process timed from start to
-/// exit (its error checked: "… was refused"), and the `SignIn` call alone over the socket.
-/// `cordon logout --identity` to the stopped provider (revocation refused) is timed once.
+/// exit (its error checked: "… was refused"); beside it `cordon login --provider nope`, which the
+/// agent refuses without a provider (the command's own cost), and the `SignIn` call alone over
+/// the socket.
+/// `cordon logout --identity` with the run's session, the revocation refused, ends each run.
 struct IdentityDownBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "identity-down",
@@ -64,13 +66,15 @@ struct IdentityDownBenchmark: ParsableCommand {
         for _ in 0..<runs {
             try session.signInThenStop()
             try measure(session, into: &measured)
-            for _ in 0..<logins { measured.loginMilliseconds.append(try Self.login(cordon, socket: agent.socket)) }
+            for _ in 0..<logins {
+                measured.loginMilliseconds.append(try Self.login(cordon, socket: agent.socket))
+                measured.unknownMilliseconds.append(try Self.unknownLogin(cordon, socket: agent.socket))
+            }
             measured.loginRuns.append(Self.median(Array(measured.loginMilliseconds.suffix(logins))))
             measured.signInMilliseconds.append(try session.signInCall())
+            measured.logoutMilliseconds.append(try Self.logout(cordon, socket: agent.socket, port: downPort))
         }
-        try session.signInThenStop()
-        let logout = try Self.logout(cordon, socket: agent.socket, port: downPort)
-        try report(measured, logout: logout)
+        try report(measured)
     }
 
     /// Every figure of the runs.
@@ -81,6 +85,8 @@ struct IdentityDownBenchmark: ParsableCommand {
         var loginMilliseconds: [Double] = []
         var loginRuns: [Double] = []
         var signInMilliseconds: [Double] = []
+        var unknownMilliseconds: [Double] = []
+        var logoutMilliseconds: [Double] = []
     }
 
     /// One run of GetToken: the first call after the stop (it starts the refresh), then both
@@ -110,7 +116,8 @@ struct IdentityDownBenchmark: ParsableCommand {
         measured.up.append(up)
     }
 
-    func report(_ measured: Measured, logout: Double) throws {
+    func report(_ measured: Measured) throws {
+        let logout = Self.median(measured.logoutMilliseconds)
         let added = zip(measured.down, measured.up).map { $0.medianMicroseconds - $1.medianMicroseconds }
         let down = measured.down.map(\.medianMicroseconds)
         let up = measured.up.map(\.medianMicroseconds)
@@ -128,7 +135,10 @@ struct IdentityDownBenchmark: ParsableCommand {
             "cordon login to the stopped provider (ms, process start to exit): " + Self.list(measured.loginMilliseconds)
         )
         print("SignIn over the socket alone (ms): " + Self.list(measured.signInMilliseconds))
-        print(String(format: "cordon logout --identity, the revocation refused (ms): %.1f", logout))
+        print(
+            "cordon login --provider nope, refused by the agent without a provider (ms): "
+                + Self.list(measured.unknownMilliseconds))
+        print("cordon logout --identity, the revocation refused (ms): " + Self.list(measured.logoutMilliseconds))
         try summary.append([
             SummaryRecord(
                 benchmark: "identity-down", subject: "GetToken, valid token, refresh due, provider down: added",
@@ -142,8 +152,10 @@ struct IdentityDownBenchmark: ParsableCommand {
                 comparison: .atMost, targetValue: Self.loginTargetMilliseconds, unit: "ms", baseline: nil,
                 values: measured.loginRuns,
                 note: String(
-                    format: "the SignIn call alone %.2f ms; logout --identity %.1f ms",
-                    Self.median(measured.signInMilliseconds), logout)),
+                    format:
+                        "the SignIn call alone %.2f ms; login to an unknown provider (no provider contact) %.1f ms; "
+                        + "logout --identity %.1f ms", Self.median(measured.signInMilliseconds),
+                    Self.median(measured.unknownMilliseconds), logout)),
         ])
     }
 
@@ -152,6 +164,16 @@ struct IdentityDownBenchmark: ParsableCommand {
         let (status, _, errors, milliseconds) = try timed(cordon, ["login", "--socket", socket, "--provider", "down"])
         guard status != 0, errors.contains("was refused") else {
             throw BenchError.daemon("cordon login to the stopped provider: status \(status), \(errors.prefix(300))")
+        }
+        return milliseconds
+    }
+
+    /// `cordon login --provider nope`, which the agent refuses without contacting a provider: the
+    /// command's own cost, timed as `login`.
+    static func unknownLogin(_ cordon: String, socket: String) throws -> Double {
+        let (status, _, errors, milliseconds) = try timed(cordon, ["login", "--socket", socket, "--provider", "nope"])
+        guard status != 0, errors.contains("no identity provider nope") else {
+            throw BenchError.daemon("cordon login --provider nope: status \(status), \(errors.prefix(300))")
         }
         return milliseconds
     }
