@@ -7,8 +7,8 @@ import NIOCore
 /// renewal and backoff"): a call never waits on a provider while its token is still valid, and a
 /// provider that failed is not asked again on every call.
 extension IdentityComponent {
-    /// Starts the renewal of `session` beside its still valid token, which the caller is answered
-    /// with at once: unless one runs already (one flight per provider: it is joined, not
+    /// Starts the renewal of `session` beside its still valid token, which the caller was answered
+    /// with (`getToken` starts it once the reply is written): unless one runs already (one flight per provider: it is joined, not
     /// doubled), the session cannot be renewed without the user (no refresh token: the sign-in
     /// waits for a call once the token has expired; nothing asks the user in the background), or
     /// a failed renewal's backoff holds.

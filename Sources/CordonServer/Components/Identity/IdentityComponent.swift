@@ -90,16 +90,28 @@ final class IdentityComponent: InterfaceComponent {
         let encoder = call.encoder
         let work = token(provider: provider, domain: domain)
         return .deferred(
-            work.assumeIsolated().flatMap { [self] tokens -> EventLoopFuture<ByteBuffer> in
+            work.assumeIsolated().flatMap { [self] answer -> EventLoopFuture<ByteBuffer> in
+                let tokens = answer.tokens
                 let reply = encoder.reply(
                     IdentityTokenReply(
                         domain: domain, provider: provider.name, accessToken: tokens.accessToken,
                         tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
                 // A routine read: its record survives a killed agent without a sync of its own.
-                return audit(
+                let replied = audit(
                     appId, "identity.token", outcome: "allow",
                     reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))", onDisk: false
                 ).map { reply }
+                if let due = answer.renewal {
+                    // The renewal due beside the token starts on the loop's next turn, once the
+                    // reply (completed with this future, in the same turn) is written: its work
+                    // does not hold the answer back.
+                    replied.assumeIsolated().whenComplete { [self] _ in
+                        host.loop.assumeIsolated().execute { [self] in
+                            renewInBackground(provider, domain: domain, session: due)
+                        }
+                    }
+                }
+                return replied
             }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
                 let typed = Self.cordonError(error)
                 let frame = encoder.error(typed.varlinkError)
@@ -180,7 +192,8 @@ final class IdentityComponent: InterfaceComponent {
     }
 
     /// The token of `domain`: the stored session's while it is valid, answered at once even when
-    /// a refresh or renewal is due, which then runs beside it (`renewInBackground`); once expired,
+    /// a refresh or renewal is due, which then runs beside it (`renewal`: the session that
+    /// `getToken` renews with `renewInBackground` once the reply is written); once expired,
     /// a refresh (joined when one runs) or a sign-in. Half-way through `offlineGraceMinutes`
     /// since the provider last answered, a renewal runs beside the valid token; past it, a
     /// renewal is tried first and only the tokens it brings are given (else `SessionExpired`).
@@ -190,14 +203,16 @@ final class IdentityComponent: InterfaceComponent {
     /// the container wiped.
     /// A CPA provider's flight is for one domain: a call for another domain waits for it to end,
     /// then renews with the client credentials (single sign-on once the device is paired).
-    private func token(provider: ConfiguredProvider, domain: String) -> EventLoopFuture<TokenSet> {
+    private func token(provider: ConfiguredProvider, domain: String)
+        -> EventLoopFuture<(tokens: TokenSet, renewal: IdentitySession?)>
+    {
         readSession(provider: provider.name, domain: domain).assumeIsolated().flatMap {
-            [self] session -> EventLoopFuture<TokenSet> in
+            [self] session -> EventLoopFuture<(tokens: TokenSet, renewal: IdentitySession?)> in
             if case .cpa = provider, let running = flights[provider.name], running.domain != domain {
                 return running.future.assumeIsolated().flatMap { [self] _ in token(provider: provider, domain: domain) }
                     .nonisolated()
             }
-            guard let session else { return flight(provider, domain: domain, refreshing: nil).future }
+            guard let session else { return Self.answer(flight(provider, domain: domain, refreshing: nil).future) }
             let policy = host.policy.policy
             let limits = OfflineLimits(
                 graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
@@ -205,20 +220,24 @@ final class IdentityComponent: InterfaceComponent {
             let now = host.clock()
             switch session.status(at: now, limits: limits) {
             case .valid:
-                return host.loop.makeSucceededFuture(session.tokens)
+                return host.loop.makeSucceededFuture((session.tokens, nil))
             case .renewalDue, .refreshDue, .locallyAuthenticated:
-                if now < session.tokens.expiresAt {
-                    renewInBackground(provider, domain: domain, session: session)
-                    return host.loop.makeSucceededFuture(session.tokens)
-                }
-                return renewExpired(provider, domain: domain, session: session)
+                if now < session.tokens.expiresAt { return host.loop.makeSucceededFuture((session.tokens, session)) }
+                return Self.answer(renewExpired(provider, domain: domain, session: session))
             case .blocked:
-                return renewBlocked(provider, domain: domain, session: session)
+                return Self.answer(renewBlocked(provider, domain: domain, session: session))
             case .wipe:
                 offlineWipe(provider.name, days: limits.wipeDays ?? 0)
                 return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))
             }
         }.nonisolated()
+    }
+
+    /// The tokens a flight brings, with no renewal due beside them.
+    private static func answer(_ tokens: EventLoopFuture<TokenSet>)
+        -> EventLoopFuture<(tokens: TokenSet, renewal: IdentitySession?)>
+    {
+        tokens.map { ($0, nil) }
     }
 
     /// `identity.offlineWipeDays` passed: the container is wiped (the same path as a policy
