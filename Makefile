@@ -107,6 +107,7 @@ bench: release
 	$(BENCH) storage --summary $(BENCH_SUMMARY)
 	$(BENCH) coldread --summary $(BENCH_SUMMARY)
 	$(BENCH) verify --summary $(BENCH_SUMMARY)
+	$(BENCH) identity-down --summary $(BENCH_SUMMARY)
 	$(BENCH) enforce --apps 100
 	$(BENCH) tokens
 	$(BENCH) anchor

@@ -10,7 +10,8 @@ struct CordonBench: AsyncParsableCommand {
         subcommands: [
             RTTBenchmark.self, PolicyBenchmark.self, StartupBenchmark.self, FanoutBenchmark.self,
             MemoryBenchmark.self, EnforceBenchmark.self, DeafApp.self, StorageBenchmark.self,
-            UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, ChannelBenchmark.self,
+            UnlockBenchmark.self, TokensBenchmark.self, IdentityBenchmark.self, IdentityDownBenchmark.self,
+            ChannelBenchmark.self,
             VerifyBenchmark.self, AnchorBenchmark.self, FleetPollBenchmark.self, FleetPushBenchmark.self,
             ColdReadBenchmark.self, SummaryCommand.self,
         ])

@@ -1,5 +1,6 @@
 import CordonIdentity
 import CordonKit
+import CordonPolicy
 import CordonProtocol
 import CordonServer
 import Foundation
@@ -141,15 +142,27 @@ struct IdentityCPATests {
         }
     }
 
+    /// A due renewal runs beside the valid token (issue #31): the call is answered with the token
+    /// it has, and the next one gets what the renewal brought.
     @Test("client mode: an anonymous token, renewed with the stored client credentials")
     func clientTokenRenewal() async throws {
         let peer = try IdentityProviderPeer(script: "cpa_server.py")
-        // 30-second tokens are always within the 60-second renewal margin: every call renews.
+        // A 30-second token is always within the 60-second renewal margin; the renewal brings a
+        // token of the provider's usual lifetime.
         try peer.admin("/admin/config", [FormField("short_lived", "1")])
-        try await withTestAgent(policies: true, configure: IdentityComponentTests.configure) { agent in
+        let clock = MovableClock()
+        try await withTestAgent(
+            settings: .with { $0[PolicyKeys.Lock.idleTimeoutSeconds] = 0 }, policies: true,
+            configure: IdentityComponentTests.configure, clock: clock.read
+        ) { agent in
             let client = try await Self.prepare(agent, peer, mode: "client")
             let player = try await agent.app(Self.apps[0])
             let first = try await player.identity.token(for: Self.ebu)
+            try peer.admin("/admin/config", [FormField("short_lived", "0")])
+            #expect(try await player.identity.token(for: Self.ebu).accessToken == first.accessToken)
+            try await eventually("the renewal beside it is stored") {
+                try await client.audit().contains { $0.action == "identity.refresh" && $0.outcome == "allow" }
+            }
             let second = try await player.identity.token(for: Self.ebu)
             #expect(first.accessToken != second.accessToken)
             let state = try Self.state(peer)
@@ -157,11 +170,18 @@ struct IdentityCPATests {
             let status = try await client.identityStatus()
             #expect(status.first?.flow == "cpaClient")
             #expect(status.first?.sessions.map(\.user) == [nil])
-            let records = try await client.audit().filter { $0.category == "identity" }
-            #expect(records.contains { $0.action == "identity.refresh" && $0.outcome == "allow" })
-            // The provider failing: a token that has not expired yet stays in use.
+            // The provider failing, the token due again: it stays in use, and the failed renewal
+            // holds the next back.
             try peer.admin("/admin/config", [FormField("fail", "1")])
+            clock.advance(by: second.expiresAt - clock.read() - 30)
             #expect(try await player.identity.token(for: Self.ebu).accessToken == second.accessToken)
+            try await eventually("the failed renewal") {
+                try await client.audit().contains { $0.action == "identity.refresh" && $0.outcome == "failed" }
+            }
+            #expect(try await player.identity.token(for: Self.ebu).accessToken == second.accessToken)
+            #expect(
+                try await client.audit().filter { $0.action == "identity.refresh" && $0.outcome == "failed" }.count == 1
+            )
             await player.close()
             await client.close()
         }

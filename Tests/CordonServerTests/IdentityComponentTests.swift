@@ -107,32 +107,46 @@ struct IdentityComponentTests {
         }
     }
 
+    /// A due refresh runs beside the valid token (issue #31): the call is answered with the token
+    /// it has, and the next one gets what the refresh brought.
     @Test("a due refresh rotates the refresh token; a refused refresh signs in again")
     func refreshRotation() async throws {
         let provider = try IdentityProviderPeer()
-        // 30-second tokens are always within the 60-second refresh margin: every call refreshes.
+        // A 30-second token is always within the 60-second refresh margin; the refresh brings a
+        // token of the provider's usual lifetime.
         try provider.admin("/admin/config", [FormField("short_lived", "1")])
-        try await withTestAgent(policies: true, configure: Self.configure) { agent in
+        let clock = MovableClock()
+        try await withTestAgent(
+            settings: .with { $0[PolicyKeys.Lock.idleTimeoutSeconds] = 0 }, policies: true, configure: Self.configure,
+            clock: clock.read
+        ) { agent in
             let client = try await Self.prepare(agent, provider)
             let mail = try await agent.app("com.example.mail")
             async let signedIn = mail.identity.token(for: Self.domain)
             _ = try await Self.approveSignIn(client, provider)
             let first = try await signedIn
+            try provider.admin("/admin/config", [FormField("short_lived", "0")])
+            #expect(try await mail.identity.token(for: Self.domain).accessToken == first.accessToken)
+            try await eventually("the refresh beside it is stored") {
+                try await client.audit().contains { $0.action == "identity.refresh" && $0.outcome == "allow" }
+            }
             let second = try await mail.identity.token(for: Self.domain)
             #expect(second.accessToken != first.accessToken)
             var state = try provider.state()
             #expect(state.issued == 2)
             #expect(state.revoked == ["refresh"], "rotation revoked the old refresh token")
             #expect(state.liveRefreshTokens == 1)
-            // The provider refuses the refresh token now: the next call signs in again.
+            // The provider refuses the refresh token now, and the token is due again: the call
+            // gets it at once, and the refused refresh signs in beside it.
             try provider.admin("/admin/revoke_all")
-            async let again = mail.identity.token(for: Self.domain)
-            // The refresh is refused first; the sign-in it falls back to is the one the user approves.
+            clock.advance(by: second.expiresAt - clock.read() - 30)
+            #expect(try await mail.identity.token(for: Self.domain).accessToken == second.accessToken)
             try await eventually("the refused refresh") {
                 try await client.audit().contains { $0.action == "identity.refresh" && $0.outcome == "refused" }
             }
+            // The sign-in it fell back to is the one the user approves.
             _ = try await Self.approveSignIn(client, provider)
-            let third = try await again
+            let third = try await mail.identity.token(for: Self.domain)
             #expect(third.accessToken != second.accessToken)
             state = try provider.state()
             #expect(state.issued == 3)

@@ -42,6 +42,38 @@ import Testing
         #expect(text.hint.contains("`cordon login` again"))
     }
 
+    /// Issue #31: the refusal is the answer, not a reason to retry until the connect timeout
+    /// (AsyncHTTPClient's `retryConnectionEstablishment`). With limits of an hour, a transport
+    /// that retried would hold the test until its time limit.
+    @Test(.timeLimit(.minutes(1))) func aRefusedConnectionFailsAtOnceWhateverTheConnectTimeout() async throws {
+        let port = try Self.unusedPort()
+        var transport = IdentityTransport()
+        transport.connectTimeout = .hours(1)
+        transport.requestTimeout = .hours(1)
+        let error = try #require(await Self.failure("http://127.0.0.1:\(port)/token", transport: transport))
+        #expect(
+            error
+                == .unreachable(
+                    provider: "corp", step: .token, reason: "the connection to 127.0.0.1:\(port) was refused"))
+    }
+
+    /// A connect that gets no answer at all (a listener whose queue is full: the kernel drops
+    /// the SYN) still ends at the connect timeout, naming it.
+    @Test func aConnectThatHangsEndsAtTheConnectTimeout() async throws {
+        let listener = try NeverAcceptingListener(backlog: 0)
+        let filler = try listener.fillQueue()
+        defer { close(filler) }
+        var transport = IdentityTransport()
+        transport.connectTimeout = .milliseconds(200)
+        let error = try #require(await Self.failure("http://127.0.0.1:\(listener.port)/token", transport: transport))
+        #expect(
+            error
+                == .unreachable(
+                    provider: "corp", step: .token,
+                    reason: "connecting to 127.0.0.1:\(listener.port) timed out after 0.2 s"),
+            "\(error)")
+    }
+
     @Test func aServerThatNeverAnswersTimesOutNamingTheLimit() async throws {
         let listener = try NeverAcceptingListener()
         var transport = IdentityTransport()
@@ -107,7 +139,8 @@ final class NeverAcceptingListener {
     let descriptor: Int32
     let port: Int
 
-    init() throws {
+    /// Listens with room for `backlog` connections in its queue (Linux holds one more).
+    init(backlog: Int32 = 8) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
         var address = sockaddr_in()
@@ -117,7 +150,7 @@ final class NeverAcceptingListener {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(descriptor, generic, length) == 0 && listen(descriptor, 8) == 0
+                bind(descriptor, generic, length) == 0 && listen(descriptor, backlog) == 0
                     && getsockname(descriptor, generic, &length) == 0
             }
         }
@@ -129,7 +162,36 @@ final class NeverAcceptingListener {
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    deinit { close(descriptor) }
+    /// Connects until the queue is full: a connection that completes is left there, unaccepted;
+    /// returns the one that did not complete within 100 ms, still connecting (the caller closes it).
+    func fillQueue() throws -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        for _ in 0..<64 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            guard client >= 0 else { throw POSIXError(.EMFILE) }
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            // The kernel answers a SYN to a listener with room at once; to a full one, never.
+            var entry = pollfd(fd: client, events: Int16(POLLOUT), revents: 0)
+            if poll(&entry, 1, 100) == 0 { return client }
+            filled.append(client)
+        }
+        throw POSIXError(.EAGAIN)
+    }
+
+    /// The connections `fillQueue` left in the queue.
+    private var filled: [Int32] = []
+
+    deinit {
+        for client in filled { close(client) }
+        close(descriptor)
+    }
 }
 
 /// `openssl s_server -www` on 127.0.0.1 with a certificate it signed itself, made for the test;

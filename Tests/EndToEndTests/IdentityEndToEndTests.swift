@@ -54,6 +54,26 @@ import Testing
         #expect(!refused.stderr.contains("errno") && !refused.stderr.contains("reset"), "\(refused.stderr)")
     }
 
+    /// Issue #31: `cordon logout --identity` with the provider gone deletes the session all the
+    /// same and says why the tokens were not revoked: the refusal, reported at once (no retry
+    /// until the connect timeout).
+    @Test func logoutWithTheProviderGoneDeletesTheSessionAndNamesTheRefusal() async throws {
+        let provider = try IdentityProviderProcess()
+        let agent = try await Self.started(provider, flow: "device")
+        defer { agent.cleanUp() }
+        let (login, _) = try await Self.login(agent, provider, action: "approve")
+        #expect(login.status == 0, "\(login.stderr)")
+        provider.stop()
+        let logout = try await Self.cordon(agent, ["logout", "--identity"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(
+            logout.stdout
+                == "signed out of local: 1 session deleted, not revoked: "
+                + "the connection to 127.0.0.1:\(provider.port) was refused\n", "\(logout.stdout)")
+        let status = try await Self.cordon(agent, ["identity", "status"])
+        #expect(status.stdout.contains("local") && !status.stdout.contains(" yes"), "\(status.stdout)")
+    }
+
     /// A refused command: its exit status, its error line and its hint.
     static func expectRefused(_ result: CommandResult, _ message: String, hint: String) {
         #expect(result.status != 0)

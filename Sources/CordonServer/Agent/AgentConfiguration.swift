@@ -1,3 +1,4 @@
+import CordonIdentity
 import CordonLifecycle
 import CordonPolicy
 import CordonProtocol
@@ -81,6 +82,12 @@ public struct AgentConfiguration: Sendable {
     /// test's sign-in is not held for seconds per poll; nil (always outside tests) keeps the
     /// provider's interval (RFC 8628 §3.5).
     public var identityPollDelay: Double?
+    /// The wait after a failed renewal of a provider's sessions before the next is tried
+    /// (docs/components/identity.md, "Background renewal and backoff").
+    public var identityRenewalBackoff = RenewalBackoff()
+    /// Uniform random numbers in [0, 1) that jitter ``identityRenewalBackoff``: the system's
+    /// generator unless a test injects its own.
+    public var identityJitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
     /// cordon-fleetd's directory (`--fleet-dir`; docs/ARCHITECTURE.md, "Fleet commands in the
     /// agent"); nil runs without a fleet. A directory that does not exist means no fleet until it does.
     public var fleetDirectory: String?

@@ -13,6 +13,9 @@ The test drives what a user would do through admin endpoints:
   POST /admin/device   user_code=...&action=approve|deny|expire
   POST /admin/config   slow_down=0|1  omit_expires_in=0|1  malformed=0|1  deny_authorization=0|1
                        short_lived=0|1 (expires_in 30: always within a client's refresh margin)
+                       unavailable=0|1 (POST /token answers HTTP 503, a provider that is down)
+                       hold_token=0|1 (POST /token waits until it is set to 0 again: a provider
+                       that accepts and does not answer)
                        jwks_other=0|1 (/jwks serves another key under the signing key's kid)
                        rotated=0|1 (ID tokens signed, and /jwks served, with a new key, kid idp-2)
                        device_id_token=0|1 (the device grant's token response carries an ID token)
@@ -23,7 +26,8 @@ The test drives what a user would do through admin endpoints:
                        device/token endpoints that answer 404)
   POST /admin/revoke_all                every token revoked (a refresh is then refused)
   GET  /admin/state    {"revoked": [...], "refresh_tokens": n, "issued": n, "jwks_fetches": n,
-                        "discovery_fetches": n}
+                        "discovery_fetches": n, "token_requests": n, "held_token_requests": n}
+                       (token_requests: every POST /token; held_token_requests: those waiting now)
 
 OpenID Connect Discovery 1.0: GET /.well-known/openid-configuration serves the provider's
 metadata (issuer http://127.0.0.1:<port>), its endpoints built from the issuer.
@@ -76,8 +80,15 @@ config = {
     "discovery_insecure": False,
     "discovery_no_token": False,
     "discovery_moved": False,
+    "unavailable": False,
+    "hold_token": False,
 }
 jwks_fetches = [0]
+token_requests = [0]
+held_token_requests = [0]
+counters_lock = threading.Lock()
+token_release = threading.Event()
+token_release.set()
 discovery_fetches = [0]
 device_credentials = {}  # device_code -> DeviceCredentialDict
 user_grants = {}  # user_code -> approved (bool)
@@ -317,6 +328,16 @@ def authorize():
 
 @app.route("/token", methods=["POST"])
 def issue_token():
+    with counters_lock:
+        token_requests[0] += 1
+    if not token_release.is_set():
+        with counters_lock:
+            held_token_requests[0] += 1
+        token_release.wait()
+        with counters_lock:
+            held_token_requests[0] -= 1
+    if config["unavailable"]:
+        return Response("down for maintenance", status=503, content_type="text/plain")
     if config["malformed"]:
         return Response("<html>not json</html>", status=200, content_type="text/html")
     response = server.create_token_response()
@@ -445,6 +466,10 @@ def admin_config():
     for key in config:
         if key in request.form:
             config[key] = request.form[key] == "1"
+    if config["hold_token"]:
+        token_release.clear()
+    else:
+        token_release.set()
     return jsonify(config)
 
 
@@ -457,6 +482,8 @@ def admin_state():
             "live_refresh_tokens": sum(1 for t in tokens if t.get("refresh_token") and not t.get("revoked")),
             "jwks_fetches": jwks_fetches[0],
             "discovery_fetches": discovery_fetches[0],
+            "token_requests": token_requests[0],
+            "held_token_requests": held_token_requests[0],
         }
     )
 

@@ -67,6 +67,7 @@ extension IdentityComponent {
             let names = name.map { [$0] } ?? configured.filter { withSessions.contains($0) || flights[$0] != nil }
             var results: [EventLoopFuture<IdentitySignedOut>] = []
             for provider in names {
+                renewalFailures[provider] = nil
                 if let flight = flights[provider] {
                     flights[provider] = nil
                     cancel(flight)

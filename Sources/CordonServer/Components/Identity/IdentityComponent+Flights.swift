@@ -63,6 +63,7 @@ extension IdentityComponent {
             case .failure(let error):
                 if let session, !flight.signingIn, host.clock() < session.tokens.expiresAt {
                     audit(nil, "identity.refresh", outcome: "failed", reason: error.description)
+                    renewalFailed(flight.provider.name, error)
                     flight.finish(.success(session.tokens))
                 } else {
                     fail(flight, error)
@@ -173,6 +174,7 @@ extension IdentityComponent {
                 } catch {
                     audit(nil, "identity.refresh", outcome: "failed", reason: error.description)
                     if let session, now < session.tokens.expiresAt {
+                        renewalFailed(provider.name, error)
                         flight.finish(.success(session.tokens))
                     } else {
                         fail(flight, error)
@@ -260,18 +262,21 @@ extension IdentityComponent {
         }
     }
 
-    /// Ends `flight` with `error`, audited.
+    /// Ends `flight` with `error`, audited; a renewal's failure sets the provider's backoff (a
+    /// sign-in's does not: the user, or an app waiting for one, asked for it).
     func fail(_ flight: IdentityFlight, _ error: IdentityError) {
         guard !flight.finished else { return }
         audit(
             nil, flight.signingIn ? "identity.signIn" : "identity.refresh", outcome: "failed", reason: error.description
         )
+        if !flight.signingIn { renewalFailed(flight.provider.name, error) }
         saveRegisteredClient(flight)
         flight.finish(.failure(error.cordonError))
     }
 
     /// Refreshes `session` (RFC 6749 §6); a refused refresh token signs in again in the same
-    /// flight; an unreachable provider leaves a token that has not expired yet in use.
+    /// flight; an unreachable provider leaves a token that has not expired yet in use, and sets
+    /// the provider's backoff.
     private func refresh(
         _ flight: IdentityFlight, _ provider: ProviderConfiguration, session: IdentitySession, refreshToken: String
     ) {
@@ -291,6 +296,7 @@ extension IdentityComponent {
                 startSignIn(flight)
             } catch {
                 audit(nil, "identity.refresh", outcome: "failed", reason: error.description)
+                renewalFailed(provider.name, error)
                 if now < session.tokens.expiresAt {
                     flight.finish(.success(session.tokens))
                 } else {

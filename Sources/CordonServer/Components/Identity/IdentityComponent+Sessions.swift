@@ -126,6 +126,8 @@ extension IdentityComponent {
         work.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success:
+                // The provider answered: no backoff holds its next renewal.
+                renewalFailures[provider] = nil
                 audit(
                     nil, refreshed ? "identity.refresh" : "identity.signIn", outcome: "allow",
                     reason: "\(provider): tokens for \(domains.joined(separator: ", ")) until \(Int(tokens.expiresAt))")

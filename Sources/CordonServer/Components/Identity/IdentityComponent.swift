@@ -14,9 +14,10 @@ import NIOCore
 /// A token goes only to a verified managed registration (the gates of Storage and Tokens) that an
 /// access group of `identity.accessGroups` pairs with the domain, only while the container is
 /// unlocked. Without a session, `GetToken` starts the provider's sign-in and every call for the
-/// provider waits on that one flight; a due refresh is done first, and a refused refresh signs in
-/// again. Sessions are sealed in the store under `["identity", generation]`; every issue, refresh,
-/// denial and sign-out is audited (never a token).
+/// provider waits on that one flight; a token that is still valid is answered at once and a due
+/// refresh runs beside it; a failed renewal holds the next one back (jittered exponential
+/// backoff), and a refused refresh signs in again. Sessions are sealed in the store under
+/// `["identity", generation]`; every issue, refresh, denial and sign-out is audited (never a token).
 final class IdentityComponent: InterfaceComponent {
     /// What the audit log names a caller with no managed registration (the CLI, a script).
     static let cliAppId = "io.cordon.cli"
@@ -39,6 +40,9 @@ final class IdentityComponent: InterfaceComponent {
     var discovered: [String: (issuer: String, endpoints: ProviderEndpoints)] = [:]
     /// The discovery fetch running for each provider (single flight), by name.
     var discoveryFetches: [String: (issuer: String, result: DiscoveryResult)] = [:]
+    /// Each provider's renewals that failed in a row since the last success, with the backoff
+    /// they set (`IdentityComponent+Renewal.swift`), by name.
+    var renewalFailures: [String: RenewalFailures] = [:]
     /// What a discovery fetch ends with: the endpoints its document names, or why it was refused.
     typealias DiscoveryResult = EventLoopFuture<Result<ProviderEndpoints, IdentityError>>
 
@@ -86,16 +90,28 @@ final class IdentityComponent: InterfaceComponent {
         let encoder = call.encoder
         let work = token(provider: provider, domain: domain)
         return .deferred(
-            work.assumeIsolated().flatMap { [self] tokens -> EventLoopFuture<ByteBuffer> in
+            work.assumeIsolated().flatMap { [self] answer -> EventLoopFuture<ByteBuffer> in
+                let tokens = answer.tokens
                 let reply = encoder.reply(
                     IdentityTokenReply(
                         domain: domain, provider: provider.name, accessToken: tokens.accessToken,
                         tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
                 // A routine read: its record survives a killed agent without a sync of its own.
-                return audit(
+                let replied = audit(
                     appId, "identity.token", outcome: "allow",
                     reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))", onDisk: false
                 ).map { reply }
+                if let due = answer.renewal {
+                    // The renewal due beside the token starts on the loop's next turn, once the
+                    // reply (completed with this future, in the same turn) is written: its work
+                    // does not hold the answer back.
+                    replied.assumeIsolated().whenComplete { [self] _ in
+                        host.loop.assumeIsolated().execute { [self] in
+                            renewInBackground(provider, domain: domain, session: due)
+                        }
+                    }
+                }
+                return replied
             }.flatMapError { [self] error -> EventLoopFuture<ByteBuffer> in
                 let typed = Self.cordonError(error)
                 let frame = encoder.error(typed.varlinkError)
@@ -164,26 +180,9 @@ final class IdentityComponent: InterfaceComponent {
 
     /// Whether `session` can be renewed without the user: a refresh token, or a CPA provider's
     /// stored client credentials (read by the flight).
-    private func canRenew(_ provider: ConfiguredProvider, _ session: IdentitySession) -> Bool {
+    func canRenew(_ provider: ConfiguredProvider, _ session: IdentitySession) -> Bool {
         if case .cpa = provider { return true }
         return session.tokens.refreshToken != nil
-    }
-
-    /// A session past `offlineGraceMinutes`: one renewal; only tokens the provider issues now are
-    /// given, never the old ones a flight falls back to when the provider is unreachable.
-    private func renewBlocked(_ provider: ConfiguredProvider, domain: String, session: IdentitySession)
-        -> EventLoopFuture<TokenSet>
-    {
-        let expired = CordonError.sessionExpired(provider: provider.name)
-        guard canRenew(provider, session) else { return host.loop.makeFailedFuture(expired) }
-        return flight(provider, domain: domain, refreshing: session).future.flatMapThrowing { tokens in
-            guard tokens != session.tokens else { throw expired }
-            return tokens
-        }.flatMapErrorThrowing { error in
-            // The provider was not reached (or refused): the session stays expired.
-            if case CordonError.signInFailed = error { throw expired }
-            throw error
-        }
     }
 
     /// Refuses unless the container is unlocked: no token and no sign-in while it is locked.
@@ -192,40 +191,53 @@ final class IdentityComponent: InterfaceComponent {
         guard state == .unlocked else { throw .identityLocked(state: state.rawValue) }
     }
 
-    /// The token of `domain`: the stored session's while valid, refreshed when due, or a sign-in
-    /// (joined when one runs). Half-way through `offlineGraceMinutes` since the provider last
-    /// answered, a renewal runs beside the valid token; past it, a renewal is tried first and
-    /// only the tokens it brings are given (else `SessionExpired`). Past `offlineWipeDays`: the
-    /// container wiped.
+    /// The token of `domain`: the stored session's while it is valid, answered at once even when
+    /// a refresh or renewal is due, which then runs beside it (`renewal`: the session that
+    /// `getToken` renews with `renewInBackground` once the reply is written); once expired,
+    /// a refresh (joined when one runs) or a sign-in. Half-way through `offlineGraceMinutes`
+    /// since the provider last answered, a renewal runs beside the valid token; past it, a
+    /// renewal is tried first and only the tokens it brings are given (else `SessionExpired`).
+    /// While a failed renewal's backoff holds, no renewal is tried: an expired token's call gets
+    /// the failure's error at once, a call past the grace `SessionExpired`
+    /// (docs/components/identity.md, "Background renewal and backoff"). Past `offlineWipeDays`:
+    /// the container wiped.
     /// A CPA provider's flight is for one domain: a call for another domain waits for it to end,
     /// then renews with the client credentials (single sign-on once the device is paired).
-    private func token(provider: ConfiguredProvider, domain: String) -> EventLoopFuture<TokenSet> {
+    private func token(provider: ConfiguredProvider, domain: String)
+        -> EventLoopFuture<(tokens: TokenSet, renewal: IdentitySession?)>
+    {
         readSession(provider: provider.name, domain: domain).assumeIsolated().flatMap {
-            [self] session -> EventLoopFuture<TokenSet> in
+            [self] session -> EventLoopFuture<(tokens: TokenSet, renewal: IdentitySession?)> in
             if case .cpa = provider, let running = flights[provider.name], running.domain != domain {
                 return running.future.assumeIsolated().flatMap { [self] _ in token(provider: provider, domain: domain) }
                     .nonisolated()
             }
-            guard let session else { return flight(provider, domain: domain, refreshing: nil).future }
+            guard let session else { return Self.answer(flight(provider, domain: domain, refreshing: nil).future) }
             let policy = host.policy.policy
             let limits = OfflineLimits(
                 graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
                 wipeDays: policy[PolicyKeys.Identity.offlineWipeDays].value)
-            switch session.status(at: host.clock(), limits: limits) {
+            let now = host.clock()
+            switch session.status(at: now, limits: limits) {
             case .valid:
-                return host.loop.makeSucceededFuture(session.tokens)
-            case .renewalDue:
-                if canRenew(provider, session) { _ = flight(provider, domain: domain, refreshing: session) }
-                return host.loop.makeSucceededFuture(session.tokens)
-            case .refreshDue, .locallyAuthenticated:
-                return flight(provider, domain: domain, refreshing: session).future
+                return host.loop.makeSucceededFuture((session.tokens, nil))
+            case .renewalDue, .refreshDue, .locallyAuthenticated:
+                if now < session.tokens.expiresAt { return host.loop.makeSucceededFuture((session.tokens, session)) }
+                return Self.answer(renewExpired(provider, domain: domain, session: session))
             case .blocked:
-                return renewBlocked(provider, domain: domain, session: session)
+                return Self.answer(renewBlocked(provider, domain: domain, session: session))
             case .wipe:
                 offlineWipe(provider.name, days: limits.wipeDays ?? 0)
                 return host.loop.makeFailedFuture(CordonError.sessionExpired(provider: provider.name))
             }
         }.nonisolated()
+    }
+
+    /// The tokens a flight brings, with no renewal due beside them.
+    private static func answer(_ tokens: EventLoopFuture<TokenSet>)
+        -> EventLoopFuture<(tokens: TokenSet, renewal: IdentitySession?)>
+    {
+        tokens.map { ($0, nil) }
     }
 
     /// `identity.offlineWipeDays` passed: the container is wiped (the same path as a policy
@@ -248,10 +260,13 @@ final class IdentityComponent: InterfaceComponent {
             openSealer = nil
             cancelFlights()
         case .policyDidChange:
-            // The next sign-in discovers again, for the issuer and endpoints now in force.
+            // The next sign-in discovers again, for the issuer and endpoints now in force, and
+            // the next renewal is tried at once (the endpoints may have moved).
             discovered = [:]
+            renewalFailures = [:]
         case .wiped(appId: nil):
             openSealer = nil
+            renewalFailures = [:]
             cancelFlights()
             let database = host.database
             host.storePool.runIfActive(eventLoop: host.loop) { try database.resetIdentity() }.assumeIsolated()

@@ -4,7 +4,8 @@ import NIOCore
 
 /// Carries the identity broker's requests to a provider with AsyncHTTPClient, as `CTKIPTransport`
 /// does for CT-KIP (docs/ARCHITECTURE.md, "Identity"): a POST (form or JSON) or the JWKS GET, certificate validation against
-/// the system trust store, no redirect followed, each answer bounded in size and time. Errors name
+/// the system trust store, no redirect followed, each answer bounded in size and time, a refused
+/// or failed connection reported at once (never retried until the connect timeout). Errors name
 /// the provider and the step, never a field's value (a code, verifier or token).
 struct IdentityTransport: Sendable {
     /// The largest answer read (`TokenResponseParser.maximumBody`).
@@ -41,6 +42,11 @@ struct IdentityTransport: Sendable {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: connectTimeout, read: requestTimeout))
         configuration.httpVersion = .http1Only
+        // AsyncHTTPClient's pool would retry a failed connection with backoff until the connect
+        // timeout, so a refused port took the whole 10 s: the first failure ends the request
+        // (the agent keeps its own backoff per provider, docs/components/identity.md). A connect
+        // that hangs still ends at `connectTimeout`.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let result: Result<(Int, [UInt8]), IdentityError>
         do {
