@@ -96,11 +96,12 @@ final class IdentityComponent: InterfaceComponent {
                     IdentityTokenReply(
                         domain: domain, provider: provider.name, accessToken: tokens.accessToken,
                         tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
-                // A routine read: its record survives a killed agent without a sync of its own.
-                let replied = audit(
-                    appId, "identity.token", outcome: "allow",
-                    reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))", onDisk: false
-                ).map { reply }
+                // A routine read: its record is journaled and stored after the reply
+                // (docs/RELIABILITY.md, "Audit"; a killed agent loses none).
+                let record = AuditEntry(
+                    time: host.clock(), category: "identity", appId: appId, action: "identity.token",
+                    outcome: "allow", reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))")
+                let replied = (host.auditAfterReply([record]) ?? host.loop.makeSucceededVoidFuture()).map { reply }
                 if let due = answer.renewal {
                     // The renewal due beside the token starts on the loop's next turn, once the
                     // reply (completed with this future, in the same turn) is written: its work
@@ -312,15 +313,13 @@ final class IdentityComponent: InterfaceComponent {
 
     /// Audits an identity call (never a token).
     @discardableResult
-    func audit(_ appId: String?, _ action: String, outcome: String, reason: String, onDisk: Bool = true)
-        -> EventLoopFuture<Void>
-    {
+    func audit(_ appId: String?, _ action: String, outcome: String, reason: String) -> EventLoopFuture<Void> {
         host.writeAudit(
             [
                 AuditEntry(
                     time: host.clock(), category: "identity", appId: appId, action: action, outcome: outcome,
                     reason: reason)
-            ], onDisk: onDisk)
+            ], onDisk: true)
     }
 
     /// Any error of a flight or the pool as the typed error it answers.
