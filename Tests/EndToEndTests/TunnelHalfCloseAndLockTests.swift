@@ -92,6 +92,9 @@ import Testing
             ])
         let reload = try await setup.agent.cli(["policy", "reload"])
         #expect(reload.status == 0, "\(reload.stdout) \(reload.stderr)")
+        // The user's file is in force (not refused), so the lock below is tested against it.
+        let keepLine = reload.stdout.split(separator: "\n").first { $0.contains("50-keep.json") }
+        #expect(keepLine.map { !$0.contains("REJECTED") } == true, "\(reload.stdout)")
         let (run, stderr) = try Tunnels.startRun(setup, port: peer.port, appId: "com.example.locked")
         defer { kill(run.processIdentifier, SIGKILL) }
         let socket = setup.runtime + "/tunnels/run-\(run.processIdentifier)/API.sock"
