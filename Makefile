@@ -52,8 +52,12 @@ policy-files: build
 	.build/debug/cordon policy schema > policies/cordon.policy.v1.schema.json
 	.build/debug/cordon policy schema --default > policies/default.json
 
+# Also refuses the standard library's Mutex: ThreadSanitizer cannot see its contended path, so
+# state is kept behind CordonLocking's `Locked` (docs/ARCHITECTURE.md, "Threads and confinement").
 lint:
 	$(SWIFT) format lint --strict -r $(LINT_PATHS)
+	@! grep -rnE '\bMutex[<(]' --include='*.swift' Sources Tests examples \
+		|| { echo "use CordonLocking's Locked, not Synchronization.Mutex (ThreadSanitizer cannot see it)"; exit 1; }
 
 format:
 	$(SWIFT) format format -i -r $(LINT_PATHS)

@@ -102,6 +102,7 @@ let package = Package(
         .target(
             name: "CordonFleetd",
             dependencies: [
+                "CordonLocking",
                 "CordonNATS",
                 "CordonFleet", "CordonProtocol", "CordonSystem", "CordonTPM", "CordonSecrets", "CordonPosture",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -132,6 +133,11 @@ let package = Package(
             swiftSettings: strict
         ),
         // Shells.
+        // `Locked`, the lock every shell keeps state behind: a pthread mutex ThreadSanitizer sees
+        // (docs/ARCHITECTURE.md, "Threads and confinement").
+        .target(
+            name: "CordonLocking", dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CCordonLinux"),
         // The `read` that keeps who wrote each read of an app's connection (SCM_CREDENTIALS); linked
@@ -151,7 +157,8 @@ let package = Package(
         // (docs/ARCHITECTURE.md, "Fleet push").
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(
-            name: "CordonNATS", dependencies: ["CNATS", .product(name: "Crypto", package: "swift-crypto")],
+            name: "CordonNATS",
+            dependencies: ["CordonLocking", "CNATS", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         // The C client's libuv adapter: one event loop for many connections (the fleet swarm of
         // cordon-bench; the products keep the library's own threads and do not link libuv).
@@ -168,6 +175,7 @@ let package = Package(
         .target(
             name: "CordonAppStorage",
             dependencies: [
+                "CordonLocking",
                 "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -176,6 +184,7 @@ let package = Package(
         .target(
             name: "CordonStore",
             dependencies: [
+                "CordonLocking",
                 "CordonAppStorage", "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -184,6 +193,7 @@ let package = Package(
         .target(
             name: "CordonSystem",
             dependencies: [
+                "CordonLocking",
                 "CSystemd", "CCordonLinux", "CCordonBus",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -197,6 +207,7 @@ let package = Package(
         .target(
             name: "CordonServer",
             dependencies: [
+                "CordonLocking",
                 "CordonProtocol", "CordonLifecycle", "CordonSecrets", "CordonTrust", "CordonPolicy", "CordonStore",
                 "CordonAppStorage", "CordonSystem", "CordonTransport", "CordonPosture", "CordonAge", "CordonTokens",
                 "CordonTPM", "CordonIdentity", "CordonFleet", "CCordonLinux", "CCordonSenders",
@@ -214,6 +225,7 @@ let package = Package(
         .target(
             name: "CordonKit",
             dependencies: [
+                "CordonLocking",
                 "CordonProtocol", "CordonTransport", "CCordonLinux", "CordonSecrets", "CordonAppStorage", "CordonAge",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -244,6 +256,7 @@ let package = Package(
         .target(
             name: "CordonRun",
             dependencies: [
+                "CordonLocking",
                 "CordonKit", "CordonProtocol", "CordonSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -253,6 +266,7 @@ let package = Package(
         .executableTarget(
             name: "cordon",
             dependencies: [
+                "CordonLocking",
                 "CordonKit", "CordonProtocol", "CordonPinentry", "CordonPrompt", "CordonSystem", "CordonPolicy",
                 "CordonTrust",
                 "CordonRun", "CordonFleet", "CordonFleetAdmin",
@@ -265,6 +279,7 @@ let package = Package(
         .executableTarget(
             name: "cordon-bench",
             dependencies: [
+                "CordonLocking",
                 "CordonPolicy", "CordonProtocol", "CCordonBench", "CordonAge", "CordonStore", "CordonAppStorage",
                 "CordonSecrets",
                 "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonSenders", "CordonFleet",
@@ -340,6 +355,7 @@ let package = Package(
         .testTarget(
             name: "CordonNATSTests",
             dependencies: [
+                "CordonLocking",
                 "CordonNATS", "NATSTestServer", "ChannelTestPeers", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
@@ -356,6 +372,7 @@ let package = Package(
         .testTarget(
             name: "CordonStoreTests",
             dependencies: [
+                "CordonLocking",
                 "CordonStore", "CordonProtocol", "CordonSecrets", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
@@ -370,12 +387,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CordonSystemTests",
-            dependencies: ["CordonSystem", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CordonLocking", "CordonSystem", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "CordonServerTests",
             dependencies: [
+                "CordonLocking",
                 "CordonServer", "CordonKit", "CordonProtocol", "CordonLifecycle", "CordonSystem", "CordonTransport",
                 "CordonStore", "CordonAppStorage", "CordonSecrets", "CordonIdentity", "CordonPolicy", "CCordonSenders",
                 "CordonFleet", .product(name: "Prometheus", package: "swift-prometheus"),
@@ -387,6 +405,7 @@ let package = Package(
         .testTarget(
             name: "CordonRunTests",
             dependencies: [
+                "CordonLocking",
                 "CordonRun", "CordonKit", "CordonProtocol", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -406,6 +425,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
+                "CordonLocking",
                 "CordonKit", "CordonProtocol", "CordonStore", "CordonSecrets", "CordonSystem", "CordonTrust",
                 "CordonAge", "CordonAppStorage", "CCordonLinux", "ChannelTestPeers", "CTestCredentials", "CordonFleet",
                 "CordonNATS", "NATSTestServer", .product(name: "Crypto", package: "swift-crypto"),

@@ -1,9 +1,9 @@
+import CordonLocking
 import CordonProtocol
 import CordonSecrets
 import Crypto
 import Foundation
 import GRDB
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +34,7 @@ public final class AppStorage: Sendable {
     public let appId: String
     /// The SQLite file.
     public let path: String
-    let state: Mutex<State>
+    let state: Locked<State>
 
     struct State {
         var keys: StorageKeys?
@@ -51,7 +51,7 @@ public final class AppStorage: Sendable {
     public init(path: String, appId: String, appKey: SecureBytes) {
         self.path = path
         self.appId = appId
-        state = Mutex(State(keys: StorageKeys(appKey: appKey, appId: appId), queue: nil))
+        state = Locked(State(keys: StorageKeys(appKey: appKey, appId: appId), queue: nil))
     }
 
     /// Whether the keys are gone (`close()` ran).

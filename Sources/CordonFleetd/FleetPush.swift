@@ -1,8 +1,8 @@
 import CordonFleet
+import CordonLocking
 import CordonNATS
 import Foundation
 import Logging
-import Synchronization
 
 /// fleetd's end of the push channel (docs/FLEET.md, "Push"): one NATS connection, made as this
 /// machine (its NKey is the device key's public key, which signs the server's nonce: no other
@@ -140,7 +140,7 @@ final class CatchUp: Sendable {
         var round = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(
         subject: String, logger: Logger, onCommands: @escaping @Sendable ([UInt8]) -> Void,

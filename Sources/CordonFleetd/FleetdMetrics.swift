@@ -1,7 +1,7 @@
 import CordonFleet
+import CordonLocking
 import Foundation
 import Prometheus
-import Synchronization
 
 /// fleetd's metrics (docs/FLEET.md, "Metrics"), kept in `registry` and emitted in the Prometheus
 /// text format. Every counter's label values are known up front, so every series is there (at 0)
@@ -32,7 +32,7 @@ public final class FleetdMetrics: Sendable {
     private let ringsRefused: [TUFError.Kind: Counter]
     private let pollDuration: DurationHistogram
     private let policyAge: Gauge
-    private let verifiedAt = Mutex<Date?>(nil)
+    private let verifiedAt = Locked<Date?>(nil)
 
     /// The metrics, registered in `registry`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {

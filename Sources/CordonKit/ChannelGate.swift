@@ -1,5 +1,5 @@
+import CordonLocking
 import CordonProtocol
-import Synchronization
 
 /// Whether an app's pinned channel may carry bytes, following the app's key, the container's lock
 /// and the app's network policy (docs/ARCHITECTURE.md, "Pinned channel"): no new connection while
@@ -71,7 +71,7 @@ public final class ChannelGate: Sendable {
 
     /// The app whose key the gate follows (named in its errors).
     public let appId: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A gate for `appId`; `available` sets the key's state when it is already known.
     public init(appId: String, available: Bool? = nil) {

@@ -1,10 +1,10 @@
+import CordonLocking
 import CordonProtocol
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
-import Synchronization
 
 /// An HTTPS client that only talks to servers the app's network policy pins
 /// (docs/ARCHITECTURE.md, "Pinned channel").
@@ -85,7 +85,7 @@ public final class SecureChannel: Sendable {
     public let configuration: Configuration
     /// The app's key state, when the channel follows one.
     public let gate: ChannelGate?
-    private let current: Mutex<(policy: NetworkPolicy, connector: ChannelConnector, generation: Int)>
+    private let current: Locked<(policy: NetworkPolicy, connector: ChannelConnector, generation: Int)>
 
     /// A channel enforcing `policy`; with `gate`, it follows the app's key, lock and policy
     /// changes (`gate` is told `policy` when it has none yet).
@@ -95,7 +95,7 @@ public final class SecureChannel: Sendable {
         self.configuration = configuration
         self.gate = gate
         let connector = try Self.connector(policy, configuration)
-        self.current = Mutex((policy, connector, gate?.policyGeneration ?? 0))
+        self.current = Locked((policy, connector, gate?.policyGeneration ?? 0))
     }
 
     private static func connector(_ policy: NetworkPolicy, _ configuration: Configuration) throws(SecureChannelError)

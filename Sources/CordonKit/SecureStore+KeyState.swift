@@ -1,8 +1,8 @@
 import CordonAppStorage
+import CordonLocking
 import CordonProtocol
 import CordonSecrets
 import Foundation
-import Synchronization
 
 /// The app key as the SDK holds it, for `SecureStore` (and later `SecureFile`): in locked memory
 /// (`SecureBytes`), fetched on first use, zeroed the moment the app's own event stream says the
@@ -20,7 +20,7 @@ final class AppKeyState: Sendable {
         var storages: [String: AppStorage] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The key in use, for tests (`isZeroed` after a revocation).
     var key: SecureBytes? { state.withLock { $0.key } }

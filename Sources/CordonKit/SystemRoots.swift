@@ -1,7 +1,7 @@
-import Synchronization
+import CordonLocking
 import X509
 
 /// The system's roots, parsed once per bundle path (docs/ARCHITECTURE.md, "Pinned channel").
 enum SystemRoots {
-    static let cache = Mutex<[String: [Certificate]]>([:])
+    static let cache = Locked<[String: [Certificate]]>([:])
 }

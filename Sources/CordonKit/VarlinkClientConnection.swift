@@ -1,9 +1,9 @@
+import CordonLocking
 import CordonProtocol
 import CordonTransport
 import Foundation
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// One varlink connection from a client: calls answered in order, and streamed calls.
 final class VarlinkClientConnection: Sendable {
@@ -22,7 +22,7 @@ final class VarlinkClientConnection: Sendable {
     {
         // The handler is kept from the initializer: the agent may refuse (and close) at once,
         // and that refusal must still reach the first call.
-        let installed = Mutex<NIOLoopBound<VarlinkClientHandler>?>(nil)
+        let installed = Locked<NIOLoopBound<VarlinkClientHandler>?>(nil)
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelInitializer { channel in

@@ -1,10 +1,10 @@
-import Synchronization
+import CordonLocking
 
 /// Why the verification callback of one connection refused the server, read when the handshake
 /// fails (NIOSSL reports only that it failed; docs/ARCHITECTURE.md, "Pinned channel").
 public final class VerificationOutcome: Sendable {
-    private let refusal = Mutex<SecureChannelError?>(nil)
-    private let accepted = Mutex<[[UInt8]]>([])
+    private let refusal = Locked<SecureChannelError?>(nil)
+    private let accepted = Locked<[[UInt8]]>([])
 
     /// An empty outcome.
     public init() {}

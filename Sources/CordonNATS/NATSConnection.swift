@@ -1,6 +1,6 @@
 import CNATS
+import CordonLocking
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -28,14 +28,14 @@ public final class NATSConnection: Sendable {
         var jetStream: OpaquePointer?
     }
 
-    private let handles: Mutex<Handles?>
+    private let handles: Locked<Handles?>
     /// What the C callbacks reach through their `closure` pointer, and each subscription's handler:
     /// never freed (a few hundred bytes per connection). The library calls back on threads of its
     /// own, also after a connection it closed itself or one `close()` destroyed (its `closed`
     /// callback may come later), so no moment is safe to free them at.
     private let callbacks: Unmanaged<Callbacks>
     /// The subscriptions, each destroyed once by `close()`.
-    private let subscriptions = Mutex<[Subscription]>([])
+    private let subscriptions = Locked<[Subscription]>([])
 
     /// Connects (or, with `retryFirstConnect`, starts trying in the background).
     public init(_ options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in })
@@ -87,7 +87,7 @@ public final class NATSConnection: Sendable {
             throw error
         }
         self.callbacks = callbacks
-        handles = Mutex(Handles(connection: connection, jetStream: jetStream))
+        handles = Locked(Handles(connection: connection, jetStream: jetStream))
         if !pending { onEvent(.connected) }
     }
 
@@ -322,7 +322,7 @@ final class Callbacks: Sendable {
     let options: NATSOptions
     let onEvent: @Sendable (NATSEvent) -> Void
     /// Nonces whose signature was not sent (it begins with a zero byte: see `signNonce`).
-    let unsendable = Mutex(0)
+    let unsendable = Locked(0)
 
     init(options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void) {
         self.options = options
@@ -342,7 +342,7 @@ struct SubscriptionHandle: @unchecked Sendable {
 /// One subscription's handler, and its library object.
 final class Subscription: Sendable {
     let handler: @Sendable (NATSConnection.Message) -> Void
-    let handle = Mutex<SubscriptionHandle?>(nil)
+    let handle = Locked<SubscriptionHandle?>(nil)
 
     init(handler: @escaping @Sendable (NATSConnection.Message) -> Void) {
         self.handler = handler

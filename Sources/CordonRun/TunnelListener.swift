@@ -1,10 +1,10 @@
 import CordonKit
+import CordonLocking
 import CordonProtocol
 import CordonSystem
 import Foundation
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// Serves one `--tunnel` (docs/ARCHITECTURE.md, "Pinned channel"): a Unix socket (mode 0600, in a
 /// 0700 directory of its own) and a loopback TCP port, which serves only sockets of the user's uid
@@ -156,7 +156,7 @@ final class TunnelListener: Sendable {
 /// The connector of a run's tunnels, set once the app's network policy is known and anew on
 /// every policy change (docs/ARCHITECTURE.md, "Pinned channel").
 public final class TunnelUpstream: Sendable {
-    private let value = Mutex<(connector: ChannelConnector?, missing: String)>(
+    private let value = Locked<(connector: ChannelConnector?, missing: String)>(
         (nil, "the app's network policy is not loaded yet"))
 
     /// None yet.

@@ -1,8 +1,8 @@
 import CordonAppStorage
+import CordonLocking
 import CordonSecrets
 import Foundation
 import GRDB
-import Synchronization
 
 /// The agent's SQLite database: the wrapped master key, the failed-attempt counter, the audit log,
 /// the highest accepted serial of each signed policy file and the sealed software tokens.
@@ -21,9 +21,9 @@ public final class CordonDatabase: Sendable {
     /// logs them); empty when all were private already, and for a read-only open.
     public let permissionsTightened: [String]
     /// Whether writes of the security state are anchored to a TPM (`StateAnchor.swift`).
-    let anchorMode = Mutex<AnchorMode>(.none)
+    let anchorMode = Locked<AnchorMode>(.none)
     /// Told when a write finds the state edited while the agent runs (`onStateRefused`).
-    let onRefusal = Mutex<(@Sendable (StateAnchorError) -> Void)?>(nil)
+    let onRefusal = Locked<(@Sendable (StateAnchorError) -> Void)?>(nil)
 
     /// Opens (creating if needed) the database at `path` and migrates it; `readOnly` opens an
     /// existing database for inspection (tools, tests) while the agent runs.

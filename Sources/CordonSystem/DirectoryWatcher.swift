@@ -1,6 +1,6 @@
 import CCordonLinux
+import CordonLocking
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,9 +17,9 @@ public final class DirectoryWatcher: Sendable {
     private let wakeWrite: Int32
     private let directories: [String]
     private let onChange: @Sendable () -> Void
-    private let watches = Mutex<Set<Int32>>([])
+    private let watches = Locked<Set<Int32>>([])
     /// Held while `onChange` runs; `stop()` takes it, so no callback runs after `stop()` returns.
-    private let stopped = Mutex<Bool>(false)
+    private let stopped = Locked<Bool>(false)
 
     static let mask: UInt32 = UInt32(
         IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF

@@ -1,8 +1,8 @@
 import CCordonLinux
+import CordonLocking
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
 
 /// What a desktop or system signal asks of the agent.
 public enum LockTrigger: Sendable, Equatable {
@@ -47,7 +47,7 @@ public final class BusLockTriggers: Sendable {
     let logger: Logger
     let onTrigger: @Sendable (LockTrigger) -> Void
     let onActive: @Sendable ([String]) -> Void
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
     let finished = DispatchSemaphore(value: 0)
 
     struct Shared {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonBenchSummary
+import CordonLocking
 import Dispatch
 import Foundation
 import Synchronization
@@ -67,12 +68,12 @@ struct ColdReadBenchmark: ParsableCommand {
         let file = directory + "/agent/data/storage/\(app).sqlite"
 
         // The other client: GetStatus back to back, each call's start and duration.
-        let samples = Mutex<[(start: UInt64, nanoseconds: UInt64)]>([])
+        let samples = Locked<[(start: UInt64, nanoseconds: UInt64)]>([])
         let stop = Atomic<Bool>(false)
         let status = try RawUnixSocket.connect(to: agent.socket)
         let request = Array(#"{"method":"io.cordon.Agent.GetStatus"}"#.utf8) + [0]
         let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<String?>(nil)
+        let failure = Locked<String?>(nil)
         Thread.detachNewThread {
             var local: [(UInt64, UInt64)] = []
             local.reserveCapacity(200_000)

@@ -3,6 +3,7 @@ import CordonBenchSummary
 import CordonFleet
 import CordonFleetAdmin
 import CordonFleetd
+import CordonLocking
 import Foundation
 import Synchronization
 
@@ -116,7 +117,7 @@ final class FleetSwarm: Sendable {
     let root: [UInt8]
     let interval: Double
     let client: RepositoryClient
-    let counters = Mutex(Counters())
+    let counters = Locked(Counters())
 
     init(count: Int, root: [UInt8], interval: Double, client: RepositoryClient) {
         self.count = count

@@ -1,8 +1,8 @@
 import CordonFleet
+import CordonLocking
 import CordonNATS
 import Foundation
 import Histogram
-import Synchronization
 
 /// The admin's end of the swarm: every report published on `cordon.fleet.report.>` as it arrives,
 /// with its arrival time, verified (`FleetReport.verify`, against the subject's device id); what
@@ -19,7 +19,7 @@ final class FleetSwarmIngest: Sendable {
         var invalid = 0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     /// Subscribes on `connection` (the admin's).
     func listen(on connection: NATSConnection) throws {

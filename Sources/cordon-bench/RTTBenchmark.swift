@@ -1,5 +1,6 @@
 import ArgumentParser
 import CordonBenchSummary
+import CordonSystem
 import Dispatch
 import Foundation
 
@@ -17,7 +18,8 @@ struct RTTBenchmark: ParsableCommand {
             Tokens.Code (a TOTP the app may read) and Identity.GetToken (a token the agent holds for \
             a signed-in session at the local identity provider, Tests/CordonIdentityTests/peers; \
             skipped with the reason when python3, authlib or Flask is missing). Each method's \
-            connection registers its own app before it is measured. Without --socket a cordond next \
+            connection registers its own app first; then the benchmark makes itself non-dumpable, as \
+            the agent demands of an app it hands data to, so it runs as an ordinary user. Without --socket a cordond next \
             to this binary is started on a temporary directory, initialized and unlocked; with \
             --socket only GetStatus and Check are measured. Targets: the median ratio agent / echo \
             <= 1.5x one-cpu and <= 2x unpinned, for every method (--summary appends them).
@@ -69,6 +71,9 @@ struct RTTBenchmark: ParsableCommand {
             directory: directory, iterations: iterations, warmup: warmup, runs: runs, placements: placements)
         var reports: [RTTReport] = []
         var records: [SummaryRecord] = []
+        // Every app registers while the benchmark is dumpable, then it hardens itself as CordonKit
+        // does, so the data calls are answered to an ordinary user (RTTCall).
+        var connections: [(RTTCall, RawUnixSocket)] = []
         for method in methods {
             guard let call = try fixture.call(method) else {
                 let reason = fixture.skipped[method] ?? "not set up"
@@ -76,8 +81,14 @@ struct RTTBenchmark: ParsableCommand {
                 records += RTTReport.skippedRecords(method: method.rawValue, placements: placements, reason: reason)
                 continue
             }
+            let agent = try RoundTripComparison.connect(
+                name: method.rawValue, socketPath: fixture.socket, calls: call.register.map { [$0] } ?? [])
+            connections.append((call, agent))
+        }
+        if connections.contains(where: { $0.0.register != nil }) { try ProcessHardening.disableDumping() }
+        for (call, agent) in connections {
             let report = try comparison.run(
-                name: method.rawValue, request: call.request, socketPath: fixture.socket, prelude: call.prelude)
+                name: call.method.rawValue, request: call.request, agent: agent, prelude: call.prelude)
             reports.append(report)
             records += report.summaryRecords
         }

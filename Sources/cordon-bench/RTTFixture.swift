@@ -78,14 +78,18 @@ final class RTTFixture {
         }
     }
 
-    /// The call measured for `method` and the calls sent before it on the same connection; nil
-    /// when the method is skipped.
-    func call(_ method: RTTMethod) throws -> (request: String, prelude: [String])? {
+    /// The call measured for `method`, the `Register` its connection sends first (nil: none) and
+    /// the calls sent after every connection registered and the benchmark hardened itself, before
+    /// measuring; nil when the method is skipped.
+    func call(_ method: RTTMethod) throws -> RTTCall? {
         guard skipped[method] == nil else { return nil }
+        let register = try method.appId.map { try Self.encode("io.cordon.App.Register", ["appId": $0]) }
+        guard let (request, prelude) = try measured(method) else { return nil }
+        return RTTCall(method: method, register: register, prelude: prelude, request: request)
+    }
+
+    private func measured(_ method: RTTMethod) throws -> (request: String, prelude: [String])? {
         var prelude: [String] = []
-        if let app = method.appId {
-            prelude.append(try Self.encode("io.cordon.App.Register", ["appId": app]))
-        }
         switch method {
         case .getStatus:
             return (#"{"method":"io.cordon.Agent.GetStatus"}"#, prelude)

@@ -20,19 +20,20 @@ struct RoundTripComparison {
     var runs = 5
     var placements: [RoundTripPlacement] = RoundTripPlacement.allCases
 
-    /// Measures `text` on a new connection to the agent at `socketPath`, after sending each call
-    /// of `prelude` on it (e.g. a Register); any error reply, there or to `text`, throws.
-    func run(name: String, request text: String, socketPath: String, prelude: [String] = []) throws -> RTTReport {
-        let request = Array(text.utf8) + [0]
+    /// A new connection to the agent at `socketPath` that has sent each of `calls` (e.g. a
+    /// Register); any error reply throws, naming `name`.
+    static func connect(name: String, socketPath: String, calls: [String]) throws -> RawUnixSocket {
         let agent = try RawUnixSocket.connect(to: socketPath)
+        try send(calls, on: agent, name: name)
+        return agent
+    }
+
+    /// Measures `text` on `agent` (a connection of `connect`), after sending each call of
+    /// `prelude` on it; any error reply, there or to `text`, throws.
+    func run(name: String, request text: String, agent: RawUnixSocket, prelude: [String] = []) throws -> RTTReport {
+        let request = Array(text.utf8) + [0]
         let agentPid = try agent.peerProcess()
-        for call in prelude + [text] {
-            try agent.send(Array(call.utf8) + [0])
-            let reply = try agent.receiveText()
-            if let error = (try? VarlinkConnection.decode(reply))?["error"] {
-                throw BenchError.daemon("\(name): \(call.prefix(80)) answered \(error)")
-            }
-        }
+        try Self.send(prelude + [text], on: agent, name: name)
         try agent.send(request)
         let replyLength = try agent.receiveMessage()
 
@@ -57,6 +58,16 @@ struct RoundTripComparison {
         try RoundTripPlacement.unpinned.apply(agent: agentPid, echo: echoPid)
         return RTTReport(
             method: name, requestBytes: request.count, replyBytes: replyLength + 1, placements: reports)
+    }
+
+    private static func send(_ calls: [String], on agent: RawUnixSocket, name: String) throws {
+        for call in calls {
+            try agent.send(Array(call.utf8) + [0])
+            let reply = try agent.receiveText()
+            if let error = (try? VarlinkConnection.decode(reply))?["error"] {
+                throw BenchError.daemon("\(name): \(call.prefix(80)) answered \(error)")
+            }
+        }
     }
 
     /// `count` round trips on each side, alternating.

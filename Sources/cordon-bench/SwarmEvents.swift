@@ -1,6 +1,6 @@
+import CordonLocking
 import CordonNATS
 import Foundation
-import Synchronization
 
 /// The swarm's connection events: which machines have connected once, and when each reconnected
 /// since the last reset (the restart measure).
@@ -18,9 +18,9 @@ final class SwarmEvents: Sendable {
         var snapshot = Snapshot()
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    init(count: Int) { state = Mutex(State(seen: Array(repeating: false, count: count))) }
+    init(count: Int) { state = Locked(State(seen: Array(repeating: false, count: count))) }
 
     func record(_ index: Int, _ event: NATSEvent) {
         let now = Date()

@@ -1,10 +1,10 @@
 import CordonFleet
 import CordonFleetd
+import CordonLocking
 import CordonNATS
 import Crypto
 import Foundation
 import Logging
-import Synchronization
 
 /// One simulated machine of the fleet swarm: its own device key and NATS identity, the real push
 /// client (`FleetPush`: connect, its subjects, the catch-up read at every (re)connection) and the
@@ -26,7 +26,7 @@ final class SwarmMachine: Sendable {
         var refused = 0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     init(index: Int) {
         self.index = index

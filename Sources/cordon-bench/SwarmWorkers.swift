@@ -1,3 +1,4 @@
+import CordonLocking
 import Foundation
 import Synchronization
 
@@ -7,7 +8,7 @@ import Synchronization
 final class SwarmWorkers: Sendable {
     /// The work waiting, and the index of the next to run (taken in O(1); the front is dropped
     /// once it is half the array, so thousands queued at once do not make every take a copy).
-    private let queue = Mutex<(items: [@Sendable () -> Void], next: Int)>(([], 0))
+    private let queue = Locked<(items: [@Sendable () -> Void], next: Int)>(([], 0))
     private let ready = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
 

@@ -1,4 +1,4 @@
-import Synchronization
+import CordonLocking
 
 /// Runs async work with a time limit, for calls that may never answer (a hung agent).
 enum Deadline {
@@ -29,10 +29,10 @@ enum Deadline {
 
 /// A continuation that only the first of several racers resumes.
 private final class ResumeOnce<T: Sendable>: Sendable {
-    private let pending: Mutex<CheckedContinuation<T, any Error>?>
+    private let pending: Locked<CheckedContinuation<T, any Error>?>
 
     init(_ continuation: CheckedContinuation<T, any Error>) {
-        pending = Mutex(continuation)
+        pending = Locked(continuation)
     }
 
     func resume(with result: Result<T, any Error>) {

@@ -1,9 +1,9 @@
 import ChannelTestPeers
+import CordonLocking
 import CordonNATS
 import Crypto
 import Foundation
 import NATSTestServer
-import Synchronization
 import Testing
 
 /// `NATSConnection` against a real `nats-server` with JetStream: each machine signs the server's
@@ -94,7 +94,7 @@ import Testing
         defer { setup.server.stop() }
         let (a, b) = (setup.machines[0], setup.machines[1])
         try setup.admin.publishToStream(b.subject, Array("wipe b".utf8))
-        let events = Mutex<[NATSEvent]>([])
+        let events = Locked<[NATSEvent]>([])
         var options = a.options(setup.server)
         options.connectTimeout = 2
         let connection = try NATSConnection(options) { event in events.withLock { $0.append(event) } }
@@ -105,7 +105,7 @@ import Testing
             try connection.lastMessage(stream: Self.stream, subject: b.subject, timeout: 1)
         }
         // Following b's subject: the server refuses the subscription; nothing is delivered.
-        let delivered = Mutex(0)
+        let delivered = Locked(0)
         try connection.subscribe(b.subject) { _ in delivered.withLock { $0 += 1 } }
         try connection.flush()
         try setup.admin.publishToStream(b.subject, Array("lock b".utf8))
@@ -227,7 +227,7 @@ import Testing
         let port = String(decoding: reader.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var options = NATSOptions(servers: ["nats://127.0.0.1:\(port)"], name: "victim")
         let key = Curve25519.Signing.PrivateKey()
-        let signed = Mutex<[[UInt8]]>([])
+        let signed = Locked<[[UInt8]]>([])
         options.nkey = NATSNKey.user(publicKey: Array(key.publicKey.rawRepresentation))
         options.signer = { message in
             signed.withLock { $0.append(message) }

@@ -1,7 +1,7 @@
 import CordonKit
+import CordonLocking
 import CordonProtocol
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CordonRun
@@ -13,7 +13,7 @@ import Testing
 @Suite struct TunnelSetTests {
     /// The notes a run tells the user.
     final class Notes: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = Locked<[String]>([])
         var all: [String] { lines.withLock { $0 } }
         var sink: RunNote { { line in self.lines.withLock { $0.append(line) } } }
     }

@@ -1,6 +1,6 @@
 import CordonKit
+import CordonLocking
 import CordonProtocol
-import Synchronization
 import Testing
 
 /// Consumes an event sequence in the background and keeps what it saw, for polling.
@@ -12,11 +12,11 @@ final class EventRecorder: Sendable {
     }
 
     private final class Storage: Sendable {
-        let state = Mutex(State())
+        let state = Locked(State())
     }
 
     private let storage = Storage()
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == CordonEvent {
         let storage = self.storage

@@ -1,5 +1,6 @@
 import CordonIdentity
 import CordonKit
+import CordonLocking
 import CordonPolicy
 import CordonProtocol
 import CordonServer
@@ -305,7 +306,7 @@ struct IdentityComponentTests {
 
 /// The agent's time as a test moves it (Unix seconds, starting now).
 final class MovableClock: Sendable {
-    private let now = Mutex(Date().timeIntervalSince1970)
+    private let now = Locked(Date().timeIntervalSince1970)
 
     /// The clock to give the agent.
     var read: @Sendable () -> Double { { [self] in now.withLock { $0 } } }

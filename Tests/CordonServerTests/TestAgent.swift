@@ -1,11 +1,11 @@
 import CordonKit
 import CordonLifecycle
+import CordonLocking
 import CordonPolicy
 import CordonProtocol
 import CordonServer
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 /// An agent running in-process on a socket in its own temporary directory.
@@ -16,7 +16,7 @@ final class TestAgent: Sendable {
     let server: AgentServer
     let directory: String
     let logs: LogCapture
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     var socketPath: String { server.socketPath }
     var paths: CordonPaths { server.configuration.paths }
@@ -177,7 +177,7 @@ func eventually(
 
 /// Collects the agent's log messages (notice and above by default) so a test can wait for one.
 final class LogCapture: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
     let level: Logger.Level
 
     init(level: Logger.Level = .notice) {

@@ -1,8 +1,8 @@
+import CordonLocking
 import CordonSecrets
 import CordonStore
 import Foundation
 import GRDB
-import Synchronization
 import Testing
 
 /// The state anchor against a counter that only goes up (the TPM's NV counter in the agent; here
@@ -21,7 +21,7 @@ import Testing
 
     /// A monotonic counter in memory, with a switch that makes it fail.
     final class Counter: MonotonicCounter {
-        let state = Mutex<(value: UInt64, failing: Bool)>((7, false))
+        let state = Locked<(value: UInt64, failing: Bool)>((7, false))
         func read() throws -> UInt64 {
             try state.withLock { state in
                 if state.failing { throw CocoaError(.fileReadUnknown) }

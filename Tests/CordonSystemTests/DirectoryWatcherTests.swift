@@ -1,11 +1,11 @@
+import CordonLocking
 import CordonSystem
 import Foundation
-import Synchronization
 import Testing
 
 /// Counts callbacks from the watcher's thread.
 final class CallbackCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
 
     var value: Int { count.withLock { $0 } }
 
@@ -26,7 +26,7 @@ final class CallbackCounter: Sendable {
 
 /// Counts callbacks that arrive after `stop()` has returned.
 final class StopProbe: Sendable {
-    private let state = Mutex((calls: 0, stopped: false, lateCalls: 0))
+    private let state = Locked((calls: 0, stopped: false, lateCalls: 0))
 
     var calls: Int { state.withLock { $0.calls } }
     var lateCalls: Int { state.withLock { $0.lateCalls } }

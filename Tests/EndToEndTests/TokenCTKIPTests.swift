@@ -154,4 +154,25 @@ import Testing
         #expect(!failed.stderr.contains(Self.activationCode))
         #expect(try await TokenCLITests.listed(agent).keys.sorted() == [TokenPolicyTests.securIDSerial])
     }
+
+    /// A server that is down refuses the connection: the first refusal is the answer, in words
+    /// (not the 10 s connect timeout of the HTTP client's retries, nor the system's raw error).
+    @Test func aServerThatIsDownIsReportedAsRefused() async throws {
+        let server = try CTKIPFakeServer()
+        defer { server.stop() }
+        let agent = try await Self.started(server)
+        defer { agent.cleanUp() }
+        // Nothing listens on its port any more; its certificate stays for the agent's TLS set-up.
+        kill(server.process.processIdentifier, SIGKILL)
+        server.process.waitUntilExit()
+        let failed = try await TokenCLITests.cordon(agent, ["import", "--passcode-stdin", Self.uri(server)])
+        #expect(failed.status != 0)
+        #expect(
+            failed.stderr.contains(
+                "CT-KIP provisioning from 127.0.0.1:\(server.port) failed at ClientHello: "
+                    + "the connection to 127.0.0.1:\(server.port) was refused"),
+            "\(failed.stderr)")
+        #expect(!failed.stderr.contains("errno"), "\(failed.stderr)")
+        #expect(try await TokenCLITests.listed(agent).isEmpty)
+    }
 }

@@ -1,6 +1,6 @@
+import CordonLocking
 import CordonSystem
 import NIOCore
-import Synchronization
 
 extension AgentServer {
     /// Connects the agent to the service manager: `READY=1` with the status and a new `STATUS=`
@@ -8,7 +8,7 @@ extension AgentServer {
     /// `NOTIFY_SOCKET` every message is a no-op.
     public func connectServiceManager(_ notifier: SystemdNotifier) async throws {
         let agent = self.agent
-        let lastStatus = Mutex<String>("")
+        let lastStatus = Locked<String>("")
         try await loop.submit {
             let line = Self.statusLine(of: agent.value)
             lastStatus.withLock { $0 = line }

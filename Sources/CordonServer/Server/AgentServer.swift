@@ -1,3 +1,4 @@
+import CordonLocking
 import CordonProtocol
 import CordonStore
 import CordonSystem
@@ -6,7 +7,6 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// The agent's Unix-socket server: binds the socket and owns the loop, the pool and the agent.
 public final class AgentServer: Sendable {
@@ -18,11 +18,11 @@ public final class AgentServer: Sendable {
     /// The one event loop: the agent's, and every connection's.
     let loop: any EventLoop
     let logger: Logger
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let channel = Locked<(any Channel)?>(nil)
     /// The path this server bound itself (nil when serving a socket-activated one).
-    private let boundSocketPath = Mutex<String?>(nil)
+    private let boundSocketPath = Locked<String?>(nil)
     /// `finish()` ran.
-    private let finished = Mutex(false)
+    private let finished = Locked(false)
 
     /// Opens the database and prepares the agent; `start()` binds the socket. `clock` is the
     /// agent's time (Unix seconds); tests inject one they move.

@@ -1,7 +1,7 @@
 import CordonAppStorage
+import CordonLocking
 import CordonProtocol
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CordonServer
@@ -14,7 +14,7 @@ import Testing
 
     /// `Get` of `name`: its value (decoded) or error, and whether it was answered synchronously.
     static func get(_ name: String, in fixture: Fixture) async throws -> (String, Bool) {
-        let synchronous = Mutex(false)
+        let synchronous = Locked(false)
         let reply = try await fixture.call(.storageGet, ["name": .string(name)]) { storage, call in
             let outcome = try storage.serve(.get, call)
             if case .reply = outcome { synchronous.withLock { $0 = true } }

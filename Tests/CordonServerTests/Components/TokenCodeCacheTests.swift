@@ -1,8 +1,8 @@
+import CordonLocking
 import CordonProtocol
 import CordonStore
 import Foundation
 import NIOCore
-import Synchronization
 import Testing
 
 @testable import CordonServer
@@ -18,7 +18,7 @@ import Testing
     /// the loop without the store pool.
     static func code(_ serial: String, at time: Double, in fixture: Fixture) async throws -> (JSONValue, Bool) {
         try await fixture.run { host, _, _ in host.now = time }
-        let synchronous = Mutex(false)
+        let synchronous = Locked(false)
         let reply = try await fixture.call(.tokenCode, ["serial": .string(serial)]) { tokens, call in
             let outcome = try tokens.serve(.code, call)
             if case .reply = outcome { synchronous.withLock { $0 = true } }

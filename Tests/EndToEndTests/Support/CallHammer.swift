@@ -1,3 +1,4 @@
+import CordonLocking
 import Foundation
 import Synchronization
 
@@ -5,11 +6,11 @@ import Synchronization
 /// the replies it received that `acknowledges` accepts. They run until the agent goes away (a
 /// `kill -9`) or `stop()`; `finish()` waits for them and returns each client's count.
 final class CallHammer: Sendable {
-    private let counts: Mutex<[Int]>
+    private let counts: Locked<[Int]>
     private let others = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let done = DispatchGroup()
-    let unexpected = Mutex<[String]>([])
+    let unexpected = Locked<[String]>([])
 
     /// Connects `clients` sockets to `socket` as the test user and starts them, each repeating `request` (raw
     /// JSON); `acknowledges(reply)` says whether a reply counts.
@@ -17,7 +18,7 @@ final class CallHammer: Sendable {
         clients: Int, socket: String, request: String,
         acknowledges: @escaping @Sendable (String) -> Bool
     ) throws {
-        counts = Mutex(Array(repeating: 0, count: clients))
+        counts = Locked(Array(repeating: 0, count: clients))
         let sockets = try (0..<clients).map { _ in try RawVarlinkSocket(userPath: socket) }
         for (index, connection) in sockets.enumerated() {
             done.enter()

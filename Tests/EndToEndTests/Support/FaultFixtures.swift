@@ -1,3 +1,4 @@
+import CordonLocking
 import CordonStore
 import Foundation
 import Synchronization
@@ -75,7 +76,7 @@ extension FaultFixtures {
 
 /// Values collected by concurrent threads.
 final class Collected<Value: Hashable & Sendable>: Sendable {
-    private let values = Mutex<Set<Value>>([])
+    private let values = Locked<Set<Value>>([])
 
     func insert(_ value: Value) { values.withLock { _ = $0.insert(value) } }
     var all: Set<Value> { values.withLock { $0 } }

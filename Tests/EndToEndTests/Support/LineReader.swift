@@ -1,10 +1,10 @@
+import CordonLocking
 import Foundation
-import Synchronization
 
 /// Runs a long-lived command and collects its stdout lines as they arrive.
 final class LineReader: Sendable {
     let process: Process
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
         process = Process()

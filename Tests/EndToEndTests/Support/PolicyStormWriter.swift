@@ -1,3 +1,4 @@
+import CordonLocking
 import Foundation
 import Synchronization
 
@@ -7,7 +8,7 @@ import Synchronization
 final class PolicyStormWriter: Sendable {
     static let mainFile = "10-storm.json"
     let directory: String
-    private let state = Mutex<(rounds: Int, lastMaxChars: Int?, started: Bool, stopped: Bool)>((0, nil, false, false))
+    private let state = Locked<(rounds: Int, lastMaxChars: Int?, started: Bool, stopped: Bool)>((0, nil, false, false))
     private let done = DispatchSemaphore(value: 0)
 
     init(directory: String) {

@@ -1,3 +1,4 @@
+import CordonLocking
 import Foundation
 import Synchronization
 
@@ -117,7 +118,7 @@ final class ScriptedApp: Sendable {
 
 /// Collects a process's stdout lines (set up before `run()`).
 final class LineReaderBuffer: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     init(_ process: Process) throws {
         let pipe = Pipe()

@@ -1,3 +1,4 @@
+import CordonLocking
 import Foundation
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// registered nothing.
 final class UserApps: Sendable {
     let agent: UserAgent
-    private let processes = Mutex<[String: UserAppProcess]>([:])
+    private let processes = Locked<[String: UserAppProcess]>([:])
 
     init(_ agent: UserAgent) { self.agent = agent }
 
@@ -71,9 +72,9 @@ final class UserApps: Sendable {
 final class UserAppProcess: Sendable {
     let command: SpawnedCommand
     let errorPath: String
-    private let replies = Mutex<[String]>([])
-    private let sent = Mutex(0)
-    private let stopped = Mutex(false)
+    private let replies = Locked<[String]>([])
+    private let sent = Locked(0)
+    private let stopped = Locked(false)
 
     static let driver = """
         import threading
@@ -275,7 +276,7 @@ extension UserAgent {
 /// event after those already taken.
 final class EventFollower: Sendable {
     let reader: LineReader
-    private let taken = Mutex(0)
+    private let taken = Locked(0)
 
     init(reader: LineReader) { self.reader = reader }
 

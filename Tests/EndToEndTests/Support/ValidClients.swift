@@ -1,3 +1,4 @@
+import CordonLocking
 import Foundation
 import Synchronization
 
@@ -6,8 +7,8 @@ import Synchronization
 final class ValidClients: Sendable {
     private let sockets: [RawVarlinkSocket]
     private let stopped = Atomic<Bool>(false)
-    private let results = Mutex<(times: [Double], errors: [String])>(([], []))
-    private let completed = Mutex<[Int]>([])
+    private let results = Locked<(times: [Double], errors: [String])>(([], []))
+    private let completed = Locked<[Int]>([])
     private let done = DispatchGroup()
 
     init(count: Int, socket: String) throws {

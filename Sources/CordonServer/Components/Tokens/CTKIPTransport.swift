@@ -4,6 +4,7 @@ import CordonTokens
 import Crypto
 import Foundation
 import NIOCore
+import NIOPosix
 import NIOSSL
 
 /// Carries a `CTKIPClient` exchange over HTTPS (docs/ARCHITECTURE.md, "Tokens"): the server's
@@ -28,6 +29,9 @@ struct CTKIPTransport: Sendable {
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: requestTimeout))
         configuration.httpVersion = .http1Only
+        // As for identity providers (IdentityTransport): a refused connection is the answer at
+        // once, not after the pool's retries until the 10 s connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let result: Result<SecurIDToken, CordonError>
         do {
@@ -74,7 +78,9 @@ struct CTKIPTransport: Sendable {
         } catch let error as CordonError {
             throw error
         } catch {
-            throw failure(provisioning, step, Self.describe(error, limit: maximumResponse))
+            throw failure(
+                provisioning, step,
+                Self.describe(error, limit: maximumResponse, url: provisioning.url, answer: requestTimeout))
         }
     }
 
@@ -92,8 +98,12 @@ struct CTKIPTransport: Sendable {
         .ctkipFailed(server: provisioning.server, step: step.rawValue, reason: reason)
     }
 
-    /// A transport error in words: the certificate problem, the timeout, the oversize answer.
-    static func describe(_ error: any Error, limit: Int) -> String {
+    /// A transport error in words: the certificate problem, the timeout, the oversize answer, a
+    /// refused or reset connection (as identity requests name them, `IdentityTransportFailure`).
+    static func describe(_ error: any Error, limit: Int, url: String, answer: TimeAmount) -> String {
+        if error is NIOConnectionError || error is IOError {
+            return IdentityTransportFailure.describe(error, url: url, connect: .seconds(10), answer: answer)
+        }
         if let error = error as? NIOSSLError {
             let text = String(describing: error)
             if text.contains("CERTIFICATE_VERIFY_FAILED") {

@@ -1,6 +1,6 @@
+import CordonLocking
 import CordonSystem
 import Foundation
-import Synchronization
 
 /// The implicit-unlock prompt as `UnlockPromptComponent` runs it: spawned with only the
 /// descriptors meant for it (`SpawnDescriptors`), its standard error on a pipe, and, when the
@@ -13,7 +13,7 @@ final class PromptProcess: Sendable {
     /// The read end of its standard error.
     private let errors: Int32
     /// Set once it was reaped: its pid may then be another process's.
-    private let reaped = Mutex(false)
+    private let reaped = Locked(false)
 
     private init(pid: pid_t, errors: Int32) {
         self.pid = pid
