@@ -298,28 +298,45 @@ static int decrypt(ccb_secret_client *client, const uint8_t *iv, size_t iv_lengt
     return 0;
 }
 
+// SearchItems(a{ss}) -> the first unlocked item (borrowed from `*reply`, which the caller frees).
+static int search_first(ccb_secret_client *client, const char *key, const char *attribute, sd_bus_message **reply,
+                        const char **first) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int rc = sd_bus_call_method(client->bus, client->service, SERVICE_PATH, SERVICE_INTERFACE, "SearchItems", &error,
+                                reply, "a{ss}", 1, key, attribute);
+    if (rc < 0) {
+        rc = bus_fail(client, rc, "SearchItems", &error);
+        sd_bus_error_free(&error);
+        return rc;
+    }
+    *first = NULL;
+    rc = sd_bus_message_enter_container(*reply, 'a', "o");
+    if (rc > 0) rc = sd_bus_message_read(*reply, "o", first);
+    if (rc < 0) return fail(client, rc, "SearchItems: reply");
+    if (rc == 0 || *first == NULL)
+        return fail(client, -ENOENT, "SearchItems: no unlocked item with %s=%s", key, attribute);
+    return 0;
+}
+
+int ccb_secret_search(ccb_secret_client *client, const char *key, const char *attribute, char *item_path,
+                      size_t capacity) {
+    sd_bus_message *reply = NULL;
+    const char *first = NULL;
+    int rc = search_first(client, key, attribute, &reply, &first);
+    if (rc >= 0 && (size_t)snprintf(item_path, capacity, "%s", first) >= capacity)
+        rc = fail(client, -ENAMETOOLONG, "item path");
+    sd_bus_message_unref(reply);
+    return rc;
+}
+
 int ccb_secret_lookup(ccb_secret_client *client, const char *key, const char *attribute, const uint8_t *expected,
                       size_t length) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = NULL, *call = NULL;
     char *item = NULL;
-    int rc = sd_bus_call_method(client->bus, client->service, SERVICE_PATH, SERVICE_INTERFACE, "SearchItems", &error,
-                                &reply, "a{ss}", 1, key, attribute);
-    if (rc < 0) {
-        rc = bus_fail(client, rc, "SearchItems", &error);
-        goto done;
-    }
     const char *first = NULL;
-    rc = sd_bus_message_enter_container(reply, 'a', "o");
-    if (rc > 0) rc = sd_bus_message_read(reply, "o", &first);
-    if (rc < 0) {
-        rc = fail(client, rc, "SearchItems: reply");
-        goto done;
-    }
-    if (first == NULL || rc == 0) {
-        rc = fail(client, -ENOENT, "SearchItems: no unlocked item with %s=%s", key, attribute);
-        goto done;
-    }
+    int rc = search_first(client, key, attribute, &reply, &first);
+    if (rc < 0) goto done;
     item = strdup(first);
     reply = sd_bus_message_unref(reply);
     rc = sd_bus_message_new_method_call(client->bus, &call, client->service, SERVICE_PATH, SERVICE_INTERFACE,

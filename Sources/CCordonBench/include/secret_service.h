@@ -29,6 +29,10 @@ int ccb_secret_get_by_path(ccb_secret_client *client, const char *item_path, con
 /// secret must equal `expected`.
 int ccb_secret_lookup(ccb_secret_client *client, const char *key, const char *attribute, const uint8_t *expected,
                       size_t length);
+/// Service.SearchItems with the one attribute `key`=`attribute`: the first unlocked item's
+/// path into `item_path` (-ENOENT when there is none).
+int ccb_secret_search(ccb_secret_client *client, const char *key, const char *attribute, char *item_path,
+                      size_t capacity);
 /// The pid of the process owning the service's name, or -errno.
 int32_t ccb_secret_service_pid(ccb_secret_client *client);
 /// The last error's message (the D-Bus error of the last failed call), or "".
