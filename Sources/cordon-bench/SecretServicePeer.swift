@@ -38,14 +38,16 @@ final class SecretServicePeer {
         do {
             var error = [CChar](repeating: 0, count: 512)
             var item = [CChar](repeating: 0, count: 512)
-            try daemon.wait(upTo: 30, what: "serving org.freedesktop.secrets on its bus") {
+            // Not too often: KeePassXC has been seen to crash (SIGSEGV) when polled every 10 ms
+            // while it opens its database.
+            try daemon.wait(upTo: 30, what: "serving org.freedesktop.secrets on its bus", every: store ? 0.01 : 0.5) {
                 if opened == nil, ccb_secret_open(bus.address, "org.freedesktop.secrets", &opened, &error, 512) != 0 {
                     return false
                 }
                 // KeePassXC shows its collection once the database is open.
                 return store || ccb_secret_search(opened, attribute.key, attribute.value, &item, 512) == 0
             }
-            guard let connected = opened else { throw BenchError.daemon("no Secret Service client") }
+            guard let connected = opened else { throw PeerError("no Secret Service client") }
             client = connected
             if store {
                 let rc = value.withUnsafeBufferPointer {
@@ -53,7 +55,7 @@ final class SecretServicePeer {
                         client, nil, "cordon-bench rtt record", attribute.key, attribute.value, $0.baseAddress,
                         $0.count, &item, 512, &error, 512)
                 }
-                guard rc == 0 else { throw BenchError.daemon("storing the item: \(Self.text(error))") }
+                guard rc == 0 else { throw PeerError("storing the item: \(Self.text(error))") }
             }
             path = Self.text(item)
         } catch {
@@ -61,7 +63,7 @@ final class SecretServicePeer {
             daemon.stop()
             bus.stop()
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw BenchError.daemon("\(name): \(error)\(output.isEmpty ? "" : " (its output: \(output))")")
+            throw PeerError("\(name): \(error)\(output.isEmpty ? "" : " (its output: \(output))")")
         }
         self.name = name
         self.bus = bus
@@ -85,7 +87,7 @@ final class SecretServicePeer {
         -> SecretServicePeer
     {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw BenchError.daemon("\(executable) not installed (apt-get install gnome-keyring)")
+            throw PeerError("\(executable) not installed (apt-get install gnome-keyring)")
         }
         let bus = try PrivateSessionBus(directory: directory, executable: busExecutable)
         let log = directory + "/keyring.log"
@@ -109,10 +111,10 @@ final class SecretServicePeer {
         throws -> SecretServicePeer
     {
         for program in [executable, cli] where !FileManager.default.isExecutableFile(atPath: program) {
-            throw BenchError.daemon("\(program) not installed (apt-get install keepassxc)")
+            throw PeerError("\(program) not installed (apt-get install keepassxc)")
         }
         guard let text = String(validating: value, as: UTF8.self), !text.contains(where: \.isNewline) else {
-            throw BenchError.daemon("KeePassXC stores text: the record is not one line of UTF-8")
+            throw PeerError("KeePassXC stores text: the record is not one line of UTF-8")
         }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let xml = directory + "/bench.xml"
@@ -125,7 +127,7 @@ final class SecretServicePeer {
         let status = importer.waitForExit()
         guard status == 0, FileManager.default.fileExists(atPath: database) else {
             let output = (try? String(contentsOfFile: directory + "/import.log", encoding: .utf8)) ?? ""
-            throw BenchError.daemon("keepassxc-cli import failed (\(status)): \(output)")
+            throw PeerError("keepassxc-cli import failed (\(status)): \(output)")
         }
         let bus = try PrivateSessionBus(directory: directory, executable: busExecutable)
         let log = directory + "/keepassxc.log"
@@ -147,8 +149,9 @@ final class SecretServicePeer {
             store: false)
     }
 
-    /// KeePassXC's settings: the Secret Service on, no notification or confirmation (no one is
-    /// there to answer), no tray, no update check.
+    /// KeePassXC's settings: the Secret Service on, no notification, confirmation or unlock
+    /// dialog (no one is there to answer: a search before the database is open would otherwise
+    /// wait on a dialog), no tray, no update check.
     static let keepassINI = """
         [General]
         ConfigVersion=2
@@ -165,6 +168,7 @@ final class SecretServicePeer {
         ShowNotification=false
         ConfirmAccessItem=false
         ConfirmDeleteItem=false
+        UnlockBeforeSearch=false
 
         """
 
@@ -195,7 +199,7 @@ final class SecretServicePeer {
     /// `Item.GetSecret` by the item's path (plain session); throws unless the secret is the value.
     func getByPath() throws {
         let rc = value.withUnsafeBufferPointer { ccb_secret_get_by_path(client, itemPath, $0.baseAddress, $0.count) }
-        if rc != 0 { throw BenchError.daemon("\(name): \(String(cString: ccb_secret_last_error(client)))") }
+        if rc != 0 { throw PeerError("\(name): \(String(cString: ccb_secret_last_error(client)))") }
     }
 
     /// SearchItems, then GetSecrets over the encrypted session (what libsecret's
@@ -204,7 +208,7 @@ final class SecretServicePeer {
         let rc = value.withUnsafeBufferPointer {
             ccb_secret_lookup(client, attribute.key, attribute.value, $0.baseAddress, $0.count)
         }
-        if rc != 0 { throw BenchError.daemon("\(name): \(String(cString: ccb_secret_last_error(client)))") }
+        if rc != 0 { throw PeerError("\(name): \(String(cString: ccb_secret_last_error(client)))") }
     }
 
     /// A NUL-terminated C buffer as text.
@@ -217,4 +221,10 @@ final class SecretServicePeer {
         daemon.stop()
         bus.stop()
     }
+}
+
+/// Why a Secret Service peer could not be set up or answered wrongly.
+struct PeerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -14,6 +14,8 @@ final class SpawnedProcess {
     let pid: pid_t
     let executable: String
     private var reaped = false
+    /// The exit status once reaped (128 + the signal when a signal ended it).
+    private(set) var exitStatus: Int32?
 
     /// Starts `executable` (a path) with `arguments` and exactly `environment`.
     init(
@@ -21,7 +23,7 @@ final class SpawnedProcess {
         output: String? = nil
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw BenchError.daemon("\(executable) not found")
+            throw PeerError("\(executable) not found")
         }
         var pipeDescriptors: [Int32] = [-1, -1]
         if input != nil {
@@ -79,7 +81,7 @@ final class SpawnedProcess {
     var isRunning: Bool {
         guard !reaped else { return false }
         var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid { reaped = true }
+        if waitpid(pid, &status, WNOHANG) == pid { record(status) }
         return !reaped
     }
 
@@ -88,8 +90,13 @@ final class SpawnedProcess {
         guard !reaped else { return -1 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        record(status)
+        return exitStatus ?? -1
+    }
+
+    private func record(_ status: Int32) {
         reaped = true
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     /// SIGTERM, then SIGKILL when it has not exited within `grace` seconds; reaps it.
@@ -102,17 +109,19 @@ final class SpawnedProcess {
             kill(pid, SIGKILL)
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            reaped = true
+            record(status)
         }
     }
 
     /// Waits up to `timeout` seconds until `ready` is true, failing early when the process exits.
-    func wait(upTo timeout: Double, what: String, until ready: () -> Bool) throws {
+    func wait(upTo timeout: Double, what: String, every interval: Double = 0.01, until ready: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !ready() {
-            guard isRunning else { throw BenchError.daemon("\(executable) exited before \(what)") }
-            guard Date() < deadline else { throw BenchError.daemon("\(executable): no \(what) after \(timeout) s") }
-            usleep(10000)
+            guard isRunning else {
+                throw PeerError("\(executable) exited (status \(exitStatus ?? -1)) before \(what)")
+            }
+            guard Date() < deadline else { throw PeerError("\(executable): no \(what) after \(timeout) s") }
+            usleep(UInt32(interval * 1_000_000))
         }
     }
 }
