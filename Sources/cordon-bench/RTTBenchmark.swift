@@ -20,7 +20,12 @@ struct RTTBenchmark: ParsableCommand {
             connection registers its own app before it is measured. Without --socket a cordond next \
             to this binary is started on a temporary directory, initialized and unlocked; with \
             --socket only GetStatus and Check are measured. Targets: the median ratio agent / echo \
-            <= 1.5x one-cpu and <= 2x unpinned, for every method (--summary appends them).
+            <= 1.5x one-cpu and <= 2x unpinned, for every method (--summary appends them). \
+            Storage.Get is also measured, interleaved call by call, against real Secret Service \
+            peers on private buses (docs/PERFORMANCE.md, "Secret Service peers"): gnome-keyring's \
+            Item.GetSecret by path (target Storage.Get / it <= 0.3x) and a libsecret-style lookup \
+            over an encrypted session (<= 0.1x), and KeePassXC's GetSecret by path for information; \
+            --no-secret-service-peers skips them.
             """)
 
     @Option(help: "Round trips measured per side in each run.")
