@@ -62,7 +62,7 @@ struct RTTBenchmark: ParsableCommand {
     var keepassxc = "/usr/bin/keepassxc"
     @Option(help: "The keepassxc-cli that makes KeePassXC's database.")
     var keepassxcCli = "/usr/bin/keepassxc-cli"
-    @Flag(help: "Print JSON instead of a table.")
+    @Flag(help: "Print JSON instead of a table (the Secret Service comparison follows as a second document).")
     var json = false
     @OptionGroup var summary: SummaryOption
 
