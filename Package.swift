@@ -149,7 +149,7 @@ let package = Package(
         // The sd-bus calls Swift cannot make (variadic), with fixed signatures.
         .target(name: "CCordonBus", linkerSettings: [.linkedLibrary("systemd")]),
         // The fan-out benchmark's receivers and D-Bus sender (sd-bus is variadic).
-        .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd")]),
+        .target(name: "CCordonBench", linkerSettings: [.linkedLibrary("systemd"), .linkedLibrary("crypto")]),
         // The TPM Software Stack (ESYS, TCTI loader, RC decoding, marshalling) and the fixed-signature
         // C glue that builds its nested structures; CordonTPM is the Swift shell over both.
         .systemLibrary(name: "CTSS2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),

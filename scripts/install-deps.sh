@@ -25,7 +25,9 @@
 # objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
 # JetStream server CordonNATSTests run against); libuv1-dev (the C client's libuv adapter, CNATSLoop:
 # the fleet swarm of `cordon-bench fleet` runs its thousands of connections on one loop); socat (the
-# TLS server and the plain client of the tunnel's half-close test in CordonRunTests).
+# TLS server and the plain client of the tunnel's half-close test in CordonRunTests); libssl-dev (libcrypto:
+# the Diffie-Hellman, HKDF and AES-128-CBC of CCordonBench's Secret Service client) and gnome-keyring (the
+# Secret Service peer `cordon-bench rtt` measures Storage.Get against), keepassxc (the second one, run headless).
 set -euo pipefail
 
 # One package per line (parallel work adds lines, not edits them).
@@ -59,6 +61,9 @@ packages=(
     prometheus
     prometheus-node-exporter
     socat
+    libssl-dev
+    gnome-keyring
+    keepassxc
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -22,7 +22,12 @@ struct RTTBenchmark: ParsableCommand {
             the agent demands of an app it hands data to, so it runs as an ordinary user. Without --socket a cordond next \
             to this binary is started on a temporary directory, initialized and unlocked; with \
             --socket only GetStatus and Check are measured. Targets: the median ratio agent / echo \
-            <= 1.5x one-cpu and <= 2x unpinned, for every method (--summary appends them).
+            <= 1.5x one-cpu and <= 2x unpinned, for every method (--summary appends them). \
+            Storage.Get is also measured, interleaved call by call, against real Secret Service \
+            peers on private buses (docs/PERFORMANCE.md, "Secret Service peers"): gnome-keyring's \
+            Item.GetSecret by path (target Storage.Get / it <= 0.3x) and a libsecret-style lookup \
+            over an encrypted session (<= 0.1x), and KeePassXC's GetSecret by path for information; \
+            --no-secret-service-peers skips them.
             """)
 
     @Option(help: "Round trips measured per side in each run.")
@@ -43,14 +48,31 @@ struct RTTBenchmark: ParsableCommand {
     var socket: String?
     @Option(help: "The identity test peers (identity_provider.py, authlib and Flask).")
     var identityPeers = "Tests/CordonIdentityTests/peers"
-    @Flag(help: "Print JSON instead of a table.")
+    @Flag(
+        help: """
+            Skip the Secret Service peers (gnome-keyring-daemon, KeePassXC) Storage.Get is also measured \
+            against; skipped with the reason when gnome-keyring-daemon is not installed.
+            """)
+    var noSecretServicePeers = false
+    @Option(help: "Calls per side in each run against the Secret Service peers (each call timed alone).")
+    var peerIterations = 2000
+    @Option(help: "The dbus-daemon of the Secret Service peers' private bus.")
+    var dbusDaemon = "/usr/bin/dbus-daemon"
+    @Option(help: "The gnome-keyring-daemon measured as a Secret Service peer.")
+    var gnomeKeyringDaemon = "/usr/bin/gnome-keyring-daemon"
+    @Option(help: "The KeePassXC measured as a Secret Service peer (headless; skipped when it cannot start).")
+    var keepassxc = "/usr/bin/keepassxc"
+    @Option(help: "The keepassxc-cli that makes KeePassXC's database.")
+    var keepassxcCli = "/usr/bin/keepassxc-cli"
+    @Flag(help: "Print JSON instead of a table (the Secret Service comparison follows as a second document).")
     var json = false
     @OptionGroup var summary: SummaryOption
 
     func validate() throws {
         _ = try RTTMethod.parse(method)
-        guard runs > 0, iterations > 0, warmup >= 0 else {
-            throw ValidationError("--runs and --iterations must be positive, --warmup not negative")
+        guard runs > 0, iterations > 0, peerIterations > 0, warmup >= 0 else {
+            throw ValidationError(
+                "--runs, --iterations and --peer-iterations must be positive, --warmup not negative")
         }
     }
 
@@ -92,13 +114,53 @@ struct RTTBenchmark: ParsableCommand {
             reports.append(report)
             records += report.summaryRecords
         }
+        let peers = try secretServicePeers(
+            fixture: fixture, methods: methods, directory: directory + "/secret-service", placements: placements)
+        records += peers.records
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(reports), as: UTF8.self))
+            if let report = peers.report {
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            }
         } else {
             for report in reports { report.printTable() }
+            peers.report?.printTable()
         }
         try summary.append(records)
+    }
+
+    /// Storage.Get against the Secret Service peers (`SecretServiceComparison`), when Storage.Get
+    /// is measured on the benchmark's own agent and the peers are not turned off; a peer that
+    /// cannot run is skipped with the reason printed.
+    private func secretServicePeers(
+        fixture: RTTFixture, methods: [RTTMethod], directory: String, placements: [RoundTripPlacement]
+    ) throws -> (report: SecretServiceReport?, records: [SummaryRecord]) {
+        let targets = SecretServicePeers.targets
+        guard methods.contains(.storageGet) else { return (nil, []) }
+        func skip(_ reason: String) -> (report: SecretServiceReport?, records: [SummaryRecord]) {
+            FileHandle.standardError.write(Data("rtt: Secret Service peers skipped: \(reason)\n".utf8))
+            return (nil, SecretServiceReport.skippedRecords(targets: targets, placements: placements, reason: reason))
+        }
+        if noSecretServicePeers { return skip("--no-secret-service-peers") }
+        guard let call = try fixture.call(.storageGet) else {
+            return skip(fixture.skipped[.storageGet] ?? "Storage.Get not set up")
+        }
+        guard FileManager.default.isExecutableFile(atPath: gnomeKeyringDaemon) else {
+            return skip("\(gnomeKeyringDaemon) not installed (apt-get install gnome-keyring)")
+        }
+        let peers = try SecretServicePeers(
+            directory: directory, value: fixture.value, busExecutable: dbusDaemon, keyring: gnomeKeyringDaemon,
+            keepassxc: keepassxc, keepassCLI: keepassxcCli)
+        defer { peers.stop() }
+        if let reason = peers.keepassSkipped {
+            FileHandle.standardError.write(Data("rtt: KeePassXC peer skipped: \(reason)\n".utf8))
+        }
+        let comparison = SecretServiceComparison(
+            iterations: peerIterations, warmup: min(warmup, peerIterations), runs: runs, placements: placements)
+        let report = try comparison.run(
+            request: call.request, prelude: call.prelude, socketPath: fixture.socket, sides: peers.sides)
+        return (report, report.summaryRecords)
     }
 }

@@ -16,7 +16,8 @@ final class RTTFixture {
     private let agent: BenchAgent?
     private let provider: LocalIdentityProvider?
     private var tokenSerial = ""
-    private let value: [UInt8]
+    /// The record Storage.Get reads (the Secret Service peers store the same bytes).
+    let value: [UInt8]
 
     /// An agent of the benchmark's own in `directory`, set up for `methods`.
     init(directory: String, methods: [RTTMethod], identityPeers: String, valueBytes: Int = 1024) throws {

@@ -1,6 +1,7 @@
 #pragma once
 #include <stdint.h>
 #include <systemd/sd-bus.h>
+#include "secret_service.h"
 
 // The fan-out benchmark's receivers, both with the same design: ONE thread, ONE epoll
 // instance over every connection, level-triggered, 256 events per epoll_wait. A round starts
