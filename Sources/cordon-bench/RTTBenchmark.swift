@@ -115,7 +115,8 @@ struct RTTBenchmark: ParsableCommand {
             records += report.summaryRecords
         }
         let peers = try secretServicePeers(
-            fixture: fixture, methods: methods, directory: directory + "/secret-service", placements: placements)
+            fixture: fixture, storageGet: connections.first { $0.0.method == .storageGet },
+            directory: directory + "/secret-service", placements: placements)
         records += peers.records
         if json {
             let encoder = JSONEncoder()
@@ -131,22 +132,23 @@ struct RTTBenchmark: ParsableCommand {
         try summary.append(records)
     }
 
-    /// Storage.Get against the Secret Service peers (`SecretServiceComparison`), when Storage.Get
-    /// is measured on the benchmark's own agent and the peers are not turned off; a peer that
-    /// cannot run is skipped with the reason printed.
+    /// Storage.Get against the Secret Service peers (`SecretServiceComparison`) on `storageGet`'s
+    /// registered connection, when Storage.Get is measured on the benchmark's own agent and the
+    /// peers are not turned off; a peer that cannot run is skipped with the reason printed.
     private func secretServicePeers(
-        fixture: RTTFixture, methods: [RTTMethod], directory: String, placements: [RoundTripPlacement]
+        fixture: RTTFixture, storageGet: (RTTCall, RawUnixSocket)?, directory: String,
+        placements: [RoundTripPlacement]
     ) throws -> (report: SecretServiceReport?, records: [SummaryRecord]) {
         let targets = SecretServicePeers.targets
-        guard methods.contains(.storageGet) else { return (nil, []) }
         func skip(_ reason: String) -> (report: SecretServiceReport?, records: [SummaryRecord]) {
             FileHandle.standardError.write(Data("rtt: Secret Service peers skipped: \(reason)\n".utf8))
             return (nil, SecretServiceReport.skippedRecords(targets: targets, placements: placements, reason: reason))
         }
-        if noSecretServicePeers { return skip("--no-secret-service-peers") }
-        guard let call = try fixture.call(.storageGet) else {
-            return skip(fixture.skipped[.storageGet] ?? "Storage.Get not set up")
+        guard let (call, agent) = storageGet else {
+            // Not asked for (--method): nothing to compare; asked for but skipped: say why.
+            return fixture.skipped[.storageGet].map(skip) ?? (nil, [])
         }
+        if noSecretServicePeers { return skip("--no-secret-service-peers") }
         guard FileManager.default.isExecutableFile(atPath: gnomeKeyringDaemon) else {
             return skip("\(gnomeKeyringDaemon) not installed (apt-get install gnome-keyring)")
         }
@@ -160,7 +162,7 @@ struct RTTBenchmark: ParsableCommand {
         let comparison = SecretServiceComparison(
             iterations: peerIterations, warmup: min(warmup, peerIterations), runs: runs, placements: placements)
         let report = try comparison.run(
-            request: call.request, prelude: call.prelude, socketPath: fixture.socket, sides: peers.sides)
+            request: call.request, prelude: call.prelude, agent: agent, sides: peers.sides)
         return (report, report.summaryRecords)
     }
 }

@@ -22,13 +22,12 @@ struct SecretServiceComparison {
     let runs: Int
     let placements: [RoundTripPlacement]
 
-    /// Measures Storage.Get (`request`, after `prelude` on a new connection to the agent at
-    /// `socketPath`) against `sides`.
-    func run(request text: String, prelude: [String], socketPath: String, sides: [Side]) throws
+    /// Measures Storage.Get (`request`, after `prelude` on `agent`, a connection whose app is
+    /// registered) against `sides`.
+    func run(request text: String, prelude: [String], agent: RawUnixSocket, sides: [Side]) throws
         -> SecretServiceReport
     {
         let request = Array(text.utf8) + [0]
-        let agent = try RawUnixSocket.connect(to: socketPath)
         let agentPid = try agent.peerProcess()
         for call in prelude + [text] {
             try agent.send(Array(call.utf8) + [0])
