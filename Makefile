@@ -7,7 +7,7 @@ BINDIR ?= $(PREFIX)/bin
 # User units: where systemctl --user finds them for the default prefix, else under the prefix.
 UNITDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/systemd/user,$(PREFIX)/lib/systemd/user)
 
-.PHONY: all deps build release lint format policy-files test test-tsan demo bench bench-micro bench-micro-build fuzz fuzz-smoke soak install deb deb-test print-release-flags clean
+.PHONY: all deps build release release-multicall lint format policy-files test test-tsan demo bench bench-micro bench-micro-build fuzz fuzz-smoke soak install install-debug deb deb-test print-release-flags clean
 
 all: build
 
@@ -128,17 +128,39 @@ bench-micro:
 bench-micro-build: deps
 	cd Benchmarks && $(SWIFT) build
 
-# Installs cordond, cordon and cordon-bench in $(BINDIR) and the systemd user units (for that
-# cordond) in $(UNITDIR), then prints how to enable them.
-install: release
-	install -d "$(BINDIR)"
-	install -m 0755 .build/release/cordond .build/release/cordon .build/release/cordon-bench "$(BINDIR)"
+# The one executable `make install` and the Debian package install (Sources/cordon-multicall): it
+# runs cordon, cordond or cordon-fleetd by the name it is run under. Three executables of their
+# own would each carry the Swift runtime, Foundation and its ICU data (docs/PERFORMANCE.md,
+# "Install size").
+MULTICALL = .build/release/cordon-multicall
+STAGE = .build/release/install
+release-multicall: deps
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --product cordon-multicall
+
+# Installs one stripped executable, $(BINDIR)/cordon, with cordond and cordon-fleetd as symbolic
+# links to it, and the systemd user units (for that cordond) in $(UNITDIR), then prints how to
+# enable them. Its debug information is split off into $(STAGE)/cordon.debug (the executable names
+# it in .gnu_debuglink); `make install-debug` puts it where gdb looks, $(BINDIR)/.debug.
+# cordon-bench is not installed (run it from .build/release).
+install: release-multicall
+	install -d "$(STAGE)" "$(BINDIR)"
+	objcopy --only-keep-debug --compress-debug-sections $(MULTICALL) $(STAGE)/cordon.debug
+	strip --remove-section=.comment --remove-section=.note --strip-unneeded -o $(STAGE)/cordon $(MULTICALL)
+	cd $(STAGE) && objcopy --add-gnu-debuglink=cordon.debug cordon
+	install -m 0755 $(STAGE)/cordon "$(BINDIR)/cordon"
+	ln -sfn cordon "$(BINDIR)/cordond"
+	ln -sfn cordon "$(BINDIR)/cordon-fleetd"
 	"$(BINDIR)/cordon" setup --user --unit-dir "$(UNITDIR)" --cordond-path "$(BINDIR)/cordond"
 
-# Debian packages (scripts/make-deb.sh): out/cordon_VERSION_ARCH.deb (the stripped binaries,
-# cordon-fleetd's system unit, cordond's user units, /etc/cordon, man pages) and
-# out/cordon-dbgsym_VERSION_ARCH.deb (their debug symbols by build id), from release builds of the
-# three programs with RELEASE_FLAGS. `scripts/make-deb.sh --no-build` packs .build/release as it is.
+install-debug:
+	install -d "$(BINDIR)/.debug"
+	install -m 0644 $(STAGE)/cordon.debug "$(BINDIR)/.debug/cordon.debug"
+
+# Debian packages (scripts/make-deb.sh): out/cordon_VERSION_ARCH.deb (the stripped multi-call
+# executable as /usr/bin/cordon, cordond and cordon-fleetd linked to it, cordon-fleetd's system
+# unit, cordond's user units, /etc/cordon, man pages) and out/cordon-dbgsym_VERSION_ARCH.deb (its
+# debug symbols by build id), from a release build of cordon-multicall with RELEASE_FLAGS.
+# `scripts/make-deb.sh --no-build` packs .build/release as it is.
 deb: deps
 	RELEASE_FLAGS='$(RELEASE_FLAGS)' scripts/make-deb.sh
 

@@ -19,6 +19,8 @@ let package = Package(
         .executable(name: "cordon", targets: ["cordon"]),
         .executable(name: "cordon-bench", targets: ["cordon-bench"]),
         .executable(name: "cordon-fleetd", targets: ["cordon-fleetd"]),
+        // The one installed executable: cordon, cordond and cordon-fleetd by the name it runs under.
+        .executable(name: "cordon-multicall", targets: ["cordon-multicall"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -113,8 +115,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "cordon-fleetd",
+        // cordon-fleetd's command line (`run`, `id`), run by the executable `cordon-fleetd` and the
+        // multi-call one (docs/ARCHITECTURE.md, "Binaries").
+        .target(
+            name: "CordonFleetdCLI",
             dependencies: [
                 "CordonFleetd", "CordonFleet", "CordonSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -239,8 +243,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "cordond",
+        // cordond's command line, run by the executable `cordond` and the multi-call one.
+        .target(
+            name: "CordondCLI",
             dependencies: [
                 "CordonServer", "CordonSystem", "CordonLifecycle", "CordonProtocol", "CordonPolicy", "CordonTPM",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -263,8 +268,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "cordon",
+        // cordon's command line, run by the executable `cordon` and the multi-call one.
+        .target(
+            name: "CordonCLI",
             dependencies: [
                 "CordonLocking",
                 "CordonKit", "CordonProtocol", "CordonPinentry", "CordonPrompt", "CordonSystem", "CordonPolicy",
@@ -274,6 +280,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The three programs, each an executable of its own (what the tests and `swift run` start) and
+        // together the multi-call one that `make install` and the Debian package install as `cordon`,
+        // with `cordond` and `cordon-fleetd` linked to it (docs/ARCHITECTURE.md, "Binaries").
+        .executableTarget(name: "cordond", dependencies: ["CordondCLI"], swiftSettings: strict),
+        .executableTarget(name: "cordon", dependencies: ["CordonCLI"], swiftSettings: strict),
+        .executableTarget(name: "cordon-fleetd", dependencies: ["CordonFleetdCLI"], swiftSettings: strict),
+        .executableTarget(
+            name: "cordon-multicall", dependencies: ["CordonCLI", "CordondCLI", "CordonFleetdCLI"],
+            swiftSettings: strict),
         // The benchmarks' summary of every target (records, the summary file, the table): Foundation only.
         .target(name: "CordonBenchSummary", swiftSettings: strict),
         .executableTarget(

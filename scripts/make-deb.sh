@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian packages (`make deb`): cordon_VERSION_ARCH.deb (stripped cordon, cordond and
-# cordon-fleetd, fleetd's system unit, cordond's user units, /etc/cordon, man pages, maintainer
+# Builds the Debian packages (`make deb`): cordon_VERSION_ARCH.deb (one stripped multi-call
+# executable, /usr/bin/cordon, with cordond and cordon-fleetd as symbolic links to it; fleetd's system unit, cordond's user units, /etc/cordon, man pages, maintainer
 # scripts) and cordon-dbgsym_VERSION_ARCH.deb (their debug symbols by build id, as dh_strip lays
 # them out), with dpkg-deb from a staging tree: no debhelper, no debian/ directory in the repository.
 #
@@ -39,7 +39,11 @@ while (($#)); do
     shift
 done
 
-products=(cordond cordon cordon-fleetd)
+# One executable runs all three programs, by the name it is run under (Sources/cordon-multicall):
+# three of their own would each carry the Swift runtime, Foundation and its ICU data
+# (docs/PERFORMANCE.md, "Install size").
+product=cordon-multicall
+programs=(cordon cordond cordon-fleetd)
 # xz's preset: 6 (dpkg-deb's default) for packages to publish; scripts/test-deb.sh packs with 1,
 # about five times faster for 17% more bytes (the same files either way).
 xz_level=${DEB_XZ_LEVEL:-6}
@@ -62,21 +66,17 @@ version="$upstream-1"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 
 if [ "$build" = yes ]; then
-    phase "building ${products[*]} (release)"
+    phase "building $product (release)"
     if [ -z "${RELEASE_FLAGS+set}" ]; then
         RELEASE_FLAGS=$(make -s --no-print-directory print-release-flags)
     fi
     # shellcheck disable=SC2086 # the flags are words
-    for product in "${products[@]}"; do
-        swift build -c release $RELEASE_FLAGS --product "$product"
-    done
+    swift build -c release $RELEASE_FLAGS --product "$product"
 fi
-for product in "${products[@]}"; do
-    [ -x "$bin_dir/$product" ] || {
-        echo "make-deb: $bin_dir/$product is missing (run without --no-build)" >&2
-        exit 1
-    }
-done
+[ -x "$bin_dir/$product" ] || {
+    echo "make-deb: $bin_dir/$product is missing (run without --no-build)" >&2
+    exit 1
+}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -85,28 +85,29 @@ dbg=$work/cordon-dbgsym
 umask 022
 
 phase "splitting debug symbols and stripping"
-# --- Binaries: debug symbols split off by build id, then stripped (dh_strip's layout) ---------
+# --- Binary: debug symbols split off by build id, then stripped (dh_strip's layout) ----------
 install -d "$pkg/usr/bin" "$dbg/usr/lib/debug/.build-id"
-build_ids=()
-for product in "${products[@]}"; do
-    binary=$pkg/usr/bin/$product
-    install -m 0755 "$bin_dir/$product" "$binary"
-    if grep -q 'NEEDED.*libswift' <<<"$(objdump -p "$binary")"; then
-        echo "make-deb: $product links the Swift runtime dynamically; build with --static-swift-stdlib" >&2
-        exit 1
-    fi
-    id=$(readelf -n "$binary" | awk '/Build ID:/ && !id { id = $3 } END { print id }')
-    if [ -z "$id" ]; then
-        echo "make-deb: $product has no GNU build id (link with --build-id)" >&2
-        exit 1
-    fi
-    install -d "$dbg/usr/lib/debug/.build-id/${id:0:2}"
-    debug=$dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-    objcopy --only-keep-debug --compress-debug-sections "$binary" "$debug"
-    chmod 0644 "$debug"
-    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$binary"
-    objcopy --add-gnu-debuglink="$debug" "$binary"
-    build_ids+=("$id")
+binary=$pkg/usr/bin/cordon
+install -m 0755 "$bin_dir/$product" "$binary"
+if grep -q 'NEEDED.*libswift' <<<"$(objdump -p "$binary")"; then
+    echo "make-deb: $product links the Swift runtime dynamically; build with --static-swift-stdlib" >&2
+    exit 1
+fi
+id=$(readelf -n "$binary" | awk '/Build ID:/ && !id { id = $3 } END { print id }')
+if [ -z "$id" ]; then
+    echo "make-deb: $product has no GNU build id (link with --build-id)" >&2
+    exit 1
+fi
+install -d "$dbg/usr/lib/debug/.build-id/${id:0:2}"
+debug=$dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+objcopy --only-keep-debug --compress-debug-sections "$binary" "$debug"
+chmod 0644 "$debug"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$binary"
+objcopy --add-gnu-debuglink="$debug" "$binary"
+build_ids=("$id")
+# cordond and cordon-fleetd: the same file under their names (the units and D-Bus name them).
+for program in "${programs[@]:1}"; do
+    ln -s cordon "$pkg/usr/bin/$program"
 done
 
 phase "staging"
@@ -235,7 +236,7 @@ install -m 0644 packaging/debian/cordon.lintian-overrides "$pkg/usr/share/lintia
 shlib=$work/shlibdeps
 install -d "$shlib/debian"
 printf 'Source: cordon\n\nPackage: cordon\nArchitecture: any\n' >"$shlib/debian/control"
-depends=$(cd "$shlib" && dpkg-shlibdeps -O "${products[@]/#/$pkg/usr/bin/}" 2>"$work/shlibdeps.log" |
+depends=$(cd "$shlib" && dpkg-shlibdeps -O "$pkg/usr/bin/cordon" 2>"$work/shlibdeps.log" |
     sed -n 's/^shlibs:Depends=//p') || {
     cat "$work/shlibdeps.log" >&2
     exit 1

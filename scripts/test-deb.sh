@@ -2,7 +2,8 @@
 # The Debian packages' test (`make deb-test`, CI): builds them (scripts/make-deb.sh), runs lintian
 # on both, installs them on this machine with dpkg, checks what landed where (owners, modes,
 # stripped binaries and their debug files, units that `systemd-analyze verify` accepts, what the
-# postinst enabled), runs the installed programs, then removes and purges them and checks that
+# postinst enabled; one multi-call executable with cordond and cordon-fleetd linked to it), runs
+# the installed programs, then removes and purges them and checks that
 # nothing is left but what an admin put in /etc/cordon.
 #
 #   scripts/test-deb.sh [--no-build] [CORDON.deb CORDON-DBGSYM.deb]
@@ -98,16 +99,20 @@ check() { # path type mode
     actual=$(stat -c '%U:%G %a' "$path")
     [ "$actual" = "root:root $mode" ] || fail "$path is $actual, expected root:root $mode"
 }
-for program in cordon cordond cordon-fleetd; do
-    binary=/usr/bin/$program
-    check "$binary" f 755
-    table=$(sections "$binary")
-    grep -q ' \.debug_info ' <<<"$table" && fail "$binary is not stripped"
-    grep -q ' \.symtab ' <<<"$table" && fail "$binary keeps its symbol table"
-    grep -q ' \.gnu_debuglink ' <<<"$table" || fail "$binary has no debug link"
-    needed=$(objdump -p "$binary")
-    grep -q 'NEEDED.*libswift' <<<"$needed" && fail "$binary needs the Swift runtime as a library"
+binary=/usr/bin/cordon
+check "$binary" f 755
+table=$(sections "$binary")
+grep -q ' \.debug_info ' <<<"$table" && fail "$binary is not stripped"
+grep -q ' \.symtab ' <<<"$table" && fail "$binary keeps its symbol table"
+grep -q ' \.gnu_debuglink ' <<<"$table" || fail "$binary has no debug link"
+needed=$(objdump -p "$binary")
+grep -q 'NEEDED.*libswift' <<<"$needed" && fail "$binary needs the Swift runtime as a library"
+# The other two programs are the same executable under their names (Sources/cordon-multicall).
+for program in cordond cordon-fleetd; do
+    [ -L "/usr/bin/$program" ] && [ "$(readlink "/usr/bin/$program")" = cordon ] ||
+        fail "/usr/bin/$program is not a symbolic link to cordon"
 done
+echo "installed size: $(dpkg-query -W -f '${Installed-Size}' cordon) KiB; /usr/bin/cordon: $(du -k "$binary" | cut -f1) KiB"
 check /lib/systemd/system/cordon-fleetd.service f 644
 check /usr/lib/systemd/user/cordond.service f 644
 check /usr/lib/systemd/user/cordond.socket f 644
@@ -152,9 +157,11 @@ step "what the postinst enabled"
     fail "cordond.service was enabled for every user"
 
 step "the installed programs run"
-/usr/bin/cordon --help >/dev/null || fail "cordon --help"
-/usr/bin/cordond --help >/dev/null || fail "cordond --help"
-/usr/bin/cordon-fleetd --help >/dev/null || fail "cordon-fleetd --help"
+# Each name runs its own program (the usage line names it).
+for program in cordon cordond cordon-fleetd; do
+    usage=$("/usr/bin/$program" --help) || fail "$program --help"
+    grep -q "^USAGE: $program " <<<"$usage" || fail "$program --help is not $program's: $(head -3 <<<"$usage")"
+done
 state=$(mktemp -d)
 device=$(/usr/bin/cordon-fleetd id --state-dir "$state") || fail "cordon-fleetd id"
 [[ $device =~ ^[0-9a-f]{64}$ ]] || fail "cordon-fleetd id printed '$device'"
@@ -167,17 +174,14 @@ echo "device id: $device"
 
 step "install $(basename "$dbgsym")"
 dpkg -i "$dbgsym"
-debug_files=()
-for program in cordon cordond cordon-fleetd; do
-    id=$(build_id "/usr/bin/$program")
-    debug=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-    check "$debug" f 644
-    debug_files+=("$debug")
-    grep -q ' \.debug_info ' <<<"$(sections "$debug")" || fail "$debug has no debug information"
-    [ "$(build_id "$debug")" = "$id" ] || fail "$debug's build id"
-    link=$(readelf --string-dump=.gnu_debuglink "/usr/bin/$program" 2>/dev/null | awk '/\]/ && !name { name = $3 } END { print name }')
-    [ "$link" = "$(basename "$debug")" ] || fail "$program's debug link names '$link'"
-done
+id=$(build_id /usr/bin/cordon)
+debug=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+check "$debug" f 644
+debug_files=("$debug")
+grep -q ' \.debug_info ' <<<"$(sections "$debug")" || fail "$debug has no debug information"
+[ "$(build_id "$debug")" = "$id" ] || fail "$debug's build id"
+link=$(readelf --string-dump=.gnu_debuglink /usr/bin/cordon 2>/dev/null | awk '/\]/ && !name { name = $3 } END { print name }')
+[ "$link" = "$(basename "$debug")" ] || fail "cordon's debug link names '$link'"
 dpkg-query -W -f '${Build-Ids}\n' cordon-dbgsym | grep -q . || fail "cordon-dbgsym has no Build-Ids field"
 
 step "what fleetd and an admin leave behind, then remove"

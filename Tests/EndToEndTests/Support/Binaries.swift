@@ -26,4 +26,6 @@ enum Binaries {
     static var files: URL { directory.appendingPathComponent("cordon-files") }
     /// The fleet service.
     static var fleetd: URL { directory.appendingPathComponent("cordon-fleetd") }
+    /// The multi-call executable that is installed as `cordon`, `cordond` and `cordon-fleetd`.
+    static var multicall: URL { directory.appendingPathComponent("cordon-multicall") }
 }

@@ -12,7 +12,6 @@ import Prometheus
 import ServiceLifecycle
 
 /// `cordond`: the per-user Cordon agent.
-@main
 struct Cordond: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordond",

@@ -8,7 +8,6 @@ import Metrics
 import Prometheus
 
 /// `cordon-fleetd`: the machine's link to its admins' signed repository (docs/FLEET.md).
-@main
 struct CordonFleetdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordon-fleetd",

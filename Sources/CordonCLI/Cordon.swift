@@ -4,7 +4,6 @@ import CordonProtocol
 import Foundation
 
 /// `cordon`: the command line for Cordon's per-user agent, cordond.
-@main
 struct Cordon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cordon",
@@ -31,10 +30,11 @@ struct Cordon: AsyncParsableCommand {
     /// Accepted before the subcommand too (`cordon --socket PATH status`).
     @OptionGroup var global: GlobalOptions
 
-    /// Parses, runs, and maps every error to a message, a hint and a documented exit code.
-    static func main() async {
+    /// Parses `arguments` (nil: the process's own), runs, and maps every error to a message, a hint
+    /// and a documented exit code.
+    static func main(_ arguments: [String]?) async {
         do {
-            var command = try await asyncParseAsRoot()
+            var command = try await asyncParseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
