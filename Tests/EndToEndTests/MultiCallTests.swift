@@ -43,7 +43,7 @@ import Testing
     }
 
     /// Under its build name the first argument names the program; `cordon`'s own arguments are
-    /// never read as one (`cordon cordond` is an unknown subcommand: the usage exit code, 2).
+    /// never read as one (`cordon cordond` is an unexpected argument: the usage exit code, 2).
     @Test func programNamedByTheFirstArgumentOnlyUnderItsBuildName() async throws {
         let daemon = try await runCommand(Binaries.multicall, ["cordond", "--help"])
         #expect(daemon.status == 0)
@@ -53,9 +53,10 @@ import Testing
 
         let directory = try Self.linked(["cordon"])
         defer { directory.remove() }
-        let cordon = try await runCommand(URL(fileURLWithPath: directory.appending("cordon")), ["cordond", "--help"])
+        let cordon = try await runCommand(URL(fileURLWithPath: directory.appending("cordon")), ["cordond"])
         #expect(cordon.status == 2, "\(cordon.stdout)\(cordon.stderr)")
         #expect(cordon.stderr.contains("cordon: error:"), "\(cordon.stderr)")
+        #expect(!cordon.stdout.contains("USAGE: cordond"), "\(cordon.stdout)")
     }
 
     /// `cordon-fleetd id` makes the device key in its state directory and prints its id.
