@@ -39,11 +39,25 @@ RELR_OK := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "
 LAYOUT_FLAGS = -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
 	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/cordond.order -Xlinker --no-warn-symbol-ordering \
 	-Xlinker --gc-sections -Xlinker -T -Xlinker $(CURDIR)/scripts/text-layout.ld
+# ICU's data: the static Foundation links all of it (34 MB); release builds link the part Cordon
+# can reach instead (scripts/icu-data.py, 3 MB: the root and English locales, time-zone rules,
+# normalization; no collation, converters, other locales or localized names; docs/PERFORMANCE.md,
+# "Install size"), as the toolchain's symbol by --defsym, so the archive's copy is never pulled in.
+# ICU_DATA=full keeps the toolchain's. A new object removes the release executables, which SwiftPM
+# would not otherwise link again (it does not track a file named only in linker flags).
+ICU_DATA ?= trimmed
+ICU_OBJECT = $(CURDIR)/.build/icu/icudata.o
+ICU_SYMBOL := $(shell nm --defined-only "$$(dirname "$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")")")/lib/swift_static/linux/lib_FoundationICU.a" 2>/dev/null | awk '$$2 == "R" && $$3 ~ /^icudt[0-9]+_dat$$/ { print $$3; exit }')
+ICU_FLAGS = $(if $(and $(filter trimmed,$(ICU_DATA)),$(ICU_SYMBOL)),-Xlinker $(ICU_OBJECT) -Xlinker --defsym -Xlinker $(ICU_SYMBOL)=cordon_$(ICU_SYMBOL))
 RELEASE_FLAGS = --static-swift-stdlib -Xlinker --no-export-dynamic -Xswiftc -enforce-exclusivity=unchecked \
-	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors $(ICU_FLAGS) \
 	$(if $(and $(wildcard $(LLD)),$(filter yes,$(RELR_OK))),-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs $(LAYOUT_FLAGS))
 
-release: deps
+$(ICU_OBJECT): scripts/icu-data.py
+	SWIFT=$(SWIFT) scripts/icu-data.py $@
+	rm -f $(addprefix .build/release/,cordon-multicall cordon cordond cordon-fleetd cordon-bench)
+
+release: deps $(if $(ICU_FLAGS),$(ICU_OBJECT))
 	$(SWIFT) build -c release $(RELEASE_FLAGS)
 
 # The JSON Schema and the built-in default are generated from the settings' declarations
@@ -75,10 +89,17 @@ test: build lint
 # pinned channel (NIO, NIOSSL, the key gate): loop confinement and every hop to the store pool
 # checked for data races. A build of its own in .build-tsan (a few minutes the first time); any
 # report fails the run.
+# Only those suites and what they need are built (CORDON_TEST_TARGETS, read by Package.swift; the
+# manifest is evaluated afresh so a cached plan of the whole package is never used).
+comma := ,
+space := $(eval) $(eval)
+TSAN_SUITES = CordonServerTests CordonKitTests CordonChannelTests
+TSAN_ENV = CORDON_TEST_TARGETS=$(subst $(space),$(comma),$(TSAN_SUITES))
 test-tsan: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --sanitize=thread \
-		--experimental-maximum-parallelization-width $(TEST_WIDTH) --scratch-path .build-tsan --filter 'CordonServerTests|CordonKitTests|CordonChannelTests'
+	$(TSAN_ENV) $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan --manifest-cache none
+	$(TSAN_ENV) TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(SWIFT) test --skip-build --sanitize=thread \
+		--experimental-maximum-parallelization-width $(TEST_WIDTH) --scratch-path .build-tsan --manifest-cache none \
+		--filter '$(subst $(space),|,$(TSAN_SUITES))'
 
 # libFuzzer targets (Fuzz/README.md): each runs FUZZ_SECONDS (default 60).
 fuzz:
@@ -134,7 +155,7 @@ bench-micro-build: deps
 # "Install size").
 MULTICALL = .build/release/cordon-multicall
 STAGE = .build/release/install
-release-multicall: deps
+release-multicall: deps $(if $(ICU_FLAGS),$(ICU_OBJECT))
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --product cordon-multicall
 
 # Installs one stripped executable, $(BINDIR)/cordon, with cordond and cordon-fleetd as symbolic
@@ -161,15 +182,15 @@ install-debug:
 # unit, cordond's user units, /etc/cordon, man pages) and out/cordon-dbgsym_VERSION_ARCH.deb (its
 # debug symbols by build id), from a release build of cordon-multicall with RELEASE_FLAGS.
 # `scripts/make-deb.sh --no-build` packs .build/release as it is.
-deb: deps
+deb: deps $(if $(ICU_FLAGS),$(ICU_OBJECT))
 	RELEASE_FLAGS='$(RELEASE_FLAGS)' scripts/make-deb.sh
 
 # Builds the packages, runs lintian, installs them with dpkg on this machine (root or sudo),
 # checks them and removes them (scripts/test-deb.sh; CI runs it).
-deb-test: deps
+deb-test: deps $(if $(ICU_FLAGS),$(ICU_OBJECT))
 	RELEASE_FLAGS='$(RELEASE_FLAGS)' scripts/test-deb.sh
 
-print-release-flags:
+print-release-flags: $(if $(ICU_FLAGS),$(ICU_OBJECT))
 	@echo $(RELEASE_FLAGS)
 
 clean:

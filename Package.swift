@@ -471,3 +471,23 @@ let package = Package(
             swiftSettings: strict),
     ]
 )
+
+// `make test-tsan` builds only the suites it runs and what they need (CORDON_TEST_TARGETS, comma
+// separated): the ThreadSanitizer pass needs no executables, examples or other suites, whose build
+// under the sanitizer only lengthened CI (docs/ARCHITECTURE.md, "Threads and confinement").
+if let wanted = Context.environment["CORDON_TEST_TARGETS"], !wanted.isEmpty {
+    var keep = Set(wanted.split(separator: ",").map(String.init))
+    let byName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+    var queue = Array(keep)
+    while let name = queue.popLast() {
+        for dependency in byName[name]?.dependencies ?? [] {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _):
+                if byName[name] != nil, keep.insert(name).inserted { queue.append(name) }
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !keep.contains($0.name) }
+    package.products = []
+}

@@ -54,7 +54,8 @@ installed=no
 cleanup() {
     # A failed run leaves nothing installed either.
     if [ "$installed" = yes ]; then dpkg -P cordon-dbgsym cordon >/dev/null 2>&1 || true; fi
-    rm -rf "$work"
+    if [ -n "${agent:-}" ]; then kill "$agent" 2>/dev/null || true; fi
+    rm -rf "$work" ${user_home:+"$user_home"}
     # What the test wrote as an admin (purge leaves it, by design).
     for file in "${admin_files[@]}"; do rm -f "$file"; done
     if [ "${etc_existed:-yes}" = no ]; then
@@ -171,6 +172,48 @@ output=$(/usr/bin/cordon-fleetd run --once --config "$work/none.json" --state-di
 grep -q "cannot read $work/none.json" <<<"$output" || fail "cordon-fleetd run without settings: $output"
 rm -rf "$state"
 echo "device id: $device"
+
+step "the installed agent serves an ordinary user (init, unlock, lock, a policy push, the audit's times, logout)"
+# As a user would run it, without test mode: uid 65534 with its own XDG directories. The audit's
+# times are written and read through the ICU data the release build links (docs/PERFORMANCE.md,
+# "Install size"): ISO 8601 in UTC both ways.
+# Its own directory: $work is root's (mode 0700), which uid 65534 cannot enter.
+home=$(mktemp -d /tmp/cordon-deb-user.XXXXXX)
+user_home=$home
+chown 65534:65534 "$home"
+install -d -o 65534 -g 65534 -m 0700 "$home/run"
+as_user() {
+    setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME="$home" \
+        XDG_RUNTIME_DIR="$home/run" XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" "$@"
+}
+as_user /usr/bin/cordond >"$work/cordond.log" 2>&1 &
+agent=$!
+for _ in $(seq 100); do [ -S "$home/run/cordon/agent.sock" ] && break || sleep 0.1; done
+[ -S "$home/run/cordon/agent.sock" ] || fail "cordond made no socket: $(cat "$work/cordond.log")"
+printf '%s\n%s\n' 'deb test passcode' 'deb test passcode' | as_user /usr/bin/cordon init --passcode-stdin >/dev/null ||
+    fail "cordon init"
+printf '%s\n' 'deb test passcode' | as_user /usr/bin/cordon unlock --passcode-stdin || fail "cordon unlock"
+as_user /usr/bin/cordon lock || fail "cordon lock"
+# A policy change is audited: a user file that shortens the idle timeout.
+printf '{"schema": "cordon.policy.v1", "lock": {"idleTimeoutSeconds": 120}}\n' >"$home/short.json"
+chown 65534:65534 "$home/short.json"
+as_user /usr/bin/cordon policy push "$home/short.json" >/dev/null || fail "cordon policy push"
+since=$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)
+audit=$(as_user /usr/bin/cordon audit --since "$since") || fail "cordon audit --since $since"
+python3 - "$audit" <<'EOF' || fail "cordon audit: $audit"
+import datetime, sys
+rows = sys.argv[1].splitlines()[1:]
+assert any("policy.apply" in row for row in rows), "no policy.apply record"
+for row in rows:
+    when = datetime.datetime.strptime(row.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+    assert abs((datetime.datetime.utcnow() - when).total_seconds()) < 600, row
+EOF
+as_user /usr/bin/cordon logout >/dev/null || fail "cordon logout"
+grep -q '"state" *: *"lockedNoKey"' <<<"$(as_user /usr/bin/cordon status --json)" || fail "not logged out"
+kill "$agent"
+wait "$agent" || true
+agent=
+echo "$(($(wc -l <<<"$audit") - 1)) audit records since $since"
 
 step "install $(basename "$dbgsym")"
 dpkg -i "$dbgsym"
