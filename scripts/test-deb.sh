@@ -186,7 +186,11 @@ as_user() {
     setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME="$home" \
         XDG_RUNTIME_DIR="$home/run" XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" "$@"
 }
-as_user /usr/bin/cordond >"$work/cordond.log" 2>&1 &
+# Not through as_user: a function run in the background is a subshell of its own, and killing it
+# would leave the agent running. setpriv and env exec, so $! is the agent.
+setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME="$home" \
+    XDG_RUNTIME_DIR="$home/run" XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" \
+    /usr/bin/cordond >"$work/cordond.log" 2>&1 &
 agent=$!
 for _ in $(seq 100); do [ -S "$home/run/cordon/agent.sock" ] && break || sleep 0.1; done
 [ -S "$home/run/cordon/agent.sock" ] || fail "cordond made no socket: $(cat "$work/cordond.log")"

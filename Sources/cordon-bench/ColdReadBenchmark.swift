@@ -1,6 +1,8 @@
 import ArgumentParser
+import CCordonLinux
 import CordonBenchSummary
 import CordonLocking
+import CordonSystem
 import Dispatch
 import Foundation
 import Synchronization
@@ -60,7 +62,12 @@ struct ColdReadBenchmark: ParsableCommand {
         defer { agent.stop() }
         let app = "com.example.bench.storage"
         let reader = try VarlinkConnection(path: agent.socket)
+        // As an ordinary user the agent reads a registering process's executable through /proc,
+        // which a non-dumpable process hides from its own user: register dumpable, then harden as
+        // CordonKit does before the data calls (each run has an agent, and a registration, of its own).
+        _ = cordon_set_dumpable()
         try reader.call("io.cordon.App.Register", ["appId": app])
+        try ProcessHardening.disableDumping()
         let value = Data(repeating: 0x5A, count: 1024).base64EncodedString()
         for index in 0..<records {
             try reader.call("io.cordon.Storage.Put", ["name": "record-\(index)", "value": value])
