@@ -4,7 +4,10 @@ import Foundation
 
 /// One command from the admins to one machine (docs/ARCHITECTURE.md, "Fleet"): what to do, the
 /// machine's own counter (each machine's commands are numbered 1, 2, 3 … and run in that order, each
-/// once), when it was issued and until when it may still be accepted, and every machine it went to.
+/// once), when it was issued and until when it may still be accepted, and how many machines it went to.
+/// A count, not their ids: a file listing every id would make issuing to n machines n files of n ids
+/// (10,000 machines: 6.5 GB), and the machine needs only the count (the wipe threshold); its own id is
+/// the file's `device`.
 public struct FleetCommand: Sendable, Hashable, Codable {
     /// What the command does.
     public enum Kind: String, Sendable, Codable, CaseIterable {
@@ -27,13 +30,14 @@ public struct FleetCommand: Sendable, Hashable, Codable {
     public var app: String?
     public var issued: Date
     public var expires: Date
-    /// Every machine the admin sent this command to (this one included).
-    public var devices: [String]
+    /// How many machines the admin sent this command to (this one included): a wipe of more than one
+    /// needs the root's wipe threshold of command keys.
+    public var machines: Int
     /// The admin's words, shown in the audit log.
     public var reason: String?
 
     public init(
-        counter: Int, kind: Kind, app: String? = nil, issued: Date, expires: Date, devices: [String],
+        counter: Int, kind: Kind, app: String? = nil, issued: Date, expires: Date, machines: Int = 1,
         reason: String? = nil
     ) {
         self.counter = counter
@@ -41,7 +45,7 @@ public struct FleetCommand: Sendable, Hashable, Codable {
         self.app = app
         self.issued = issued
         self.expires = expires
-        self.devices = devices
+        self.machines = machines
         self.reason = reason
     }
 
@@ -52,7 +56,7 @@ public struct FleetCommand: Sendable, Hashable, Codable {
     var json: JSONValue {
         var members: [String: JSONValue] = [
             "counter": .int(counter), "kind": .string(kind.rawValue), "issued": .string(TUFDate.format(issued)),
-            "expires": .string(TUFDate.format(expires)), "devices": .array(devices.map(JSONValue.string)),
+            "expires": .string(TUFDate.format(expires)), "machines": .int(machines),
         ]
         if let app { members["app"] = .string(app) }
         if let reason { members["reason"] = .string(reason) }
@@ -73,9 +77,10 @@ public struct FleetCommand: Sendable, Hashable, Codable {
         if kind == .wipeApp, app?.isEmpty ?? true { throw fields.missing("app", "the app to wipe") }
         issued = try fields.date("issued")
         expires = try fields.date("expires")
-        devices = try fields.strings("devices")
-        guard !devices.isEmpty else {
-            throw TUFError(.malformed, role: fields.role, "\(fields.path("devices")) is empty")
+        machines = try fields.integer("machines")
+        guard machines >= 1 else {
+            throw TUFError(
+                .malformed, role: fields.role, "\(fields.path("machines")) is \(machines), not a number of machines (1 or more)")
         }
         reason = fields.value["reason"] == nil ? nil : try fields.string("reason")
     }

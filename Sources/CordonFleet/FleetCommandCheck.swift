@@ -60,13 +60,13 @@ public struct FleetCommandCheck: Sendable {
             }
             if role != "commands" {
                 out.append(.refuse(command, .notCommandRole))
-            } else if file.device != device || !command.devices.contains(device) {
+            } else if file.device != device {
                 out.append(.refuse(command, .otherDevice))
             } else if now >= command.expires {
                 out.append(.refuse(command, .expired))
             } else if command.issued > now.addingTimeInterval(allowedSkew) {
                 out.append(.refuse(command, .issuedInFuture))
-            } else if command.kind.destroys, Set(command.devices).count > 1, signers < wipeThreshold {
+            } else if command.kind.destroys, command.machines > 1, signers < wipeThreshold {
                 out.append(.refuse(command, .wipeThreshold))
             } else {
                 out.append(.accept(command))

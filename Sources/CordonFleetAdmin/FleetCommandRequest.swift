@@ -132,7 +132,7 @@ extension FleetWorkspace {
                     + 1
                 let command = FleetCommand(
                     counter: counter, kind: request.kind, app: request.kind == .wipeApp ? request.app : nil,
-                    issued: now, expires: expires, devices: devices, reason: request.reason)
+                    issued: now, expires: expires, machines: devices.count, reason: request.reason)
                 files[path] = FleetCommandFile(device: device, commands: (previous?.commands ?? []) + [command]).bytes
                 workspace.ledger.devices[device] = FleetLedger.Device(
                     counter: counter, lastKind: request.kind.rawValue, lastIssued: TUFDate.format(now))

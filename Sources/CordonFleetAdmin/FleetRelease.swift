@@ -187,10 +187,10 @@ extension FleetWorkspace {
         for (path, bytes) in files.sorted(by: { $0.key < $1.key }) {
             guard let file = try? FleetCommandFile(bytes) else { continue }
             for command in file.commands
-            where command.kind.destroys && Set(command.devices).count > 1 && command.expires > now {
+            where command.kind.destroys && command.machines > 1 && command.expires > now {
                 throw FleetAdminError(
                     .threshold,
-                    "\(path) still lists a \(command.kind.rawValue) of \(command.devices.count) machines "
+                    "\(path) still lists a \(command.kind.rawValue) of \(command.machines) machines "
                         + "(counter \(command.counter), expires \(TUFDate.format(command.expires))): the commands role "
                         + "must be signed by \(ledger.wipeThreshold) command keys until then; \(signers) given",
                     hint: "give --command-key FILE for the other admins' command keys, or wait until it expires")

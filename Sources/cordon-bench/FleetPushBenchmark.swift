@@ -348,7 +348,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         let now = Date()
         let commands = (1...counter).map {
             FleetCommand(
-                counter: $0, kind: .lock, app: nil, issued: now, expires: now + 86_400, devices: [device],
+                counter: $0, kind: .lock, app: nil, issued: now, expires: now + 86_400,
                 reason: "swarm")
         }
         return try FleetPushedCommands.sign(FleetCommandFile(device: device, commands: commands), with: keys)

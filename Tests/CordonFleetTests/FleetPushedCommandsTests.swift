@@ -38,9 +38,9 @@ import Testing
         }
     }
 
-    static func command(_ counter: Int, kind: FleetCommand.Kind = .lock, for device: String = device) -> FleetCommand {
+    static func command(_ counter: Int, kind: FleetCommand.Kind = .lock) -> FleetCommand {
         FleetCommand(
-            counter: counter, kind: kind, app: nil, issued: now - 60, expires: now + 3600, devices: [device])
+            counter: counter, kind: kind, app: nil, issued: now - 60, expires: now + 3600)
     }
 
     /// The kind of refusal `verify` throws, nil when it takes the file.
@@ -92,14 +92,14 @@ import Testing
 
     @Test func anotherMachinesGenuineFileOnThisSubjectIsRefusedCommandByCommand() throws {
         let repository = try Repository()
-        let theirs = Self.file([Self.command(1, kind: .wipe, for: Self.other)], device: Self.other)
+        let theirs = Self.file([Self.command(1, kind: .wipe)], device: Self.other)
         let bytes = try FleetPushedCommands.sign(theirs, with: [repository.commandKeys[0]])
         let verified = try FleetPushedCommands.verify(
             bytes, trusted: repository.trusted, device: Self.device, now: Self.now)
         let verdicts = FleetCommandCheck(device: Self.device).verdicts(
             verified.file, listedBy: verified.role, signers: verified.signers, wipeThreshold: 2, taken: [:],
             now: Self.now)
-        #expect(verdicts == [.refuse(Self.command(1, kind: .wipe, for: Self.other), .otherDevice)])
+        #expect(verdicts == [.refuse(Self.command(1, kind: .wipe), .otherDevice)])
     }
 
     @Test func anOldFileIsHistoryAndAnOlderCounterIsAReplay() throws {
@@ -116,8 +116,7 @@ import Testing
         #expect(again.isEmpty)
         // A different command under a counter at or below the highest taken is a replay.
         let other = FleetCommand(
-            counter: 1, kind: .refresh, app: nil, issued: Self.now - 60, expires: Self.now + 3600,
-            devices: [Self.device])
+            counter: 1, kind: .refresh, app: nil, issued: Self.now - 60, expires: Self.now + 3600)
         let replayed = check.verdicts(
             Self.file([other]), listedBy: "commands", signers: 1, wipeThreshold: 2, taken: [2: [0]], now: Self.now)
         #expect(replayed == [.refuse(other, .replayed)])

@@ -124,7 +124,7 @@ enum TUFFuzzCheck {
         if zip(file.commands, file.commands.dropFirst()).contains(where: { $0.counter > $1.counter }) {
             return "commands out of order"
         }
-        if file.commands.contains(where: { $0.counter < 1 || $0.devices.isEmpty }) {
+        if file.commands.contains(where: { $0.counter < 1 || $0.machines < 1 }) {
             return "a command without counter or device"
         }
         guard let again = try? FleetCommandFile(file.bytes), again == file else {

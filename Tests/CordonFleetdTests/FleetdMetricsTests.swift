@@ -18,8 +18,7 @@ import Testing
     static func command(_ counter: Int) -> FleetCommand {
         let now = Date()
         return FleetCommand(
-            counter: counter, kind: .lock, app: nil, issued: now, expires: now.addingTimeInterval(60),
-            devices: [String(repeating: "a", count: 64)])
+            counter: counter, kind: .lock, app: nil, issued: now, expires: now.addingTimeInterval(60))
     }
 
     @Test func everySeriesIsThereFromTheStart() {

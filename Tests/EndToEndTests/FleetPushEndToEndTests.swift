@@ -228,7 +228,7 @@ import Testing
         defer { attacker.close() }
         let forgedKey = try TUFSigningKey(seed: Array(setup.rogue.rawRepresentation))
         let command = FleetCommand(
-            counter: 2, kind: .wipe, app: nil, issued: Date(), expires: Date() + 3600, devices: [setup.device],
+            counter: 2, kind: .wipe, app: nil, issued: Date(), expires: Date() + 3600,
             reason: "forged")
         let forged = try FleetPushedCommands.sign(
             FleetCommandFile(device: setup.device, commands: [command]), with: [forgedKey])

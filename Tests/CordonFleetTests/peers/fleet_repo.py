@@ -194,7 +194,7 @@ def main():
         issued = now() - timedelta(seconds=5)
         entry = {"counter": counter, "kind": args.kind, "issued": issued.strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "expires": (issued + timedelta(seconds=args.expires_in)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                 "devices": args.devices.split(",") if args.devices else [args.device]}
+                 "machines": len(args.devices.split(",")) if args.devices else 1}
         if args.app:
             entry["app"] = args.app
         if args.reason:

@@ -55,7 +55,7 @@ import Testing
     ) throws -> FleetCommand {
         let command = FleetCommand(
             counter: counter, kind: kind, app: app, issued: Self.now.addingTimeInterval(-120),
-            expires: Self.now.addingTimeInterval(3600), devices: [device], reason: reason)
+            expires: Self.now.addingTimeInterval(3600), reason: reason)
         let bytes = FleetHandoff.commandBytes(command, device: device, verifiedAt: Self.now)
         try Data(bytes).write(
             to: URL(fileURLWithPath: fleet + "/commands/" + FleetHandoff.commandFileName(file ?? counter)))

@@ -38,7 +38,7 @@ final class FleetDirectoryFixture: Sendable {
     ) throws -> FleetCommand {
         let command = FleetCommand(
             counter: counter, kind: kind, app: app, issued: Date().addingTimeInterval(-60),
-            expires: Date().addingTimeInterval(3600), devices: [device], reason: reason)
+            expires: Date().addingTimeInterval(3600), reason: reason)
         let bytes = FleetHandoff.commandBytes(command, device: device, verifiedAt: Date())
         try install(bytes, at: commands + "/" + FleetHandoff.commandFileName(file ?? counter))
         return command

@@ -76,7 +76,7 @@ enum FleetPlan {
                 break
             }
             highest = counter
-            if fileDevice != device || !command.devices.contains(device) {
+            if fileDevice != device {
                 outcome.steps.append(
                     .refuse(
                         command, .otherDevice, detail: "issued for \(fileDevice), this device is \(device)", file: file,
