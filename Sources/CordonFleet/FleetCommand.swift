@@ -80,7 +80,8 @@ public struct FleetCommand: Sendable, Hashable, Codable {
         machines = try fields.integer("machines")
         guard machines >= 1 else {
             throw TUFError(
-                .malformed, role: fields.role, "\(fields.path("machines")) is \(machines), not a number of machines (1 or more)")
+                .malformed, role: fields.role,
+                "\(fields.path("machines")) is \(machines), not a number of machines (1 or more)")
         }
         reason = fields.value["reason"] == nil ? nil : try fields.string("reason")
     }

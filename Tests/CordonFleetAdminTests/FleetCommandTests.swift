@@ -82,7 +82,7 @@ import Testing
         // Bypass the tool: commands v2 listing a wipe of both, signed by the one command key.
         let now = Date()
         let wipe = FleetCommand(
-            counter: 1, kind: .wipe, issued: now, expires: now.addingTimeInterval(86_400), devices: devices)
+            counter: 1, kind: .wipe, issued: now, expires: now.addingTimeInterval(86_400), machines: devices.count)
         let file = FleetCommandFile(device: devices[0], commands: [wipe])
         let key = { (role: FleetRole) throws -> TUFSigningKey in
             try FleetKeyFile.read(FleetTest.keyFile(directory, role)).key

@@ -78,7 +78,10 @@ import Testing
         #expect(throws: TUFError.self) { try FleetCommandFile(Array(badKind.utf8)) }
         let noMachines =
             #"{"_type":"cordon-commands","device":"d","commands":[{"counter":1,"kind":"lock","issued":"2030-01-01T00:00:00Z","expires":"2030-01-01T00:00:00Z","machines":0}]}"#
-        #expect(throws: TUFError(.malformed, role: "target", "/commands/0/machines is 0, not a number of machines (1 or more)")) {
+        #expect(
+            throws: TUFError(
+                .malformed, role: "target", "/commands/0/machines is 0, not a number of machines (1 or more)")
+        ) {
             try FleetCommandFile(Array(noMachines.utf8))
         }
     }
