@@ -19,7 +19,7 @@ extension RTTReport {
     /// The records of a method that was not measured, for each placement with a target.
     static func skippedRecords(method: String, placements: [RoundTripPlacement], reason: String) -> [SummaryRecord] {
         placements.compactMap { placement in
-            placement.target.map { target in
+            placement.target(method: method).map { target in
                 SummaryRecord.skipped(
                     benchmark: "rtt", subject: "\(method) round trip, \(placement.rawValue)", comparison: .atMost,
                     targetValue: target, unit: "×", baseline: baseline, reason: reason)

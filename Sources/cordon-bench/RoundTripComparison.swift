@@ -51,9 +51,10 @@ struct RoundTripComparison {
             var measured: [RTTRun] = []
             for _ in 0..<runs {
                 let (agentStats, echoStats) = try measure(agent, echo, request: request, count: iterations)
-                measured.append(RTTRun(agent: agentStats, echo: echoStats, target: placement.target))
+                measured.append(RTTRun(agent: agentStats, echo: echoStats, target: placement.target(method: name)))
             }
-            reports.append(RTTPlacementReport(placement: placement, target: placement.target, runs: measured))
+            reports.append(
+                RTTPlacementReport(placement: placement, target: placement.target(method: name), runs: measured))
         }
         try RoundTripPlacement.unpinned.apply(agent: agentPid, echo: echoPid)
         return RTTReport(
