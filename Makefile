@@ -146,8 +146,10 @@ bench-micro:
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --no-progress
 
 # Only builds the microbenchmarks (debug), so a renamed type cannot leave them broken (CI runs it).
+# In the root package's build directory: the same checkouts and flags, so Cordon's modules and
+# swift-crypto built by `make build` are reused and only the benchmark tooling compiles (40 s, not 4 min).
 bench-micro-build: deps
-	cd Benchmarks && $(SWIFT) build
+	cd Benchmarks && $(SWIFT) build --scratch-path ../.build
 
 # The one executable `make install` and the Debian package install (Sources/cordon-multicall): it
 # runs cordon, cordond or cordon-fleetd by the name it is run under. Three executables of their
