@@ -167,6 +167,7 @@ let package = Package(
         // The C client's libuv adapter: one event loop for many connections (the fleet swarm of
         // cordon-bench; the products keep the library's own threads and do not link libuv).
         .target(name: "CNATSLoop", dependencies: ["CNATS"], linkerSettings: [.linkedLibrary("uv")]),
+        .target(name: "CordonNATSLoop", dependencies: ["CNATS", "CNATSLoop", "CordonNATS"], swiftSettings: strict),
         .target(
             name: "CCordonTPM", dependencies: ["CTSS2"],
             linkerSettings: [
@@ -299,7 +300,7 @@ let package = Package(
                 "CordonSecrets",
                 "CordonTokens", "CordonKit", "CordonBenchSummary", "CordonSystem", "CCordonLinux", "CCordonSenders",
                 "CordonFleet",
-                "CordonFleetd", "CordonFleetAdmin", "CordonNATS", "CNATS", "CNATSLoop",
+                "CordonFleetd", "CordonFleetAdmin", "CordonNATS", "CNATS", "CordonNATSLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -372,7 +373,8 @@ let package = Package(
             name: "CordonNATSTests",
             dependencies: [
                 "CordonLocking",
-                "CordonNATS", "NATSTestServer", "ChannelTestPeers", .product(name: "Crypto", package: "swift-crypto"),
+                "CordonNATS", "CordonNATSLoop", "NATSTestServer", "ChannelTestPeers",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         // fleetd's shell in process: its metrics (the end-to-end tests run the daemon itself).

@@ -36,6 +36,9 @@ public final class NATSConnection: Sendable {
     private let callbacks: Unmanaged<Callbacks>
     /// The subscriptions, each destroyed once by `close()`.
     private let subscriptions = Locked<[Subscription]>([])
+    /// Where this connection's requests get their replies (subscribed at the first request).
+    private let replies: NATSReplyInbox
+    private let repliesSubscribed = Locked(false)
 
     /// Connects (or, with `retryFirstConnect`, starts trying in the background).
     public init(_ options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void = { _ in })
@@ -87,6 +90,7 @@ public final class NATSConnection: Sendable {
             throw error
         }
         self.callbacks = callbacks
+        replies = NATSReplyInbox(inboxPrefix: options.inboxPrefix)
         handles = Locked(Handles(connection: connection, jetStream: jetStream))
         if !pending { onEvent(.connected) }
     }
@@ -133,6 +137,7 @@ public final class NATSConnection: Sendable {
                 return value
             })
         else { return }
+        replies.close(NATSError("request", NATS_CONNECTION_CLOSED, detail: "the connection was closed"))
         for subscription in subscriptions.withLock({ $0 }) { subscription.destroy() }
         if let jetStream = taken.jetStream { jsCtx_Destroy(jetStream) }
         natsConnection_Close(taken.connection)
@@ -177,6 +182,50 @@ public final class NATSConnection: Sendable {
             }
             box.takeUnretainedValue().handle.withLock { $0 = SubscriptionHandle(pointer: sub) }
             subscriptions.withLock { $0.append(box.takeUnretainedValue()) }
+        }
+    }
+
+    /// Sends `data` to `subject` with a reply subject in this connection's inbox and waits up to
+    /// `timeout` seconds for the reply (on the calling thread: never call it from a handler).
+    func request(_ subject: String, _ data: [UInt8], timeout: Double, operation: String) throws(NATSError)
+        -> NATSReplyInbox.Reply
+    {
+        try withHandles(operation) { handles throws(NATSError) -> NATSReplyInbox.Reply in
+            try subscribeReplies(handles, operation: operation)
+            guard let (reply, waiter) = replies.expect() else {
+                throw NATSError(operation, NATS_CONNECTION_CLOSED, detail: "the connection was closed")
+            }
+            let status = data.withUnsafeBytes {
+                natsConnection_PublishRequest(handles.connection, subject, reply, $0.baseAddress, Int32($0.count))
+            }
+            guard status == NATS_OK else {
+                replies.forget(reply)
+                throw NATSError(operation, status)
+            }
+            guard waiter.ready.wait(timeout: .now() + timeout) == .success, let result = waiter.reply.withLock({ $0 })
+            else {
+                replies.forget(reply)
+                throw NATSError(operation, NATS_TIMEOUT, detail: "no reply within \(timeout) s")
+            }
+            return try result.get()
+        }
+    }
+
+    private func subscribeReplies(_ handles: Handles, operation: String) throws(NATSError) {
+        try repliesSubscribed.withLock { subscribed throws(NATSError) in
+            guard !subscribed else { return }
+            // Retained for the library's callbacks, which may come after `close()` (see `callbacks`).
+            let context = Unmanaged.passRetained(replies).toOpaque()
+            var sub: OpaquePointer?
+            let status = natsConnection_Subscribe(&sub, handles.connection, replies.wildcard, deliverReply, context)
+            guard status == NATS_OK, let sub else {
+                Unmanaged<NATSReplyInbox>.fromOpaque(context).release()
+                throw NATSError("\(operation): subscribe to the replies", status)
+            }
+            let subscription = Subscription(handler: { _ in })
+            subscription.handle.withLock { $0 = SubscriptionHandle(pointer: sub) }
+            subscriptions.withLock { $0.append(subscription) }
+            subscribed = true
         }
     }
 
@@ -232,46 +281,34 @@ public final class NATSConnection: Sendable {
         }
     }
 
-    /// Publishes `data` on `subject` and waits for the stream to store it; returns its sequence.
+    /// Publishes `data` on `subject` and waits up to `timeout` seconds for the stream to store it;
+    /// returns its sequence.
     @discardableResult
-    public func publishToStream(_ subject: String, _ data: [UInt8]) throws(NATSError) -> UInt64 {
-        try withHandles("publish \(subject) to its stream") { handles throws(NATSError) -> UInt64 in
-            guard let jetStream = handles.jetStream else { throw NATSError("JetStream", NATS_ILLEGAL_STATE) }
-            var ack: UnsafeMutablePointer<jsPubAck>?
-            var errorCode = jsErrCode(rawValue: 0)
-            let status = data.withUnsafeBytes {
-                js_Publish(&ack, jetStream, subject, $0.baseAddress, Int32($0.count), nil, &errorCode)
-            }
-            defer { if let ack { jsPubAck_Destroy(ack) } }
-            guard status == NATS_OK, let ack else {
-                throw NATSError("publish \(subject) to its stream", status, jetStream: errorCode)
-            }
-            return ack.pointee.Sequence
+    public func publishToStream(_ subject: String, _ data: [UInt8], timeout: Double = 5) throws(NATSError) -> UInt64 {
+        let operation = "publish \(subject) to its stream"
+        let reply = try request(subject, data, timeout: timeout, operation: operation)
+        if reply.status == "503" {
+            throw NATSError(operation, NATS_NO_RESPONDERS, detail: "no stream keeps \(subject)")
         }
+        return try JetStreamReply.sequence(of: reply.data, operation: operation)
     }
 
     /// The last message the stream holds on `subject`, or nil when it holds none; a request the
-    /// server does not answer within `timeout` seconds (one it refused) is an error.
+    /// server does not answer within `timeout` seconds (one it refused) is an error. A direct get:
+    /// a reader permitted one subject's `$JS.API.DIRECT.GET.<stream>.<subject>` reads that alone.
     public func lastMessage(stream: String, subject: String, timeout: Double = 5) throws(NATSError) -> Message? {
-        try withHandles("read the last message of \(subject)") { handles throws(NATSError) -> Message? in
-            guard let jetStream = handles.jetStream else { throw NATSError("JetStream", NATS_ILLEGAL_STATE) }
-            var options = jsDirectGetMsgOptions()
-            _ = jsDirectGetMsgOptions_Init(&options)
-            var wait = jsOptions()
-            _ = jsOptions_Init(&wait)
-            wait.Wait = Int64(timeout * 1000)
-            var message: OpaquePointer?
-            let status = subject.withCString { text in
-                options.LastBySubject = text
-                return js_DirectGetMsg(&message, jetStream, stream, &wait, &options)
+        let operation = "read the last message of \(subject) in \(stream)"
+        let reply = try request(
+            "$JS.API.DIRECT.GET.\(stream).\(subject)", [], timeout: timeout, operation: operation)
+        if reply.data.isEmpty, let status = reply.status {
+            switch status {
+            case "404": return nil
+            case "503": throw NATSError(operation, NATS_NO_RESPONDERS, detail: "no stream \(stream) answers")
+            default:
+                throw NATSError(operation, NATS_ERR, detail: "\(status) \(reply.statusDescription ?? "")")
             }
-            if status == NATS_NOT_FOUND { return nil }
-            guard status == NATS_OK, let message else {
-                throw NATSError("read the last message of \(subject) in \(stream)", status)
-            }
-            defer { natsMsg_Destroy(message) }
-            return Self.copy(message)
         }
+        return Message(subject: reply.messageSubject ?? subject, data: reply.data)
     }
 
     /// The subjects `stream` holds messages on that match `filter`, with how many each: the

@@ -14,6 +14,15 @@ public struct NATSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The library's last error text, when it says more than the status.
     public var detail: String?
 
+    /// A failure the caller detected itself: `detail` says what, instead of the library's last error.
+    init(_ operation: String, _ status: natsStatus, detail: String, jetStream: Int32 = 0) {
+        self.operation = operation
+        self.code = Int32(status.rawValue)
+        self.status = String(cString: natsStatus_GetText(status))
+        self.jetStreamCode = jetStream
+        self.detail = detail
+    }
+
     init(_ operation: String, _ status: natsStatus, jetStream: jsErrCode = jsErrCode(rawValue: 0)) {
         self.operation = operation
         self.code = Int32(status.rawValue)

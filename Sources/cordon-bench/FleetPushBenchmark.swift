@@ -5,6 +5,7 @@ import CordonFleet
 import CordonFleetAdmin
 import CordonFleetd
 import CordonNATS
+import CordonNATSLoop
 import Crypto
 import Foundation
 import Logging
@@ -77,7 +78,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
 
         // Connect every machine on one loop.
         _ = nats_SetMessageDeliveryPoolSize(deliveryThreads)
-        let loop = try SwarmLoop()
+        guard let loop = NATSLibuvLoop() else { throw ValidationError("libuv: the event loop did not start") }
         let work1 = SwarmWorkers(threads: workers)
         defer { work1.stop(count: workers) }
         let events = SwarmEvents(count: devices)

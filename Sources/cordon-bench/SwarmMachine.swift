@@ -2,6 +2,7 @@ import CordonFleet
 import CordonFleetd
 import CordonLocking
 import CordonNATS
+import CordonNATSLoop
 import Crypto
 import Foundation
 import Logging
@@ -41,7 +42,7 @@ final class SwarmMachine: Sendable {
 
     /// Connects on `loop`; `work` runs what arrives off the library's threads.
     func connect(
-        _ configuration: FleetdConfiguration.Push, loop: SwarmLoop, trusted: TUFTrustedSet, work: SwarmWorkers,
+        _ configuration: FleetdConfiguration.Push, loop: NATSLibuvLoop, trusted: TUFTrustedSet, work: SwarmWorkers,
         logger: Logger, onEvent: @escaping @Sendable (NATSEvent) -> Void
     ) throws {
         let push = try FleetPush(
