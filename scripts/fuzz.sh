@@ -6,10 +6,11 @@
 # TARGET is varlink-frame, varlink-message, policy, age-header, tokens or tuf (default: all six). Each runs for
 # FUZZ_SECONDS (default 60; 15 with --smoke) from the seeds in Fuzz/corpus/TARGET and
 # Fuzz/regressions/TARGET; what it discovers is kept in the build directory, not in git.
-# Exits non-zero on the first crash or broken invariant and prints the saved input's path.
+# Exits non-zero when any target crashes or breaks an invariant, and prints the saved input's path.
 #
-# Environment: FUZZ_SECONDS, FUZZ_BUILD_DIR (default .build-fuzz, git-ignored), SWIFTC
-# (default: swiftc on PATH, else /opt/swift/usr/bin/swiftc), FUZZ_FLAGS (extra libFuzzer flags).
+# Environment: FUZZ_SECONDS, FUZZ_JOBS (builds and runs at once; default: the CPUs), FUZZ_BUILD_DIR
+# (default .build-fuzz, git-ignored), SWIFTC (default: swiftc on PATH, else /opt/swift/usr/bin/swiftc),
+# FUZZ_FLAGS (extra libFuzzer flags).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ for argument in "$@"; do
         --build-only) build_only=1 ;;
         varlink-frame | varlink-message | policy | age-header | tokens | tuf) targets+=("$argument") ;;
         -h | --help)
-            sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -127,7 +128,8 @@ run_fuzzer() {
     nice -n 15 "$build/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dictionary[@]}" ${FUZZ_FLAGS:-} \
         "$work" "${seeds[@]}" >"$log" 2>&1 || status=$?
-    grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs|^stat::peak_rss_mb' "$log" || true
+    # Named by target: two run at once, and their lines interleave.
+    grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs|^stat::peak_rss_mb' "$log" | sed "s/^/$target: /" || true
     if [ "$status" != 0 ]; then
         grep -E 'invariant broken|ERROR: (AddressSanitizer|libFuzzer)|Fatal error' "$log" | head -5 >&2 || true
         local saved
@@ -138,9 +140,51 @@ run_fuzzer() {
     fi
 }
 
+# Runs the commands given as arguments (each a function and its argument, split on the space), at
+# most $jobs at once; fails when any fails. Two at a time on a 2-core machine halves the build and
+# the smoke run.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+parallel() {
+    local command pids=() failed=0 next=0
+    for command in "$@"; do
+        if [ $((${#pids[@]} - next)) -ge "$jobs" ]; then
+            wait "${pids[next]}" || failed=1
+            next=$((next + 1))
+        fi
+        # shellcheck disable=SC2086 # the function and its argument, split on purpose.
+        $command &
+        pids+=($!)
+    done
+    for ((; next < ${#pids[@]}; next++)); do wait "${pids[next]}" || failed=1; done
+    return "$failed"
+}
+
+# The modules fuzzer $1 links: those its module imports, then its module.
+modules_of() {
+    case "$1" in
+        varlink-frame | varlink-message) echo CordonProtocol ;;
+        policy) echo CordonProtocol CordonPolicy ;;
+        age-header) echo CordonAge ;;
+        tokens) echo CordonTokens ;;
+        tuf) echo CordonProtocol Crypto CordonFleet ;;
+    esac
+}
+
 mkdir -p "$build/lib" "$build/modules" "$build/bin"
-for target in "${targets[@]}"; do build_fuzzer "$target"; done
+# The modules the targets need, those others import first (CordonPolicy and CordonFleet import
+# CordonProtocol, CordonFleet the Crypto stand-in), then the fuzzers.
+needed=" $(for target in "${targets[@]}"; do modules_of "$target"; done | tr '\n' ' ') "
+for stage in "CordonProtocol Crypto CordonAge CordonTokens" "CordonPolicy CordonFleet"; do
+    builds=()
+    for module in $stage; do
+        case "$needed" in *" $module "*) builds+=("build_module $module") ;; esac
+    done
+    [ ${#builds[@]} = 0 ] || parallel "${builds[@]}"
+done
+fuzzers=()
+for target in "${targets[@]}"; do fuzzers+=("build_fuzzer $target"); done
+parallel "${fuzzers[@]}"
 [ "$build_only" = 1 ] && exit 0
-failed=0
-for target in "${targets[@]}"; do run_fuzzer "$target" || failed=1; done
-exit "$failed"
+runs=()
+for target in "${targets[@]}"; do runs+=("run_fuzzer $target"); done
+parallel "${runs[@]}"

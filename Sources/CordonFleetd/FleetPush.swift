@@ -60,6 +60,8 @@ public final class FleetPush: Sendable {
         options.caFile = configuration.caFile
         options.inboxPrefix = "_INBOX.\(id)"
         options.retryFirstConnect = true
+        options.reconnectBase = configuration.reconnectWindowSeconds
+        options.reconnectCap = max(60, configuration.reconnectWindowSeconds)
         options.eventLoop = eventLoop
         do {
             connection = try NATSConnection(options) { event in

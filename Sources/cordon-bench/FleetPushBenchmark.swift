@@ -42,6 +42,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
         let quiet = Logger(label: "swarm") { _ in SwiftLogNoOpLogHandler() }
+        let log = SwarmLog()
 
         // The repository (`cordon fleet`) on nginx; the machines trust what one verified refresh gives.
         let repository = try FleetBenchRepository(directory: work)
@@ -87,7 +88,9 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         let serverBefore = server.residentBytes()
         let connecting = Date()
         for machine in machines {
-            try machine.connect(push, loop: loop, trusted: trusted, work: work1, logger: quiet) { event in
+            try machine.connect(
+                push, loop: loop, trusted: trusted, work: work1, logger: log.logger(for: machine.index)
+            ) { event in
                 events.record(machine.index, event)
             }
         }
@@ -144,7 +147,9 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             let start2 = ingest.count
             for index in offlineSet.sorted() {
                 back[machines[index].id] = Date()
-                try machines[index].connect(push, loop: loop, trusted: trusted, work: work1, logger: quiet) { event in
+                try machines[index].connect(
+                    push, loop: loop, trusted: trusted, work: work1, logger: log.logger(for: index)
+                ) { event in
                     events.record(index, event)
                 }
             }
@@ -209,6 +214,14 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             let after = Self.latencies(ingest.arrivals(from: start3), command: 2, since: published2)
             print("command 2 after the restart: \(after.line)")
             executedOnce2 = machines.filter { $0.executions[2] == 1 }.count
+            Self.explain(machines.filter { $0.executions[2] == nil }, command: 2, log: log, events: events)
+            for machine in machines.filter({ $0.executions[2] == nil }).prefix(3) {
+                let kept = try? adminConnection.lastMessage(
+                    stream: FleetPushedCommands.stream, subject: FleetPushedCommands.subject(for: machine.id))
+                print(
+                    "    the stream keeps \(kept?.data.count ?? -1) bytes for \(machine.id.prefix(12)): \(kept.map { String(decoding: $0.data.prefix(0), as: UTF8.self) } ?? "")\(kept.map { $0.data == files2[machine.index] ? "command 2's file" : "another file" } ?? "nothing")"
+                )
+            }
             twice2 = machines.filter { ($0.executions[2] ?? 0) > 1 || ($0.executions[1] ?? 0) > 1 }.count
         }
         print(
@@ -321,6 +334,29 @@ struct FleetPushBenchmark: AsyncParsableCommand {
                     note: periodsExact ? "one report per machine per period" : "NOT one report per machine per period"))
         }
         try summary.append(records)
+    }
+
+    /// Why machines missed `command`: what they warned about (the commonest first), refusals and
+    /// how many connection events they had.
+    static func explain(_ missed: [SwarmMachine], command: Int, log: SwarmLog, events: SwarmEvents) {
+        guard !missed.isEmpty else { return }
+        var reasons: [String: Int] = [:]
+        for machine in missed {
+            let warnings = log.warnings(of: machine.index)
+            let key =
+                warnings.isEmpty
+                ? "no warning"
+                : warnings.map { $0.replacingOccurrences(of: machine.id, with: "<id>") }.joined(separator: " | ")
+            reasons[String(key.prefix(300)), default: 0] += 1
+        }
+        let refused = missed.map { $0.state.withLock { $0.refused } }.reduce(0, +)
+        let perMachine = missed.map { events.count(of: $0.index) }
+        print(
+            "  \(missed.count) machines missed command \(command): \(refused) refusals; connection events per machine \(perMachine.min() ?? 0)–\(perMachine.max() ?? 0)"
+        )
+        for (reason, count) in reasons.sorted(by: { $0.value > $1.value }).prefix(5) {
+            print("    \(count)× \(reason)")
+        }
     }
 
     /// Each machine's first report naming `command`, from the time in `since` for its device.

@@ -15,16 +15,24 @@ final class SwarmEvents: Sendable {
 
     private struct State {
         var seen: [Bool]
+        /// Every event of each machine, counted.
+        var counts: [Int]
         var snapshot = Snapshot()
     }
 
     private let state: Locked<State>
 
-    init(count: Int) { state = Locked(State(seen: Array(repeating: false, count: count))) }
+    init(count: Int) {
+        state = Locked(State(seen: Array(repeating: false, count: count), counts: Array(repeating: 0, count: count)))
+    }
+
+    /// Machine `index`'s events (connections, disconnections, errors) so far.
+    func count(of index: Int) -> Int { state.withLock { $0.counts[index] } }
 
     func record(_ index: Int, _ event: NATSEvent) {
         let now = Date()
         state.withLock { state in
+            state.counts[index] += 1
             switch event {
             case .connected, .reconnected:
                 state.snapshot.events += 1

@@ -3,12 +3,12 @@ import Foundation
 import Testing
 
 /// fleet.json's `metrics` member: absent is off, a loopback address is taken, anything else is
-/// refused naming `/metrics/listen`.
+/// refused naming `/metrics/listen`; and `/push`'s reconnect window.
 @Suite struct FleetdConfigurationTests {
-    static func load(_ metrics: String?) throws(FleetdError) -> FleetdConfiguration {
+    static func load(_ metrics: String?, push: String? = nil) throws(FleetdError) -> FleetdConfiguration {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID()).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let member = metrics.map { #", "metrics": \#($0)"# } ?? ""
+        let member = (metrics.map { #", "metrics": \#($0)"# } ?? "") + (push.map { #", "push": \#($0)"# } ?? "")
         _ = FileManager.default.createFile(
             atPath: path, contents: Data(#"{"repository": "https://fleet.example.com/"\#(member)}"#.utf8))
         return try FleetdConfiguration.load(path)
@@ -50,6 +50,29 @@ import Testing
             try Self.load(#""127.0.0.1:9477""#)
         } throws: { error in
             (error as? FleetdError)?.message.contains("/metrics must be an object") == true
+        }
+    }
+
+    /// `/push/reconnectWindowSeconds`: 10 unless set; a window that is no number of seconds in
+    /// (0, 600] is refused naming the pointer.
+    @Test func theReconnectWindowIsTenSecondsUnlessSet() throws {
+        let servers = #""servers": ["nats://127.0.0.1:4222"]"#
+        #expect(try Self.load(nil, push: "{\(servers)}").push?.reconnectWindowSeconds == 10)
+        #expect(
+            try Self.load(nil, push: #"{\#(servers), "reconnectWindowSeconds": 2.5}"#).push?.reconnectWindowSeconds
+                == 2.5)
+        for bad in ["0", "-1", "601", #""10""#] {
+            #expect {
+                try Self.load(nil, push: #"{\#(servers), "reconnectWindowSeconds": \#(bad)}"#)
+            } throws: { error in
+                (error as? FleetdError)?.message.contains("/push/reconnectWindowSeconds must be a number of seconds")
+                    == true
+            }
+        }
+        #expect {
+            try Self.load(nil, push: #"{\#(servers), "reconnect": 1}"#)
+        } throws: { error in
+            (error as? FleetdError)?.message.contains("/push/reconnect is not a setting") == true
         }
     }
 }

@@ -98,13 +98,14 @@ final class FleetdProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
     }
 
-    /// Adds `/push` to fleet.json: the NATS servers fleetd listens on for the doorbell.
+    /// Adds `/push` to fleet.json: the NATS servers fleetd listens on for the doorbell (a test's
+    /// short reconnect window: the machine that starts offline joins within half a second).
     func addPush(servers: [String]) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: configPath))
         guard var settings = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw EventuallyError(what: "fleet.json is not an object")
         }
-        settings["push"] = ["servers": servers]
+        settings["push"] = ["servers": servers, "reconnectWindowSeconds": 0.5] as [String: Any]
         try JSONSerialization.data(withJSONObject: settings).write(to: URL(fileURLWithPath: configPath))
     }
 
