@@ -214,13 +214,12 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             let after = Self.latencies(ingest.arrivals(from: start3), command: 2, since: published2)
             print("command 2 after the restart: \(after.line)")
             executedOnce2 = machines.filter { $0.executions[2] == 1 }.count
-            Self.explain(machines.filter { $0.executions[2] == nil }, command: 2, log: log, events: events)
-            for machine in machines.filter({ $0.executions[2] == nil }).prefix(3) {
+            Self.explain(
+                machines.filter { $0.executions[2] == nil }, command: 2, log: log, events: events
+            ) { machine in
                 let kept = try? adminConnection.lastMessage(
                     stream: FleetPushedCommands.stream, subject: FleetPushedCommands.subject(for: machine.id))
-                print(
-                    "    the stream keeps \(kept?.data.count ?? -1) bytes for \(machine.id.prefix(12)): \(kept.map { String(decoding: $0.data.prefix(0), as: UTF8.self) } ?? "")\(kept.map { $0.data == files2[machine.index] ? "command 2's file" : "another file" } ?? "nothing")"
-                )
+                return kept.map { $0.data == files2[machine.index] ? "command 2's file" : "another file" } ?? "nothing"
             }
             twice2 = machines.filter { ($0.executions[2] ?? 0) > 1 || ($0.executions[1] ?? 0) > 1 }.count
         }
@@ -336,9 +335,13 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         try summary.append(records)
     }
 
-    /// Why machines missed `command`: what they warned about (the commonest first), refusals and
-    /// how many connection events they had.
-    static func explain(_ missed: [SwarmMachine], command: Int, log: SwarmLog, events: SwarmEvents) {
+    /// Why machines missed `command`: what they warned about (the commonest first), refusals, how
+    /// many connection events they had, and for the first three what the stream keeps for them
+    /// (`kept`).
+    static func explain(
+        _ missed: [SwarmMachine], command: Int, log: SwarmLog, events: SwarmEvents,
+        kept: (SwarmMachine) -> String
+    ) {
         guard !missed.isEmpty else { return }
         var reasons: [String: Int] = [:]
         for machine in missed {
@@ -356,6 +359,9 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         )
         for (reason, count) in reasons.sorted(by: { $0.value > $1.value }).prefix(5) {
             print("    \(count)× \(reason)")
+        }
+        for machine in missed.prefix(3) {
+            print("    the stream keeps for \(machine.id.prefix(12)): \(kept(machine))")
         }
     }
 
