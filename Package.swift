@@ -164,9 +164,9 @@ let package = Package(
             name: "CordonNATS",
             dependencies: ["CordonLocking", "CNATS", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
-        // The C client's libuv adapter: one event loop for many connections (the fleet swarm of
-        // cordon-bench; the products keep the library's own threads and do not link libuv).
-        .target(name: "CNATSLoop", dependencies: ["CNATS"], linkerSettings: [.linkedLibrary("uv")]),
+        // An epoll event loop for the C client's external-loop API: one loop for many connections
+        // (the fleet swarm of cordon-bench; the products keep the library's own threads).
+        .target(name: "CNATSLoop", dependencies: ["CNATS"]),
         .target(name: "CordonNATSLoop", dependencies: ["CNATS", "CNATSLoop", "CordonNATS"], swiftSettings: strict),
         .target(
             name: "CCordonTPM", dependencies: ["CTSS2"],

@@ -23,8 +23,7 @@
 # (deb-systemd-helper) and man-db (systemd-analyze verify reads the unit's man page) for
 # `make deb` and `make deb-test` (scripts/make-deb.sh, scripts/test-deb.sh), with binutils'
 # objcopy, readelf and strip; libnats-dev (the official NATS C client CNATS wraps) and nats-server (the
-# JetStream server CordonNATSTests run against); libuv1-dev (the C client's libuv adapter, CNATSLoop:
-# the fleet swarm of `cordon-bench fleet` runs its thousands of connections on one loop); socat (the
+# JetStream server CordonNATSTests run against); socat (the
 # TLS server and the plain client of the tunnel's half-close test in CordonRunTests); libssl-dev (libcrypto:
 # the Diffie-Hellman, HKDF and AES-128-CBC of CCordonBench's Secret Service client) and gnome-keyring (the
 # Secret Service peer `cordon-bench rtt` measures Storage.Get against), keepassxc (the second one, run headless).
@@ -56,7 +55,6 @@ packages=(
     init-system-helpers
     man-db
     libnats-dev
-    libuv1-dev
     nats-server
     prometheus
     prometheus-node-exporter

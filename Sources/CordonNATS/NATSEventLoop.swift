@@ -2,8 +2,8 @@ import CNATS
 
 /// An event loop that serves connections in place of the library's own threads (a reader and a
 /// flusher per connection): many connections in one process, as the fleet swarm of
-/// `cordon-bench fleet` runs (docs/PERFORMANCE.md, "Fleet push"). The library's adapters (libuv,
-/// libevent) implement it; fleetd, with one connection, does not need one.
+/// `cordon-bench fleet` runs (docs/PERFORMANCE.md, "Fleet push"). `CordonNATSLoop`'s epoll loop
+/// implements it; fleetd, with one connection, does not need one.
 public protocol NATSEventLoop: Sendable {
     /// Sets the library's `natsOptions *` to use the loop (its callbacks, and sending and delivery
     /// without threads of the connection's own).

@@ -11,7 +11,7 @@ import Foundation
 import Logging
 
 /// `cordon-bench fleet`: the push channel at fleet scale (docs/PERFORMANCE.md, "Fleet push"). K
-/// simulated machines in this process, each the real push client on one libuv loop
+/// simulated machines in this process, each the real push client on one epoll loop
 /// (`SwarmMachine`), against a real nats-server and nginx started here: a signed command to each
 /// (10% offline during the publish), nats-server restarted under the load, then signed reports at a
 /// fleet's posture rate; latencies in HDR histograms, memory and CPU per machine and per server
@@ -79,7 +79,9 @@ struct FleetPushBenchmark: AsyncParsableCommand {
 
         // Connect every machine on one loop.
         _ = nats_SetMessageDeliveryPoolSize(deliveryThreads)
-        guard let loop = NATSLibuvLoop() else { throw ValidationError("libuv: the event loop did not start") }
+        guard let loop = NATSEpollLoop() else {
+            throw ValidationError("the epoll event loop did not start (epoll set, eventfd or thread refused)")
+        }
         let work1 = SwarmWorkers(threads: workers)
         defer { work1.stop(count: workers) }
         let events = SwarmEvents(count: devices)
@@ -165,6 +167,14 @@ struct FleetPushBenchmark: AsyncParsableCommand {
                 reconnectLatency.record(seconds: arrival.at.timeIntervalSince(at))
             }
             print("the \(ids.count) offline machines, from reconnecting: \(reconnectLatency.line)")
+            Self.explain(
+                offlineSet.sorted().map { machines[$0] }.filter { !served.contains($0.id) }, command: 1, log: log,
+                events: events
+            ) { machine in
+                let kept = try? adminConnection.lastMessage(
+                    stream: FleetPushedCommands.stream, subject: FleetPushedCommands.subject(for: machine.id))
+                return kept.map { $0.data == files[machine.index] ? "command 1's file" : "another file" } ?? "nothing"
+            }
         }
         let executedOnce1 = machines.filter { $0.executions[1] == 1 }.count
         let twice1 = machines.filter { ($0.executions[1] ?? 0) > 1 }.count
@@ -353,9 +363,11 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             reasons[String(key.prefix(300)), default: 0] += 1
         }
         let refused = missed.map { $0.state.withLock { $0.refused } }.reduce(0, +)
-        let perMachine = missed.map { events.count(of: $0.index) }
+        var trails: [String: Int] = [:]
+        for machine in missed { trails[events.trail(of: machine.index), default: 0] += 1 }
+        let commonest = trails.sorted { $0.value > $1.value }.prefix(4).map { "\($0.key) ×\($0.value)" }
         print(
-            "  \(missed.count) machines missed command \(command): \(refused) refusals; connection events per machine \(perMachine.min() ?? 0)–\(perMachine.max() ?? 0)"
+            "  \(missed.count) machines missed command \(command): \(refused) refusals; connection events (C connected, D disconnected, R reconnected, X closed, E error): \(commonest.joined(separator: ", "))"
         )
         for (reason, count) in reasons.sorted(by: { $0.value > $1.value }).prefix(5) {
             print("    \(count)× \(reason)")

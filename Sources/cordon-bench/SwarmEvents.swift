@@ -15,24 +15,35 @@ final class SwarmEvents: Sendable {
 
     private struct State {
         var seen: [Bool]
-        /// Every event of each machine, counted.
-        var counts: [Int]
+        /// Every event of each machine in order, one letter each (`letter(of:)`).
+        var trails: [String]
         var snapshot = Snapshot()
     }
 
     private let state: Locked<State>
 
     init(count: Int) {
-        state = Locked(State(seen: Array(repeating: false, count: count), counts: Array(repeating: 0, count: count)))
+        state = Locked(State(seen: Array(repeating: false, count: count), trails: Array(repeating: "", count: count)))
     }
 
-    /// Machine `index`'s events (connections, disconnections, errors) so far.
-    func count(of index: Int) -> Int { state.withLock { $0.counts[index] } }
+    /// Machine `index`'s events so far, in order: C connected, D disconnected, R reconnected,
+    /// X closed, E an error.
+    func trail(of index: Int) -> String { state.withLock { $0.trails[index] } }
+
+    static func letter(of event: NATSEvent) -> Character {
+        switch event {
+        case .connected: "C"
+        case .disconnected: "D"
+        case .reconnected: "R"
+        case .closed: "X"
+        case .error: "E"
+        }
+    }
 
     func record(_ index: Int, _ event: NATSEvent) {
         let now = Date()
         state.withLock { state in
-            state.counts[index] += 1
+            state.trails[index].append(Self.letter(of: event))
             switch event {
             case .connected, .reconnected:
                 state.snapshot.events += 1

@@ -25,6 +25,9 @@ final class SwarmMachine: Sendable {
         /// Executions by counter: exactly one each is the target.
         var executed: [Int: Int] = [:]
         var refused = 0
+        /// A command was taken before `connect` stored the push client (the catch-up read can be
+        /// that quick): its report goes as soon as the client is stored.
+        var reportOwed = false
     }
 
     let state = Locked(State())
@@ -42,7 +45,7 @@ final class SwarmMachine: Sendable {
 
     /// Connects on `loop`; `work` runs what arrives off the library's threads.
     func connect(
-        _ configuration: FleetdConfiguration.Push, loop: NATSLibuvLoop, trusted: TUFTrustedSet, work: SwarmWorkers,
+        _ configuration: FleetdConfiguration.Push, loop: NATSEpollLoop, trusted: TUFTrustedSet, work: SwarmWorkers,
         logger: Logger, onEvent: @escaping @Sendable (NATSEvent) -> Void
     ) throws {
         let push = try FleetPush(
@@ -52,7 +55,12 @@ final class SwarmMachine: Sendable {
             }, eventLoop: loop, logger: logger, onRing: { _ in },
             onCommands: { [self] bytes in work.run { self.take(bytes, trusted: trusted, logger: logger) } },
             onEvent: onEvent, runBlocking: { work.run($0) })
-        state.withLock { $0.push = push }
+        let (owed, last) = state.withLock { value -> (Bool, Int?) in
+            value.push = push
+            defer { value.reportOwed = false }
+            return (value.reportOwed, value.taken.keys.max())
+        }
+        if owed { _ = push.publishReport(report(trusted: trusted, lastCommand: last, time: Date()), logger: logger) }
     }
 
     /// Closes the connection (the machine goes offline).
@@ -86,6 +94,7 @@ final class SwarmMachine: Sendable {
                 }
                 value.taken[verdict.command.counter] = verdict.command.digest
             }
+            if accepted > 0, value.push == nil { value.reportOwed = true }
             return (value.push, accepted, value.taken.keys.max())
         }
         guard accepted > 0 else { return }

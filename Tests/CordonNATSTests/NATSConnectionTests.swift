@@ -307,7 +307,9 @@ import Testing
         var options = NATSOptions(servers: ["nats://127.0.0.1:\(port)"], name: "machine")
         options.nkey = NATSNKey.user(publicKey: Array(key.publicKey.rawRepresentation))
         options.signer = { Array((try? key.signature(for: $0)) ?? Data()) }
-        options.connectTimeout = 3
+        // Generous: under the full suite's load the Python server can be slow to answer, and each
+        // attempt that times out is one of the few the connection makes.
+        options.connectTimeout = 10
         let connection = try NATSConnection(options)
         connection.close()
         process.waitUntilExit()

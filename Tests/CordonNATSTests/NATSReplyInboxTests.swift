@@ -39,7 +39,7 @@ import Testing
         for machine in setup.machines {
             try setup.admin.publishToStream(machine.subject, Array("for \(machine.name)".utf8))
         }
-        let loop = try #require(NATSLibuvLoop())
+        let loop = try #require(NATSEpollLoop())
         defer { loop.stop() }
         let name = "cordon-req-test"
         let results = Locked<[String]>([])
@@ -103,19 +103,18 @@ import Testing
     }
 }
 
-/// Connections on the libuv loop (the fleet swarm's) after nats-server restarts: each still gets
-/// live messages on its subscriptions and answers its requests. Disabled: nats.c's libuv adapter
-/// sometimes aborts in `uv_run` after such a restart, and some reconnected connections' writes
-/// stay unsent (a flush times out) — the swarm's open problem (docs/PERFORMANCE.md, "Fleet push").
-/// fleetd keeps the library's own threads and is not affected
+/// Connections on the epoll loop (the fleet swarm's) after nats-server restarts: each still gets
+/// live messages on its subscriptions and answers its requests. nats.c's own libuv adapter failed
+/// this every time (a reconnected connection's flush timed out, and `uv_run` sometimes aborted):
+/// it kept polling sockets the library had closed (docs/PERFORMANCE.md, "Fleet push"). fleetd
+/// keeps the library's own threads
 /// (`NATSConnectionTests.aMachineComesBackAfterTheServerRestartsAndReadsWhatItMissed`).
 @Suite(.serialized) struct NATSEventLoopRestartTests {
-    @Test(.disabled("nats.c's libuv adapter aborts in uv_run after a restart under load (docs/PERFORMANCE.md)"))
-    func machinesOnTheLoopFollowLiveMessagesAfterARestart() async throws {
+    @Test func machinesOnTheLoopFollowLiveMessagesAfterARestart() async throws {
         let count = 200
         let setup = try NATSConnectionTests.setUp(machines: (0..<count).map { "r\($0)" })
         defer { setup.server.stop() }
-        let loop = try #require(NATSLibuvLoop())
+        let loop = try #require(NATSEpollLoop())
         defer { loop.stop() }
         let reconnected = Locked(Set<Int>())
         let received = Locked([Int: [String]]())

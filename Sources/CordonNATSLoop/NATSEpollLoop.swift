@@ -2,15 +2,17 @@ import CNATS
 import CNATSLoop
 import CordonNATS
 
-/// One libuv loop on its own thread serving many NATS connections (the C client's libuv adapter,
-/// `CNATSLoop`): no reader or flusher thread per connection, and delivery on the library's shared
-/// pool. The fleet swarm of `cordon-bench fleet` runs on it; the products keep the library's own
-/// threads and do not link libuv.
-public final class NATSLibuvLoop: NATSEventLoop, @unchecked Sendable {
-    // The C loop is thread-safe: jobs are queued under its lock, the adapter's calls likewise.
+/// One epoll loop on its own thread serving many NATS connections through the C client's
+/// external-event-loop API (`CNATSLoop`): no reader or flusher thread per connection, and delivery
+/// on the library's shared pool. The fleet swarm of `cordon-bench fleet` runs on it; the products
+/// keep the library's own threads. It replaces the library's libuv adapter, which kept polling
+/// sockets the library had closed on a reconnect (docs/ARCHITECTURE.md, "Fleet push").
+public final class NATSEpollLoop: NATSEventLoop, @unchecked Sendable {
+    // The C loop is thread-safe: jobs are queued under its lock, the adapter's calls take each
+    // connection's own.
     private let loop: OpaquePointer
 
-    /// Starts the loop's thread; nil when libuv could not start it.
+    /// Starts the loop's thread; nil when the system refused an epoll set, an eventfd or a thread.
     public init?() {
         guard let loop = cordon_nats_loop_start() else { return nil }
         self.loop = loop
