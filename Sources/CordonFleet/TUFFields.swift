@@ -16,8 +16,13 @@ struct TUFFields {
         self.role = role
     }
 
+    /// The member's JSON pointer (RFC 6901: `~` as `~0`, `/` as `~1`); made for every object
+    /// read, so a key with neither is not copied through Foundation's replacement.
     func path(_ key: String) -> String {
-        "\(pointer)/\(key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1"))"
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else {
+            return "\(pointer)/\(key)"
+        }
+        return "\(pointer)/\(key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1"))"
     }
 
     func missing(_ key: String, _ what: String) -> TUFError {

@@ -360,6 +360,8 @@ final class Callbacks: Sendable {
     let onEvent: @Sendable (NATSEvent) -> Void
     /// Nonces whose signature was not sent (it begins with a zero byte: see `signNonce`).
     let unsendable = Locked(0)
+    /// The last attempt was given up for such a nonce: the next one is made at once.
+    let retryAtOnce = Locked(false)
 
     init(options: NATSOptions, onEvent: @escaping @Sendable (NATSEvent) -> Void) {
         self.options = options
@@ -412,7 +414,12 @@ private func reconnectDelay(_ connection: OpaquePointer?, _ attempts: Int32, _ c
     -> Int64
 {
     guard let callbacks = Callbacks.from(closure) else { return 1000 }
-    let delay = callbacks.options.reconnectDelay(attempt: Int(attempts), unit: Double.random(in: 0..<1))
+    let quick = callbacks.retryAtOnce.withLock { value in
+        defer { value = false }
+        return value
+    }
+    let delay = callbacks.options.reconnectDelay(
+        attempt: Int(attempts), unit: Double.random(in: 0..<1), afterUnsendableNonce: quick)
     return Int64(delay * 1000)
 }
 
@@ -436,6 +443,7 @@ private func signNonce(
     // the client connect again, with a new nonce.
     guard signed.first != 0 else {
         callbacks.unsendable.withLock { $0 += 1 }
+        callbacks.retryAtOnce.withLock { $0 = true }
         if let errorText {
             errorText.pointee = strdup(
                 "the nonce's signature begins with a zero byte the client cannot send; reconnecting")

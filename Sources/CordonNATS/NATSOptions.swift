@@ -47,7 +47,12 @@ public struct NATSOptions: Sendable {
     }
 
     /// The delay before reconnect attempt `attempt` (1-based), for a uniform `unit` in 0..<1.
-    public func reconnectDelay(attempt: Int, unit: Double) -> Double {
+    /// After an attempt given up only because its nonce's signature could not be sent (see
+    /// `NATSNonceTests`), at most 50 ms: the server did nothing wrong, and a machine that waited out
+    /// the doubled backoff for it came back long after the rest of the fleet (a server restart's
+    /// stragglers, docs/PERFORMANCE.md, "Fleet push").
+    public func reconnectDelay(attempt: Int, unit: Double, afterUnsendableNonce: Bool = false) -> Double {
+        if afterUnsendableNonce { return 0.05 * unit }
         let exponent = min(max(attempt - 1, 0), 30)
         let ceiling = min(reconnectCap, reconnectBase * Double(1 << exponent))
         return ceiling * unit

@@ -205,6 +205,10 @@ struct FleetPushBenchmark: AsyncParsableCommand {
                         "restart: down %.2f s; %d of %d reconnected, 99%% within %.1f s of the server's return; peak %.0f/s, mean %.0f/s over %d s (%.1fx)",
                     up.timeIntervalSince(down), times.count, devices, seconds99, peak, mean, span,
                     mean > 0 ? peak / mean : 0))
+            let last = events.snapshot.reconnects.sorted { $0.value > $1.value }.prefix(3).map {
+                String(format: "%.1f s: %@", $0.value.timeIntervalSince(up), events.trail(of: $0.key))
+            }
+            print("  the last to reconnect, after the server's return: \(last.joined(separator: "; "))")
             // The admin publishes once the server answers it again (its JetStream back).
             for _ in 0..<300 {
                 if (try? adminConnection.subjects(stream: FleetPushedCommands.stream, timeout: 1)) != nil { break }

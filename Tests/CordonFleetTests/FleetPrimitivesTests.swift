@@ -21,7 +21,7 @@ import Testing
     /// The canonical form of a document with every kind of value equals securesystemslib's
     /// `encode_canonical` (the function python-tuf signs with).
     @Test func canonicalJSONMatchesSecuresystemslib() throws {
-        let document = #"{"z": [1, -2, true, null], "a": {"é": "quote \" back \\ slash / tab \t é", "B": 0}, "_": ""}"#
+        let document = #"{"z": [1, -2, true, null], "a": {"é": "quote \" back \\ slash / tab \t é", "B": 0}, "_": "", "😀": 1, "ｱ": 2, "~": 3}"#
         let ours = try CanonicalJSON.encode(CanonicalJSON.parse(Array(document.utf8), role: "t"), role: "t")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -112,5 +112,13 @@ import Testing
         #expect(throws: TUFError.self) {
             try FleetReport.verify(report.file(signature: try other.sign(report.message)))
         }
+    }
+
+    /// A field's JSON pointer escapes `~` and `/` as RFC 6901 says, and leaves other keys as they are.
+    @Test func aFieldsPointerEscapesTildeAndSlash() throws {
+        let fields = try TUFFields(.object([:]), at: "/signed", role: "targets")
+        #expect(fields.path("expires") == "/signed/expires")
+        #expect(fields.path("a/b~c") == "/signed/a~1b~0c")
+        #expect(fields.path("~1") == "/signed/~01")
     }
 }

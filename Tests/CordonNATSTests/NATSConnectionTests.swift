@@ -317,6 +317,19 @@ import Testing
         #expect(verdict.trimmingCharacters(in: .whitespacesAndNewlines) == "none signed", "\(verdict)")
     }
 
+    /// The backoff doubles from the window to the cap, except after an attempt given up for a
+    /// nonce whose signature could not be sent: then the next attempt is made within 50 ms.
+    @Test func aReconnectAfterAnUnsendableNonceDoesNotWaitOutTheBackoff() {
+        var options = NATSOptions(servers: [], name: "x")
+        options.reconnectBase = 10
+        options.reconnectCap = 60
+        #expect(options.reconnectDelay(attempt: 1, unit: 0.5) == 5)
+        #expect(options.reconnectDelay(attempt: 3, unit: 0.5) == 20)
+        #expect(options.reconnectDelay(attempt: 9, unit: 0.5) == 30)
+        #expect(options.reconnectDelay(attempt: 3, unit: 0.5, afterUnsendableNonce: true) == 0.025)
+        #expect(options.reconnectDelay(attempt: 3, unit: 0.999, afterUnsendableNonce: true) < 0.05)
+    }
+
     @Test func seedsRoundTripInTheFormNATSToolsRead() throws {
         let seed = Array(Curve25519.Signing.PrivateKey().rawRepresentation)
         let text = NATSNKey.userSeed(seed)
