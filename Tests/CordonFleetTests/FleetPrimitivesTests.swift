@@ -21,7 +21,10 @@ import Testing
     /// The canonical form of a document with every kind of value equals securesystemslib's
     /// `encode_canonical` (the function python-tuf signs with).
     @Test func canonicalJSONMatchesSecuresystemslib() throws {
-        let document = #"{"z": [1, -2, true, null], "a": {"é": "quote \" back \\ slash / tab \t é", "B": 0}, "_": "", "😀": 1, "ｱ": 2, "~": 3}"#
+        // Keys beyond ASCII, in and beyond the Basic Multilingual Plane: sorted by code point.
+        let document =
+            #"{"z": [1, -2, true, null], "a": {"é": "quote \" back \\ slash / tab \t é", "B": 0}, "_": "", "#
+            + #""😀": 1, "ｱ": 2, "~": 3}"#
         let ours = try CanonicalJSON.encode(CanonicalJSON.parse(Array(document.utf8), role: "t"), role: "t")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
