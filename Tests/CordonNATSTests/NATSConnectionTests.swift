@@ -118,6 +118,39 @@ import Testing
         #expect(refusals.count >= 1, "the server names the violation: \(events.withLock { $0 })")
     }
 
+    /// Another machine cannot answer for the stream: a publish into b's reply inbox (a forged "nothing
+    /// kept", or an acknowledgement of a report the stream never stored) is refused by the server, b
+    /// hears nothing, and b's own request still gets the stream's reply. (A machine's inbox also
+    /// carries 128 random bits per connection, which it alone may subscribe to.)
+    @Test func aMachineCannotPublishIntoAnotherMachinesReplyInbox() async throws {
+        let setup = try Self.setUp(machines: ["a", "b"])
+        defer { setup.server.stop() }
+        let (a, b) = (setup.machines[0], setup.machines[1])
+        try setup.admin.publishToStream(b.subject, Array("lock b".utf8))
+        let events = Locked<[NATSEvent]>([])
+        // The refusal comes as an asynchronous error, on the library's callback thread.
+        let refused = DispatchSemaphore(value: 0)
+        let attacker = try NATSConnection(a.options(setup.server)) { event in
+            events.withLock { $0.append(event) }
+            if case .error(let text) = event, text.contains("Permissions Violation") { refused.signal() }
+        }
+        defer { attacker.close() }
+        let victim = try NATSConnection(b.options(setup.server))
+        defer { victim.close() }
+        let heard = Locked(0)
+        try victim.subscribe("_INBOX.b.forged.1") { _ in heard.withLock { $0 += 1 } }
+        try victim.flush()
+
+        try attacker.publish("_INBOX.b.forged.1", [])
+        try attacker.flush()
+        try victim.flush()
+        #expect(heard.withLock { $0 } == 0)
+        #expect(
+            refused.wait(timeout: .now() + 10) == .success,
+            "the server names the violation: \(events.withLock { $0 })")
+        #expect(try victim.lastMessage(stream: Self.stream, subject: b.subject)?.data == Array("lock b".utf8))
+    }
+
     /// A server that requires TLS: a machine trusting the server's CA connects; one trusting another
     /// CA refuses the server's certificate, and nothing is sent in clear.
     @Test func overTLSTheServerIsTrustedOnlyThroughItsCA() throws {
