@@ -37,9 +37,12 @@ public final class TLSPeer {
         self.port = port
     }
 
-    /// Closes its stdin and waits for it to end.
+    /// Closes its stdin and ends it, then waits for it. Not on end-of-file alone: a child another
+    /// test spawned at the same moment may have inherited the pipe's write end, and the peer would
+    /// then wait for that child (a ThreadSanitizer run hung 15 minutes on a `sleep 1000` so).
     public func stop() {
         try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
 

@@ -44,11 +44,18 @@ import Testing
             sigfillset(&all)
             posix_spawnattr_setsigdefault(&attributes, &all)
             posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            // Only the standard descriptors: a pipe another test opened at the same moment (a
+            // peer's stdin, whose end-of-file stops it) must not stay open in this child for its
+            // thousand seconds.
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            try SpawnDescriptors.closeAllButStandard(&actions)
             let words: [String] = ["/bin/sleep", "1000"]
             let arguments = words.map { strdup($0) }
             defer { arguments.forEach { free($0) } }
             var pid: pid_t = 0
-            let result = posix_spawn(&pid, "/bin/sleep", nil, &attributes, arguments + [nil], environ)
+            let result = posix_spawn(&pid, "/bin/sleep", &actions, &attributes, arguments + [nil], environ)
             guard result == 0 else { throw SystemError(operation: "posix_spawn", errno: result) }
             self.pid = pid
             pidfd = try #require(Pidfd(pid: pid))
