@@ -170,11 +170,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             Self.explain(
                 offlineSet.sorted().map { machines[$0] }.filter { !served.contains($0.id) }, command: 1, log: log,
                 events: events
-            ) { machine in
-                let kept = try? adminConnection.lastMessage(
-                    stream: FleetPushedCommands.stream, subject: FleetPushedCommands.subject(for: machine.id))
-                return kept.map { $0.data == files[machine.index] ? "command 1's file" : "another file" } ?? "nothing"
-            }
+            ) { Self.kept(for: $0, admin: adminConnection, expected: files, command: 1) }
         }
         let executedOnce1 = machines.filter { $0.executions[1] == 1 }.count
         let twice1 = machines.filter { ($0.executions[1] ?? 0) > 1 }.count
@@ -230,11 +226,7 @@ struct FleetPushBenchmark: AsyncParsableCommand {
             executedOnce2 = machines.filter { $0.executions[2] == 1 }.count
             Self.explain(
                 machines.filter { $0.executions[2] == nil }, command: 2, log: log, events: events
-            ) { machine in
-                let kept = try? adminConnection.lastMessage(
-                    stream: FleetPushedCommands.stream, subject: FleetPushedCommands.subject(for: machine.id))
-                return kept.map { $0.data == files2[machine.index] ? "command 2's file" : "another file" } ?? "nothing"
-            }
+            ) { Self.kept(for: $0, admin: adminConnection, expected: files2, command: 2) }
             twice2 = machines.filter { ($0.executions[2] ?? 0) > 1 || ($0.executions[1] ?? 0) > 1 }.count
         }
         print(
@@ -379,6 +371,15 @@ struct FleetPushBenchmark: AsyncParsableCommand {
         for machine in missed.prefix(3) {
             print("    the stream keeps for \(machine.id.prefix(12)): \(kept(machine))")
         }
+    }
+
+    /// What the commands stream keeps for `machine`, read by the admin: the file published with
+    /// `command` (`expected`, by machine index), another file, or nothing.
+    static func kept(for machine: SwarmMachine, admin: NATSConnection, expected: [[UInt8]], command: Int) -> String {
+        let kept = try? admin.lastMessage(
+            stream: FleetPushedCommands.stream, subject: FleetPushedCommands.subject(for: machine.id))
+        return kept.map { $0.data == expected[machine.index] ? "command \(command)'s file" : "another file" }
+            ?? "nothing"
     }
 
     /// Each machine's first report naming `command`, from the time in `since` for its device.
