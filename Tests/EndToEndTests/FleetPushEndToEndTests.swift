@@ -221,7 +221,11 @@ import Testing
             fleetd.handedCommands == [FleetHandoff.commandFileName(1)]
         }
         print("push: an offline machine handed the command on \(Date().timeIntervalSince(started)) s after starting")
-        #expect(fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "wipeApp" })
+        // fleetd audits a command after its handed-on file is renamed into place and the directory
+        // synced: under load the file is seen first.
+        try await eventually(timeout: 30, "the command is audited as accepted") {
+            fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "wipeApp" }
+        }
 
         // A rogue publishes a wipe it signed itself on the machine's subject: refused, audited.
         let attacker = try setup.rogueConnection()
