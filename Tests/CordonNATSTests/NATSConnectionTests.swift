@@ -95,9 +95,15 @@ import Testing
         let (a, b) = (setup.machines[0], setup.machines[1])
         try setup.admin.publishToStream(b.subject, Array("wipe b".utf8))
         let events = Locked<[NATSEvent]>([])
+        // The refusal comes as an asynchronous error, on the library's callback thread: a flush can
+        // return before it is delivered.
+        let refused = DispatchSemaphore(value: 0)
         var options = a.options(setup.server)
         options.connectTimeout = 2
-        let connection = try NATSConnection(options) { event in events.withLock { $0.append(event) } }
+        let connection = try NATSConnection(options) { event in
+            events.withLock { $0.append(event) }
+            if case .error(let text) = event, text.contains("Permissions Violation") { refused.signal() }
+        }
         defer { connection.close() }
 
         // Reading b's kept command: the server refuses the request; a gets no message.
@@ -112,6 +118,7 @@ import Testing
         try setup.admin.flush()
         try connection.flush()
         #expect(delivered.withLock { $0 } == 0)
+        _ = refused.wait(timeout: .now() + 10)
         let refusals = events.withLock { $0 }.filter {
             if case .error(let text) = $0 { text.contains("Permissions Violation") } else { false }
         }
