@@ -18,7 +18,6 @@ final class FleetSwarmIngest: Sendable {
         var at: Date
         /// The verified report; nil until verified, and for one that did not verify.
         var report: FleetReport?
-        var verified = false
     }
 
     struct State {
@@ -44,7 +43,6 @@ final class FleetSwarmIngest: Sendable {
                 let report = try? FleetReport.verify(data, device: device)
                 state.withLock {
                     $0.arrivals[index].report = report
-                    $0.arrivals[index].verified = true
                     if report == nil { $0.invalid += 1 }
                 }
             }
