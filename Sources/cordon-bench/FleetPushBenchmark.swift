@@ -30,8 +30,8 @@ struct FleetPushBenchmark: AsyncParsableCommand {
     var deliveryThreads: Int32 = 2
     /// Each machine of a fleet blocks only itself while the stream acknowledges its report (a few
     /// to tens of milliseconds under load). With 64 threads, 9,000 such waits queued behind each
-    /// other: command p50 4.1 s, p99 4.9 s at 600 µs of CPU per machine; with 1,024, p99 1.3 s
-    /// (docs/PERFORMANCE.md, "Fleet push").
+    /// other: command p99 3.0 s; with 256, 2.3 s; with 1,024, 1.3 s (docs/PERFORMANCE.md, "Fleet
+    /// push").
     @Option(help: "Threads for the machines' blocking work (acknowledged publishes, catch-up reads).")
     var workers = 1024
     @Flag(help: "Skip the nats-server restart.") var noRestart = false
