@@ -73,7 +73,7 @@ public struct FleetCommand: Sendable, Hashable, Codable {
             )
         }
         self.kind = kind
-        app = fields.value["app"] == nil ? nil : try fields.string("app")
+        app = fields.value["app"] == nil ? nil : try fields.text("app")
         if kind == .wipeApp, app?.isEmpty ?? true { throw fields.missing("app", "the app to wipe") }
         issued = try fields.date("issued")
         expires = try fields.date("expires")
@@ -83,7 +83,7 @@ public struct FleetCommand: Sendable, Hashable, Codable {
                 .malformed, role: fields.role,
                 "\(fields.path("machines")) is \(machines), not a number of machines (1 or more)")
         }
-        reason = fields.value["reason"] == nil ? nil : try fields.string("reason")
+        reason = fields.value["reason"] == nil ? nil : try fields.text("reason")
     }
 }
 
@@ -108,7 +108,7 @@ public struct FleetCommandFile: Sendable, Hashable {
         guard type == "cordon-commands" else {
             throw TUFError(.malformed, role: "target", "/_type is \"\(type)\", not \"cordon-commands\"")
         }
-        device = try fields.string("device")
+        device = try fields.text("device")
         var commands: [FleetCommand] = []
         for (index, element) in try fields.array("commands").enumerated() {
             commands.append(

@@ -62,7 +62,13 @@ public enum FleetHandoff {
             self.freshUntil = freshUntil
             self.staleAfter = staleAfter
             self.versions = versions
-            self.lastError = lastError
+            // An error's text may span lines (a server's message); the file holds it on one line,
+            // since canonical JSON would write a line break raw and the reader refuses it.
+            self.lastError = lastError.map { text in
+                String(
+                    String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 })
+                )
+            }
         }
 
         /// Whether the policy is stale at `now`: no fresh metadata verified in time, or never.
@@ -89,8 +95,8 @@ public enum FleetHandoff {
             guard type == "cordon-fleet-status" else {
                 throw TUFError(.malformed, role: "handoff", "/_type is \"\(type)\", not \"cordon-fleet-status\"")
             }
-            device = try fields.string("device")
-            repository = try fields.string("repository")
+            device = try fields.text("device")
+            repository = try fields.text("repository")
             verifiedAt = fields.value["verifiedAt"] == nil ? nil : try fields.date("verifiedAt")
             freshUntil = fields.value["freshUntil"] == nil ? nil : try fields.date("freshUntil")
             staleAfter = fields.value["staleAfter"] == nil ? nil : try fields.date("staleAfter")
@@ -98,7 +104,7 @@ public enum FleetHandoff {
             let versionFields = try fields.object("versions")
             for (role, _) in versionFields.members { versions[role] = try versionFields.integer(role) }
             self.versions = versions
-            lastError = fields.value["lastError"] == nil ? nil : try fields.string("lastError")
+            lastError = fields.value["lastError"] == nil ? nil : try fields.text("lastError")
         }
     }
 }

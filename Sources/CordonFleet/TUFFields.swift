@@ -44,6 +44,19 @@ struct TUFFields {
         return text
     }
 
+    /// A string canonical JSON can write back: no control character (canonical JSON writes one raw,
+    /// and a strict reader refuses a raw one, so a file holding one would not read back).
+    func text(_ key: String) throws(TUFError) -> String {
+        let text = try string(key)
+        if let control = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw TUFError(
+                .malformed, role: role,
+                "\(path(key)) holds a control character (U+\(String(control.value, radix: 16, uppercase: true))); it must be one line of text"
+            )
+        }
+        return text
+    }
+
     func integer(_ key: String) throws(TUFError) -> Int {
         guard case .int(let number)? = value[key] else { throw missing(key, "an integer") }
         return number

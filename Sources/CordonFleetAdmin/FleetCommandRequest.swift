@@ -81,6 +81,17 @@ extension FleetWorkspace {
         if request.kind == .wipeApp, (request.app ?? "").isEmpty {
             throw FleetAdminError(.usage, "wipe-app needs the app's id", hint: "e.g. --wipe-app com.example.mail")
         }
+        // A machine reads its command file strictly, and canonical JSON writes a control character
+        // raw: a reason or app id holding one would make the file unreadable on every machine.
+        for (option, text) in [("--wipe-app", request.app), ("--reason", request.reason)] {
+            guard let text, let control = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else { continue }
+            throw FleetAdminError(
+                .usage,
+                "\(option) holds a control character (U+\(String(control.value, radix: 16, uppercase: true))), "
+                    + "which a machine's command file cannot carry",
+                hint: "give \(option) on one line, without tabs")
+        }
         guard request.expiresIn >= 60 else {
             throw FleetAdminError(.usage, "--expires-in is under a minute", hint: "e.g. --expires-in 7d")
         }

@@ -53,6 +53,23 @@ import Testing
         #expect(refused.message.contains("\(list):3:"))
     }
 
+    /// A reason or app id with a line break would make a command file no machine can read: the
+    /// admin is told before anything is signed.
+    @Test func aReasonOrAppWithAControlCharacterIsRefused() throws {
+        var fleet = try FleetWorkspace.create(at: FleetTest.temporaryDirectory()).workspace
+        let device = FleetTest.device("a")
+        let reason = try #require(
+            error { _ = try fleet.issue(FleetCommandRequest(kind: .lock, devices: [device], reason: "lost\nlaptop")) })
+        #expect(reason.kind == .usage)
+        #expect(
+            reason.message == "--reason holds a control character (U+A), which a machine's command file cannot carry")
+        #expect(reason.hint == "give --reason on one line, without tabs")
+        let app = try #require(
+            error { _ = try fleet.issue(FleetCommandRequest(kind: .wipeApp, app: "com.ex\tmail", devices: [device])) })
+        #expect(app.message.hasPrefix("--wipe-app holds a control character (U+9)"))
+        #expect(fleet.ledger.devices[device] == nil)
+    }
+
     @Test func aMissingKeyFileIsRefused() throws {
         let directory = try FleetTest.temporaryDirectory()
         var fleet = try FleetWorkspace.create(at: directory).workspace

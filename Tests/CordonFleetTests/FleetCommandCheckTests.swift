@@ -86,6 +86,28 @@ import Testing
         }
     }
 
+    /// Canonical JSON writes a control character raw and the strict reader refuses a raw one, so a
+    /// file holding one (escaped, as a forger or a careless writer would) is refused where it is
+    /// read, naming the member: every file that parses writes back and parses again.
+    @Test func aControlCharacterInACommandsTextIsRefusedWhereItIsRead() throws {
+        let reason =
+            #"{"_type":"cordon-commands","device":"d","commands":[{"counter":1,"kind":"lock","reason":"lost\nlaptop","issued":"2030-01-01T00:00:00Z","expires":"2030-01-01T00:00:00Z","machines":1}]}"#
+        let app =
+            #"{"_type":"cordon-commands","device":"d","commands":[{"counter":1,"kind":"wipeApp","app":"com.ex\u0001","issued":"2030-01-01T00:00:00Z","expires":"2030-01-01T00:00:00Z","machines":1}]}"#
+        let device = #"{"_type":"cordon-commands","device":"d\t","commands":[]}"#
+        for (text, member, code) in [
+            (reason, "/commands/0/reason", "A"), (app, "/commands/0/app", "1"), (device, "/device", "9"),
+        ] {
+            #expect(
+                throws: TUFError(
+                    .malformed, role: "target",
+                    "\(member) holds a control character (U+\(code)); it must be one line of text")
+            ) {
+                try FleetCommandFile(Array(text.utf8))
+            }
+        }
+    }
+
     /// A command names how many machines it went to, not which: issuing to n machines makes n files
     /// of constant size, not n files of n ids.
     @Test func aCommandFileDoesNotGrowWithTheNumberOfMachines() {
@@ -104,6 +126,12 @@ import Testing
             freshUntil: Self.now.addingTimeInterval(60),
             staleAfter: Self.now.addingTimeInterval(360), versions: ["root": 1, "timestamp": 9], lastError: nil)
         #expect(try FleetHandoff.Status(status.bytes) == status)
+        // A server's multi-line error is kept on one line: the status still reads back.
+        let failed = FleetHandoff.Status(
+            device: Self.me, repository: "https://r/", verifiedAt: nil, freshUntil: nil, staleAfter: nil,
+            versions: [:], lastError: "503\nService Unavailable\t(retry)")
+        #expect(failed.lastError == "503 Service Unavailable (retry)")
+        #expect(try FleetHandoff.Status(failed.bytes) == failed)
         #expect(
             !status.isStale(at: Self.now.addingTimeInterval(359))
                 && status.isStale(at: Self.now.addingTimeInterval(360)))
