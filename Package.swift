@@ -147,6 +147,9 @@ let package = Package(
         // The `read` that keeps who wrote each read of an app's connection (SCM_CREDENTIALS); linked
         // only into the agent (CordonServer), docs/ARCHITECTURE.md "Who wrote a message".
         .target(name: "CCordonSenders"),
+        // RecordCache's change check: `PRAGMA data_version` on a read-only SQLite connection of its
+        // own, asked on the agent's loop without GRDB's queue hop (the system SQLite GRDB links).
+        .target(name: "CCordonSQLiteProbe", linkerSettings: [.linkedLibrary("sqlite3")]),
         // ChaCha20-Poly1305 sealing into the caller's buffer, through the BoringSSL swift-crypto links
         // (CordonAge's payload chunks without SealedBox's extra copy).
         .target(name: "CCordonAEAD"),
@@ -180,7 +183,7 @@ let package = Package(
         .target(
             name: "CordonAppStorage",
             dependencies: [
-                "CordonLocking",
+                "CordonLocking", "CCordonSQLiteProbe",
                 "CordonSecrets", "CordonProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,3 +1,5 @@
+import CCordonSQLiteProbe
+import CordonLocking
 import CordonProtocol
 import CordonSecrets
 import Foundation
@@ -19,31 +21,41 @@ public final class RecordCache {
     /// At most this many bytes of sealed values are held; past it, the oldest half goes.
     public static let capacityBytes = 4 * 1024 * 1024
 
-    /// A read-only connection to the file that reads its change counter only. `busy_timeout` 0:
-    /// in WAL mode a reader never waits for a writer, and a busy file is a miss, never a stall.
+    /// A read-only connection to the file that reads its change counter only (`CCordonSQLiteProbe`:
+    /// one prepared statement, stepped on the caller's thread; through GRDB's `DatabaseQueue` each
+    /// read was a `DispatchQueue.sync` into the queue's thread). `busy_timeout` 0: in WAL mode a
+    /// reader never waits for a writer, and a busy file is a miss, never a stall. The lock is
+    /// uncontended (the loop reads, the store thread opens and closes) and makes the hand-over
+    /// between them one that ThreadSanitizer sees.
     public final class Probe: Sendable {
-        let queue: DatabaseQueue
+        private let connection: Locked<OpaquePointer?>
 
-        init(queue: DatabaseQueue) { self.queue = queue }
-
-        /// Opens the probe of the file at `path` (on the store thread); nil when there is no file.
-        public static func open(path: String) -> Probe? {
-            var configuration = Configuration()
-            configuration.readonly = true
-            configuration.busyMode = .immediateError
-            guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
-            return Probe(queue: queue)
+        private init?(path: String) {
+            guard let connection = cordon_sqlite_probe_open(path) else { return nil }
+            self.connection = Locked(connection)
         }
 
-        /// `PRAGMA data_version`, nil when SQLite could not answer at once.
+        /// Opens the probe of the file at `path` (on the store thread); nil when there is no file.
+        public static func open(path: String) -> Probe? { Probe(path: path) }
+
+        /// `PRAGMA data_version`, nil when SQLite could not answer at once (or once closed).
         func version() -> Int64? {
-            try? queue.inDatabase { db in
-                try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
+            connection.withLock { connection in
+                guard let connection else { return nil }
+                var version: Int64 = 0
+                return cordon_sqlite_probe_version(connection, &version) == 0 ? version : nil
             }
         }
 
         /// Closes the connection (on the store thread).
-        public func close() { try? queue.close() }
+        public func close() {
+            connection.withLock { connection in
+                cordon_sqlite_probe_close(connection)
+                connection = nil
+            }
+        }
+
+        deinit { close() }
     }
 
     public let appId: String

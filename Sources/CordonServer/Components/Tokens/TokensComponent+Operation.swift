@@ -154,19 +154,22 @@ extension TokensComponent {
 
     /// The stored record of `stored`, opened.
     static func open(_ stored: StoredToken, with sealer: RecordSealer) throws(CordonError) -> TokenRecord {
-        let opened: SecureBytes
+        // Decoded straight from the opened bytes the sealer lends and zeroes: the record is plain
+        // memory once decoded anyway, so a locked copy (`SecureBytes`: an allocation, `mlock` and
+        // `munlock` per code) bought nothing (docs/PERFORMANCE.md, "Data calls on the loop").
+        let decoded: Result<TokenRecord, TokenFormatError>
         do {
-            opened = try sealer.open(stored.sealed, slot: ["token", stored.serial])
+            decoded = try sealer.withOpened(stored.sealed, slot: ["token", stored.serial]) { plain in
+                var bytes = Array(plain)
+                defer { for index in bytes.indices { bytes[index] = 0 } }
+                return Result { () throws(TokenFormatError) -> TokenRecord in try TokenRecord.decode(bytes) }
+            }
         } catch {
             throw .tokenFormat(field: "record", reason: "the stored token does not open (changed on disk)")
         }
-        defer { opened.zero() }
-        var bytes = opened.withUnsafeBytes { Array($0) }
-        defer { for index in bytes.indices { bytes[index] = 0 } }
-        do {
-            return try TokenRecord.decode(bytes)
-        } catch {
-            throw cordonError(error)
+        switch decoded {
+        case .success(let record): return record
+        case .failure(let error): throw cordonError(error)
         }
     }
 
