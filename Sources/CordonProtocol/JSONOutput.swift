@@ -68,19 +68,45 @@ final class JSONOutput {
     }
 
     /// Appends `string` as a JSON string literal, escaped as JSON wants (slashes left alone).
+    /// Eight bytes at a time while none needs escaping (a record's base64 or a long reason is
+    /// copied with one test per word), then byte by byte.
     static func appendString(_ string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
             var plainStart = 0
-            for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<offset]))
-                appendEscape(byte, to: &bytes)
-                plainStart = offset + 1
+            var index = 0
+            while index < utf8.count {
+                if utf8.count - index >= 8, let base = utf8.baseAddress,
+                    !mayNeedEscape(UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                {
+                    index += 8
+                    continue
+                }
+                let byte = utf8[index]
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+                    appendEscape(byte, to: &bytes)
+                    plainStart = index + 1
+                }
+                index += 1
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of the eight bytes of `word` may be below 0x20, a quote or a backslash: never
+    /// false when one is (the "has a byte less than n" and "has a zero byte" tests of Bit Twiddling
+    /// Hacks, exact for existence), possibly true when none is (the bytes are then looked at one
+    /// by one). Byte order does not matter.
+    static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- 0x20 &* ones) & ~word & highs
+        let quote = word ^ (0x22 &* ones)
+        let backslash = word ^ (0x5C &* ones)
+        return control | ((quote &- ones) & ~quote & highs) | ((backslash &- ones) & ~backslash & highs) != 0
     }
 
     private static func appendEscape(_ byte: UInt8, to bytes: inout [UInt8]) {

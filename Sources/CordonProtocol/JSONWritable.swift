@@ -107,6 +107,26 @@ extension CheckReply: JSONWritable {
     }
 }
 
+extension StorageGetReply: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("value", value)
+        writer.endObject()
+    }
+}
+
+extension TokenCodeReply: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("serial", serial)
+        writer.member("code", code)
+        writer.member("next", next)
+        writer.member("secondsLeft", secondsLeft)
+        writer.member("interval", interval)
+        writer.endObject()
+    }
+}
+
 extension CordonDecision: JSONWritable {
     public func writeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()

@@ -1,7 +1,8 @@
-import CordonProtocol
 import Foundation
 import PropertyBased
 import Testing
+
+@testable import CordonProtocol
 
 /// The hand-written JSON of the most frequent replies (`JSONWritable`) equals what the
 /// `Encodable` path writes, byte for byte, on random values; and the hand-written reading of
@@ -33,6 +34,52 @@ struct JSONWritableTests {
             let reply = VarlinkReply(parameters: CheckReply(decision: decision))
             #expect(try encoder.encode(writing: reply) == encoder.encode(reply))
         }
+    }
+
+    @Test func dataCallRepliesAreWrittenAsTheirEncodableForm() throws {
+        var generator = Xoshiro(seed: (0xDA7A, 5, 6, 7))
+        for _ in 0..<500 {
+            let bytes = (0..<Int.random(in: 0..<1_500, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            let get = VarlinkReply(
+                parameters: StorageGetReply(value: Data(bytes).base64EncodedString()),
+                continues: Bool.random(using: &generator))
+            #expect(try encoder.encode(writing: get) == encoder.encode(get))
+            let code = VarlinkReply(
+                parameters: TokenCodeReply(
+                    serial: randomString(using: &generator), code: randomString(using: &generator),
+                    next: Bool.random(using: &generator) ? randomString(using: &generator) : nil,
+                    secondsLeft: Int.random(in: -1...Int.max, using: &generator),
+                    interval: Int.random(in: Int.min...Int.max, using: &generator)))
+            #expect(try encoder.encode(writing: code) == encoder.encode(code))
+        }
+    }
+
+    /// The string writer against Foundation, which shares none of its code: every string it writes
+    /// reads back as itself, and its escapes fall anywhere in an eight-byte word (the writer skips
+    /// clean words whole).
+    @Test func stringsAreEscapedWhereverTheyFallInAWord() throws {
+        var generator = Xoshiro(seed: (0x57A1, 9, 8, 7))
+        let pieces = ["a", "Zz9", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "\u{7F}", "é", "€", "😀", "\t"]
+        for length in 0..<40 {
+            for _ in 0..<40 {
+                let text = (0..<length).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &generator)] }
+                    .joined()
+                var writer = JSONWriter()
+                writer.value(text)
+                let bytes = writer.bytes
+                let read = try JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
+                #expect(read as? String == text, "\(text.debugDescription)")
+                #expect(!bytes.dropFirst().dropLast().contains(where: { $0 < 0x20 }))
+            }
+        }
+        for byte in UInt8.min...UInt8.max {
+            let word = UInt64(byte) << 24 | 0x4141_4141_4141_4141 & ~(0xFF << 24)
+            let special = byte < 0x20 || byte == 0x22 || byte == 0x5C
+            if special { #expect(JSONOutput.mayNeedEscape(word), "\(byte)") }
+        }
+        #expect(!JSONOutput.mayNeedEscape(0x4141_4141_4141_4141))
     }
 
     @Test func aNonFiniteDoubleIsRefusedOnBothPaths() {
