@@ -68,3 +68,55 @@ extension CheckParameters: JSONReadable {
         return (action, target, hasContext)
     }
 }
+
+extension JSONNode {
+    /// Reads an object whose members `keys` names are each a string or null (nil): hands each of
+    /// them to `assign`; other members are skipped, as `Decodable` skips them. False when the node
+    /// is not an object or one of `keys` holds anything else (the `Decodable` path then names it).
+    func readStringMembers(_ keys: Set<String>, _ assign: (_ key: String, _ value: String?) -> Void) -> Bool {
+        guard case .object(let members) = self else { return false }
+        for member in members where keys.contains(member.key) {
+            switch member.value {
+            case .null: assign(member.key, nil)
+            case .string(let text): assign(member.key, text)
+            default: return false
+            }
+        }
+        return true
+    }
+}
+
+extension StorageRecordParameters: JSONReadable {
+    private static let keys: Set = ["namespace", "name", "appId", "passcode"]
+
+    public init?(readingJSON node: JSONNode) {
+        var (namespace, name, appId, passcode): (String?, String?, String?, String?)
+        let read = node.readStringMembers(Self.keys) { key, value in
+            switch key {
+            case "namespace": namespace = value
+            case "name": name = value
+            case "appId": appId = value
+            default: passcode = value
+            }
+        }
+        guard read, let name else { return nil }
+        self.init(namespace: namespace, name: name, appId: appId, passcode: passcode)
+    }
+}
+
+extension TokenCodeParameters: JSONReadable {
+    private static let keys: Set = ["serial", "pin", "passcode"]
+
+    public init?(readingJSON node: JSONNode) {
+        var (serial, pin, passcode): (String?, String?, String?)
+        let read = node.readStringMembers(Self.keys) { key, value in
+            switch key {
+            case "serial": serial = value
+            case "pin": pin = value
+            default: passcode = value
+            }
+        }
+        guard read, let serial else { return nil }
+        self.init(serial: serial, pin: pin, passcode: passcode)
+    }
+}

@@ -137,6 +137,50 @@ struct JSONWritableTests {
         #expect(viaReadable == .invalidParameter(name))
     }
 
+    @Test func dataCallParametersReadAsTheDecodablePathReadsThem() throws {
+        var generator = Xoshiro(seed: (0xDA7B, 1, 5, 9))
+        let codec = VarlinkCodec()
+        func maybe() -> String? { Bool.random(using: &generator) ? randomString(using: &generator) : nil }
+        func node(_ json: Data) throws -> JSONNode {
+            let call = try codec.decodeCall(
+                Array(#"{"method":"io.cordon.Storage.Get","parameters":"#.utf8) + json + Array("}".utf8))
+            return try #require(call.parameters)
+        }
+        for _ in 0..<500 {
+            let record = StorageRecordParameters(
+                namespace: maybe(), name: randomString(using: &generator), appId: maybe(), passcode: maybe())
+            let recordNode = try node(JSONEncoder().encode(record))
+            #expect(StorageRecordParameters(readingJSON: recordNode) == record)
+            #expect(try codec.decodeParameters(StorageRecordParameters.self, fromMember: recordNode) == record)
+            let code = TokenCodeParameters(serial: randomString(using: &generator), pin: maybe(), passcode: maybe())
+            let codeNode = try node(JSONEncoder().encode(code))
+            #expect(TokenCodeParameters(readingJSON: codeNode) == code)
+            #expect(try codec.decodeParameters(TokenCodeParameters.self, fromMember: codeNode) == code)
+        }
+        // Nulls for the optional members and members the type does not know are read as Decodable does.
+        let loose = try node(Data(#"{"name":"n","namespace":null,"other":[1],"passcode":null}"#.utf8))
+        #expect(StorageRecordParameters(readingJSON: loose) == StorageRecordParameters(name: "n"))
+    }
+
+    @Test(arguments: [
+        (#"{}"#, "name"), (#"{"name":null}"#, "name"), (#"{"name":1}"#, "name"),
+        (#"{"name":"n","namespace":2}"#, "namespace"), (#"{"name":"n","appId":{}}"#, "appId"),
+        (#"{"name":"n","passcode":[]}"#, "passcode"), (#"[]"#, "parameters"),
+    ])
+    func malformedStorageParametersFailWithTheSameErrorOnBothPaths(parameters: String, name: String) throws {
+        let codec = VarlinkCodec()
+        let call = try codec.decodeCall(Array(#"{"method":"io.cordon.Storage.Get","parameters":\#(parameters)}"#.utf8))
+        #expect(StorageRecordParameters(readingJSON: call.parameters ?? .null) == nil)
+        let viaReadable = #expect(throws: VarlinkError.self) {
+            try codec.decodeParameters(StorageRecordParameters.self, from: call)
+        }
+        let viaDecodable = #expect(throws: VarlinkError.self) {
+            try codec.decodeParameters(StorageRecordParameters.self, fromMember: call.parameters)
+        }
+        #expect(viaReadable == viaDecodable)
+        #expect(viaReadable == .invalidParameter(name))
+    }
+
     @Test func absentOrNullParametersReadAsAnEmptyObject() throws {
         let codec = VarlinkCodec()
         for text in [#"{"method":"io.cordon.App.Check"}"#, #"{"method":"io.cordon.App.Check","parameters":null}"#] {

@@ -52,6 +52,12 @@ struct ComponentCall {
     func parameters<T: Decodable>(_ type: T.Type) throws(VarlinkError) -> T {
         try VarlinkCodec().decodeParameters(type, from: message)
     }
+
+    /// The call's parameters as `type`, which reads itself (the most frequent calls); errors as
+    /// the `Decodable` path names them.
+    func parameters<T: JSONReadable>(_ type: T.Type) throws(VarlinkError) -> T {
+        try VarlinkCodec().decodeParameters(type, from: message)
+    }
 }
 
 /// Runs `body`, turning a `CordonError` into its varlink error.
