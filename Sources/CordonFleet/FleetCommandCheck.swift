@@ -17,6 +17,18 @@ public struct FleetCommandCheck: Sendable {
         case notCommandRole
         /// Issued later than the time it was judged at (a clock far behind, or a forged time).
         case issuedInFuture
+
+        /// Whether the refused command was this machine's, so that its counter is spent. Another
+        /// machine's command, or one a role that cannot issue commands listed, is not: were its
+        /// counter recorded, whoever can send a genuine file on this machine's subject (the NATS
+        /// account) could raise this machine's highest counter with another machine's file, and
+        /// this machine's own next commands would be refused as replays.
+        public var spendsCounter: Bool {
+            switch self {
+            case .otherDevice, .notCommandRole: false
+            case .replayed, .expired, .wipeThreshold, .issuedInFuture: true
+            }
+        }
     }
 
     /// One command's fate.
@@ -43,9 +55,10 @@ public struct FleetCommandCheck: Sendable {
     /// - Parameters:
     ///   - file: the parsed command file; `listedBy` the role that listed it and `signers` how many
     ///     distinct keys of that role signed; `wipeThreshold` the root's.
-    ///   - taken: the digest of every command already taken (accepted or refused) on this machine, by
-    ///     counter. A command taken before is history (the file may go on listing it) and gets no
-    ///     verdict; a different command under a counter at or below the highest taken is `replayed`.
+    ///   - taken: the digest of every command already taken (accepted, or refused with a reason that
+    ///     `spendsCounter`) on this machine, by counter. A command taken before is history (the file
+    ///     may go on listing it) and gets no verdict; a different command of this machine's under a
+    ///     counter at or below the highest taken is `replayed`.
     public func verdicts(
         _ file: FleetCommandFile, listedBy role: String, signers: Int, wipeThreshold: Int, taken: [Int: [UInt8]],
         now: Date
@@ -54,14 +67,14 @@ public struct FleetCommandCheck: Sendable {
         let highest = taken.keys.max() ?? 0
         for command in file.commands {
             if let digest = taken[command.counter], digest == command.digest { continue }
-            guard command.counter > highest else {
-                out.append(.refuse(command, .replayed))
-                continue
-            }
+            // Who the file is for and who listed it first: another machine's counters say nothing
+            // about this machine's.
             if role != "commands" {
                 out.append(.refuse(command, .notCommandRole))
             } else if file.device != device {
                 out.append(.refuse(command, .otherDevice))
+            } else if command.counter <= highest {
+                out.append(.refuse(command, .replayed))
             } else if now >= command.expires {
                 out.append(.refuse(command, .expired))
             } else if command.issued > now.addingTimeInterval(allowedSkew) {

@@ -151,6 +151,11 @@ public final class FleetDaemon: Sendable {
                             if refreshNow { wake.yield(.pollAt(Date())) }
                         case .refused(let why):
                             logger.warning("push: a command file was refused: \(why)")
+                        case .stale(let newest, let highest):
+                            // Audited once a minute (push.stale): a replayed flood must not fill the log.
+                            logger.debug(
+                                "push: a genuine command file older than what was taken came again; ignored",
+                                metadata: ["newestInFile": "\(newest)", "highestTaken": "\(highest)"])
                         }
                     }
                 }

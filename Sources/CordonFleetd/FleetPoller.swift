@@ -30,8 +30,9 @@ public actor FleetPoller {
     private(set) var state: FleetdState
     /// The push channel's doorbell: what rang and when the poll it asked for is due.
     private var doorbell = FleetDoorbell()
-    /// When each kind of refused ring was last audited (a flood is audited once a minute).
-    private var ringAudited: [String: Date] = [:]
+    /// When each kind of refused ring or pushed file was last audited, by event and kind (a flood
+    /// is audited once a minute per kind).
+    private var floodAudited: [String: Date] = [:]
     /// Where a new signed report goes besides `reportURL` (the push channel's report subject).
     private var reportSink: (@Sendable ([UInt8]) -> Bool)?
     /// The digest of the last report `reportSink` took (one it refused goes again at the next poll).
@@ -39,8 +40,8 @@ public actor FleetPoller {
     /// The trusted metadata as last loaded: rings and pushed files are judged against it without
     /// parsing every file again (a flood of rings costs a signature check each, not a reload).
     private var trustedCache: TUFTrustedSet?
-    /// Rings refused since start, by kind (`TUFError.Kind`), for the audit record.
-    private var ringsRefused: [String: Int] = [:]
+    /// Rings and pushed files refused since start, by event and kind, for the audit record.
+    private var floodCount: [String: Int] = [:]
     /// How the current poll is failing, for `cordon_fleetd_polls_total` (a refusal or an
     /// unreachable repository found deep in a step; anything else is a local error).
     private var failure = FleetdMetrics.PollResult.error
@@ -164,20 +165,24 @@ public actor FleetPoller {
         metrics.ring(decision)
         switch decision {
         case .refused(let error):
-            let kind = error.kind.rawValue
-            ringsRefused[kind, default: 0] += 1
-            if ringAudited[kind].map({ now.timeIntervalSince($0) >= 60 }) ?? true {
-                ringAudited[kind] = now
-                audit.record(
-                    "doorbell.refused",
-                    ["kind": kind, "detail": error.detail, "refusedSinceStart": "\(ringsRefused[kind] ?? 0)"])
-            }
+            auditOnceAMinute("doorbell.refused", kind: error.kind.rawValue, ["detail": error.detail], now: now)
         case .poll(let at):
             logger.info("push: the doorbell rang; polling", metadata: ["in": "\(Int(at.timeIntervalSince(now)))s"])
         case .alreadyScheduled, .notNewer:
             break
         }
         return decision
+    }
+
+    /// Audits `event` of `kind` unless one was audited in the last minute; the record says how many
+    /// there were since start (`refusedSinceStart`), so a flood costs one record a minute.
+    private func auditOnceAMinute(_ event: String, kind: String, _ fields: [String: String], now: Date) {
+        let key = event + "/" + kind
+        floodCount[key, default: 0] += 1
+        guard floodAudited[key].map({ now.timeIntervalSince($0) >= 60 }) ?? true else { return }
+        floodAudited[key] = now
+        audit.record(
+            event, fields.merging(["kind": kind, "refusedSinceStart": "\(floodCount[key] ?? 0)"]) { $1 })
     }
 
     // MARK: Metadata
@@ -268,6 +273,7 @@ public actor FleetPoller {
                 audit.record("command.refused", fields)
             }
             metrics.command(verdict)
+            if case .refuse(_, let reason) = verdict, !reason.spendsCounter { continue }
             let command = verdict.command
             if state.taken[command.counter] == nil { state.taken[command.counter] = TUFHex.encode(command.digest) }
         }
@@ -280,6 +286,9 @@ public actor FleetPoller {
         case taken(handedOn: Int, refreshNow: Bool)
         /// Not verified (audited `push.refused`), or not recorded: nothing handed on.
         case refused(String)
+        /// Verified but older than what this machine took (its newest counter below the highest
+        /// taken): a genuine file sent again, audited `push.stale`; nothing handed on.
+        case stale(newest: Int, highestTaken: Int)
     }
 
     /// Takes a command file the push channel brought (`FleetPushedCommands`): verified against the
@@ -293,12 +302,30 @@ public actor FleetPoller {
             verified = try FleetPushedCommands.verify(bytes, trusted: trusted, device: key.id, now: now)
         } catch {
             metrics.verificationFailed(error.kind)
-            audit.record("push.refused", ["kind": error.kind.rawValue, "role": error.role, "detail": error.detail])
+            metrics.pushedFile(.refused)
+            auditOnceAMinute(
+                "push.refused", kind: error.kind.rawValue, ["role": error.role, "detail": error.detail], now: now)
             return .refused("\(error)")
         }
         let verdicts = FleetCommandCheck(device: key.id).verdicts(
             verified.file, listedBy: verified.role, signers: verified.signers,
             wipeThreshold: trusted.root.wipeThreshold, taken: state.takenDigests, now: now)
+        guard !verdicts.isEmpty else {
+            // Every command taken before. The stream's kept file read again is the newest one; an
+            // older genuine file is sent again by someone (FleetdMetrics.PushedFile.stale).
+            let newest = verified.file.commands.map(\.counter).max() ?? 0
+            let highest = state.taken.keys.max() ?? 0
+            guard newest < highest else {
+                metrics.pushedFile(.repeated)
+                return .taken(handedOn: 0, refreshNow: false)
+            }
+            metrics.pushedFile(.stale)
+            auditOnceAMinute(
+                "push.stale", kind: "olderFile", ["newestInFile": "\(newest)", "highestTaken": "\(highest)"],
+                now: now)
+            return .stale(newest: newest, highestTaken: highest)
+        }
+        metrics.pushedFile(.judged)
         do {
             let refreshNow = try handOn(verdicts, now: now)
             FleetdCrashPoint.reached(.beforeSave)

@@ -21,6 +21,23 @@ public final class FleetdMetrics: Sendable {
         case error
     }
 
+    /// What became of a command file the push channel brought, the `outcome` label of
+    /// `cordon_fleetd_pushed_files_total`.
+    public enum PushedFile: String, Sendable, CaseIterable {
+        /// Verified, with commands not judged before (each counted in `cordon_fleetd_commands_total`).
+        case judged
+        /// Verified, every command taken before, and none older than the newest taken: the file the
+        /// stream keeps, read again at a reconnection.
+        case repeated
+        /// Verified, every command taken before, and the file older than what this machine took:
+        /// genuine, sent again (a replay by whoever can publish on the subject, the NATS account
+        /// itself among them, or a very late delivery). Nothing is executed.
+        case stale
+        /// Not verified (counted by the check in `cordon_fleetd_verifications_failed_total`), or
+        /// dropped unread for its size.
+        case refused
+    }
+
     /// Where the metrics are kept; a test passes its own, the daemon one for the process.
     public let registry: PrometheusCollectorRegistry
     private let verificationsFailed: [TUFError.Kind: Counter]
@@ -29,6 +46,7 @@ public final class FleetdMetrics: Sendable {
     private let refused: [FleetCommandCheck.Refusal: Counter]
     private let polls: [PollResult: Counter]
     private let rings: [String: Counter]
+    private let pushedFiles: [PushedFile: Counter]
     private let ringsRefused: [TUFError.Kind: Counter]
     private let pollDuration: DurationHistogram
     private let policyAge: Gauge
@@ -90,6 +108,18 @@ public final class FleetdMetrics: Sendable {
                         labels: [("outcome", "refused"), ("reason", kind.rawValue)])
                 )
             })
+        pushedFiles = Dictionary(
+            uniqueKeysWithValues: PushedFile.allCases.map { outcome in
+                (
+                    outcome,
+                    registry.makeCounter(
+                        descriptor: Self.name(
+                            "pushed_files", unit: "total",
+                            help: "Command files the push channel brought: judged, repeated, stale (genuine, older "
+                                + "than what was taken: a replay) or refused."),
+                        labels: [("outcome", outcome.rawValue)])
+                )
+            })
         pollDuration = registry.makeDurationHistogram(
             descriptor: Self.name(
                 "poll_duration", unit: "seconds",
@@ -139,9 +169,16 @@ public final class FleetdMetrics: Sendable {
     /// its kind (a command file's verification, a ring).
     public func oversized(_ channel: FleetPush.Channel) {
         switch channel {
-        case .commands: verificationsFailed[.length]?.increment()
+        case .commands:
+            verificationsFailed[.length]?.increment()
+            pushedFiles[.refused]?.increment()
         case .doorbell: ringsRefused[.length]?.increment()
         }
+    }
+
+    /// A command file the push channel brought was judged `outcome`.
+    public func pushedFile(_ outcome: PushedFile) {
+        pushedFiles[outcome]?.increment()
     }
 
     /// A poll ended with `result` after `duration`.

@@ -51,6 +51,18 @@ import Testing
         #expect(verdicts([future]) == [.refuse(future, .issuedInFuture)])
     }
 
+    /// Another machine's genuine file is judged as another machine's whatever its counters, and its
+    /// counters are not spent here: the account that sends one on this machine's subject cannot
+    /// make this machine's own next commands look like replays.
+    @Test func anotherMachinesCountersAreNeitherJudgedNorSpentHere() {
+        let taken = [2: Self.command(2).digest]
+        let theirs = verdicts([Self.command(1)], device: Self.other, taken: taken)
+        #expect(theirs == [.refuse(Self.command(1), .otherDevice)])
+        #expect(verdicts([Self.command(9)], role: "targets") == [.refuse(Self.command(9), .notCommandRole)])
+        let spent = FleetCommandCheck.Refusal.allCases.filter(\.spendsCounter)
+        #expect(Set(spent) == [.replayed, .expired, .wipeThreshold, .issuedInFuture])
+    }
+
     @Test func onlyTheCommandRoleIssuesCommands() {
         #expect(verdicts([Self.command(1)], role: "targets") == [.refuse(Self.command(1), .notCommandRole)])
     }

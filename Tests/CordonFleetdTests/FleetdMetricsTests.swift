@@ -77,6 +77,19 @@ import Testing
         let text = Self.text(metrics)
         #expect(text.contains(#"cordon_fleetd_rings_total{outcome="refused",reason="length"} 1"#), "\(text)")
         #expect(text.contains(#"cordon_fleetd_verifications_failed_total{reason="length"} 2"#), "\(text)")
+        #expect(text.contains(#"cordon_fleetd_pushed_files_total{outcome="refused"} 2"#), "\(text)")
+    }
+
+    @Test func pushedFilesAreCountedByOutcome() {
+        let metrics = FleetdMetrics()
+        metrics.pushedFile(.judged)
+        metrics.pushedFile(.stale)
+        metrics.pushedFile(.stale)
+        let text = Self.text(metrics)
+        #expect(text.contains(#"cordon_fleetd_pushed_files_total{outcome="judged"} 1"#), "\(text)")
+        #expect(text.contains(#"cordon_fleetd_pushed_files_total{outcome="repeated"} 0"#))
+        #expect(text.contains(#"cordon_fleetd_pushed_files_total{outcome="stale"} 2"#))
+        #expect(text.contains(#"cordon_fleetd_pushed_files_total{outcome="refused"} 0"#))
     }
 
     @Test func thePolicyAgeIsJudgedWhenScraped() {

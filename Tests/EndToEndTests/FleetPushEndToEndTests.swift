@@ -94,18 +94,29 @@ import Testing
             return try NATSConnection(options)
         }
 
-        /// The machine's last report the reports stream keeps, verified.
-        func keptReport() throws -> FleetReport? {
+        /// What `stream` keeps on `subject`, read with the workspace's push key.
+        func kept(_ stream: String, _ subject: String) throws -> [UInt8]? {
             var options = NATSOptions(servers: [server.url], name: "admin")
             let seed = try String(contentsOfFile: fleet + "/keys/push.nk", encoding: .utf8)
             guard options.identify(seed: seed) else { throw EventuallyError(what: "keys/push.nk is not a seed") }
             let connection = try NATSConnection(options)
             defer { connection.close() }
-            guard
-                let kept = try connection.lastMessage(
-                    stream: FleetPushedCommands.reportStream, subject: FleetPushedCommands.reportSubject(for: device))
-            else { return nil }
-            return try FleetReport.verify(kept.data, device: device)
+            return try connection.lastMessage(stream: stream, subject: subject)?.data
+        }
+
+        /// The machine's last report the reports stream keeps, verified.
+        func keptReport() throws -> FleetReport? {
+            try kept(FleetPushedCommands.reportStream, FleetPushedCommands.reportSubject(for: device)).map {
+                try FleetReport.verify($0, device: device)
+            }
+        }
+
+        /// The command file the commands stream keeps for `machine`.
+        func keptCommands(for machine: String) throws -> [UInt8] {
+            guard let bytes = try kept(FleetPushedCommands.stream, FleetPushedCommands.subject(for: machine)) else {
+                throw EventuallyError(what: "the stream keeps no command file for \(machine)")
+            }
+            return bytes
         }
 
         func cleanUp() {
@@ -252,5 +263,60 @@ import Testing
         #expect(!text.contains(#"cordon_fleetd_verifications_failed_total{reason="threshold"} 0"#), "\(text)")
         #expect(text.contains(#"cordon_fleetd_verifications_failed_total{reason="length"} 1"#), "\(text)")
         #expect(fleetd.log.contains("push: a command file of \(oversized.count) bytes is dropped unread"))
+        #expect(text.contains(#"cordon_fleetd_pushed_files_total{outcome="refused"} 2"#), "\(text)")
+    }
+
+    /// The NATS account is not trusted: what it can send on a machine's subject is genuine files
+    /// sent again. An older one of this machine's (a replay) and another machine's are each refused
+    /// and counted, nothing is executed, and the other machine's higher counters do not make this
+    /// machine's own next command look like a replay.
+    @Test func genuineFilesTheAccountSendsAgainAreRefusedAndCounted() async throws {
+        let setup = try await Setup()
+        defer { setup.cleanUp() }
+        let fleetd = setup.fleetd
+        let subject = FleetPushedCommands.subject(for: setup.device)
+        try fleetd.start()
+        try await eventually(timeout: 60, "fleetd is connected") { fleetd.log.contains("push: connected") }
+        func command(_ number: Int) async throws {
+            let issued = try await setup.admin("command", ["--device", setup.device, "--lock"])
+            #expect(issued.status == 0, "\(issued.stderr)")
+            let rang = try await setup.ring()
+            #expect(rang.status == 0, "\(rang.stderr)")
+            try await eventually(timeout: 60, "command \(number) is handed on") {
+                fleetd.handedCommands.contains(FleetHandoff.commandFileName(number))
+            }
+        }
+        try await command(1)
+        let first = try setup.keptCommands(for: setup.device)
+        try await command(2)
+        #expect(try setup.keptCommands(for: setup.device) != first)
+        // Another machine has had three commands: counters up to 3, above this machine's 2.
+        let other = String(repeating: "b", count: 64)
+        for _ in 1...3 {
+            let theirs = try await setup.admin("command", ["--device", other, "--wipe"])
+            #expect(theirs.status == 0, "\(theirs.stderr)")
+        }
+        #expect(try await setup.ring().status == 0)
+        let handed = fleetd.handedCommands
+
+        let attacker = try setup.rogueConnection()
+        defer { attacker.close() }
+        // Command 1's file, kept by the stream before command 2 replaced it: a replay.
+        try attacker.publish(subject, first)
+        try attacker.publish(subject, try setup.keptCommands(for: other))
+        try attacker.flush()
+        try await eventually(timeout: 60, "both are judged") {
+            let text = (try? await FleetdMetricsEndToEndTests.scrape(setup.metrics).stdout) ?? ""
+            return text.contains(#"cordon_fleetd_pushed_files_total{outcome="stale"} 1"#)
+                && text.contains(#"cordon_fleetd_commands_total{outcome="refused",reason="otherDevice"} 3"#)
+        }
+        #expect(fleetd.handedCommands == handed)
+        #expect(fleetd.audit.contains { $0["event"] == "push.stale" && $0["newestInFile"] == "1" })
+        #expect(fleetd.audit.filter { $0["event"] == "command.refused" && $0["reason"] == "otherDevice" }.count == 3)
+        #expect(!fleetd.audit.contains { $0["event"] == "command.accepted" && $0["kind"] == "wipe" })
+        // This machine's own command 3 is still taken (before, the other machine's counter 3 was
+        // recorded as spent here and this one was refused as a replay).
+        try await command(3)
+        #expect(!fleetd.audit.contains { $0["event"] == "command.refused" && $0["reason"] == "replayed" })
     }
 }
