@@ -127,6 +127,17 @@ if ! "$python" -c "import authlib, flask" >/dev/null 2>&1; then
     "$python" -m pip install -q authlib flask 2>/dev/null || "$python" -m pip install -q --break-system-packages authlib flask
 fi
 
+# The benchmarks run the agent and its peers as an ordinary user (cordon-bench rtt as uid 65534,
+# docs/PERFORMANCE.md), and that user's python3 is Debian's: the identity provider needs authlib,
+# joserfc and Flask there too, installed system-wide (/usr/local), readable by every user.
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c "import authlib, joserfc, flask" >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    echo "installing authlib, joserfc and Flask for /usr/bin/python3 (the benchmarks' identity provider)"
+    $sudo /usr/bin/python3 -m pip install -q authlib joserfc flask 2>/dev/null \
+        || $sudo /usr/bin/python3 -m pip install -q --break-system-packages authlib joserfc flask
+fi
+
 # PyPI cryptography: examples/posture-verify/verify.py, the backend's check of a signed posture
 # report, which the end-to-end tests run against reports from a real agent.
 if ! "$python" -c "import cryptography.hazmat.primitives.asymmetric.ed25519" >/dev/null 2>&1; then

@@ -64,11 +64,7 @@ public enum FleetHandoff {
             self.versions = versions
             // An error's text may span lines (a server's message); the file holds it on one line,
             // since canonical JSON would write a line break raw and the reader refuses it.
-            self.lastError = lastError.map { text in
-                String(
-                    String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 })
-                )
-            }
+            self.lastError = lastError.map(CanonicalJSON.oneLine)
         }
 
         /// Whether the policy is stale at `now`: no fresh metadata verified in time, or never.

@@ -48,11 +48,10 @@ struct TUFFields {
     /// and a strict reader refuses a raw one, so a file holding one would not read back).
     func text(_ key: String) throws(TUFError) -> String {
         let text = try string(key)
-        if let control = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        if let control = CanonicalJSON.firstControlCharacter(in: text) {
             throw TUFError(
                 .malformed, role: role,
-                "\(path(key)) holds a control character (U+\(String(control.value, radix: 16, uppercase: true))); it must be one line of text"
-            )
+                "\(path(key)) holds a control character (\(CanonicalJSON.name(control))); it must be one line of text")
         }
         return text
     }

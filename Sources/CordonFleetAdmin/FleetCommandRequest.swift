@@ -84,11 +84,10 @@ extension FleetWorkspace {
         // A machine reads its command file strictly, and canonical JSON writes a control character
         // raw: a reason or app id holding one would make the file unreadable on every machine.
         for (option, text) in [("--wipe-app", request.app), ("--reason", request.reason)] {
-            guard let text, let control = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F })
-            else { continue }
+            guard let text, let control = CanonicalJSON.firstControlCharacter(in: text) else { continue }
             throw FleetAdminError(
                 .usage,
-                "\(option) holds a control character (U+\(String(control.value, radix: 16, uppercase: true))), "
+                "\(option) holds a control character (\(CanonicalJSON.name(control))), "
                     + "which a machine's command file cannot carry",
                 hint: "give \(option) on one line, without tabs")
         }

@@ -88,18 +88,22 @@ extension IdentityComponent {
         let revocation = revoke(provider, session: session)
         let database = host.database
         return revocation.assumeIsolated().flatMap { [self] problem -> EventLoopFuture<IdentitySignedOut> in
-            host.storePool.runIfActive(eventLoop: host.loop) { try database.removeIdentitySessions(provider: provider) }
-                .assumeIsolated().map { [self] (removed: Int) -> IdentitySignedOut in
-                    let revoked = session != nil && problem == nil
-                    audit(
-                        caller, "identity.signOut", outcome: "allow",
-                        reason: "\(provider): \(removed) sessions deleted; "
-                            + (revoked ? "revoked at the provider" : "not revoked: \(problem ?? "no session")"))
-                    if removed > 0 { host.run(.signedOut(provider: provider, now: host.clock())) }
-                    return IdentitySignedOut(
-                        provider: provider, sessions: removed, revoked: revoked,
-                        revocationProblem: session == nil ? nil : problem)
-                }.nonisolated()
+            sessionCache.writing()
+            return host.storePool.runIfActive(eventLoop: host.loop) {
+                try database.removeIdentitySessions(provider: provider)
+            }
+            .assumeIsolated().always { [self] _ in sessionCache.writing() }
+            .map { [self] (removed: Int) -> IdentitySignedOut in
+                let revoked = session != nil && problem == nil
+                audit(
+                    caller, "identity.signOut", outcome: "allow",
+                    reason: "\(provider): \(removed) sessions deleted; "
+                        + (revoked ? "revoked at the provider" : "not revoked: \(problem ?? "no session")"))
+                if removed > 0 { host.run(.signedOut(provider: provider, now: host.clock())) }
+                return IdentitySignedOut(
+                    provider: provider, sessions: removed, revoked: revoked,
+                    revocationProblem: session == nil ? nil : problem)
+            }.nonisolated()
         }.nonisolated()
     }
 

@@ -102,6 +102,7 @@ extension IdentityComponent {
         let refreshed = signedInAt != nil
         let client = flight.unsavedClient
         flight.unsavedClient = nil
+        sessionCache.writing()
         let work = host.storePool.runIfActive(eventLoop: host.loop) { () throws in
             if let client {
                 try Self.storeClient(
@@ -124,6 +125,7 @@ extension IdentityComponent {
             }
         }
         work.assumeIsolated().whenComplete { [self] result in
+            sessionCache.writing()
             switch result {
             case .success:
                 // The provider answered: no backoff holds its next renewal.
@@ -201,23 +203,36 @@ extension IdentityComponent {
             key.zero()
             openSealer = (generation, sealer)
         }
-        let (database, logger) = (host.database, host.logger)
-        return host.storePool.runIfActive(eventLoop: host.loop) { () throws -> IdentitySession? in
-            guard let stored = try database.identitySession(provider: provider, domain: domain) else { return nil }
-            do {
-                let opened = try sealer.open(
-                    stored.sealed, slot: StoredIdentitySession.slot(provider: provider, domain: domain))
-                defer { opened.zero() }
-                let tokens = try opened.withUnsafeBytes { try JSONDecoder().decode(TokenSet.self, from: Data($0)) }
-                return IdentitySession(
-                    provider: provider, domain: domain, tokens: tokens, signedInAt: stored.signedInAt,
-                    confirmedAt: stored.confirmedAt)
-            } catch {
-                logger.warning(
-                    "a stored identity session does not open; signing in again",
-                    metadata: ["provider": "\(provider)", "domain": "\(domain)"])
-                return nil
-            }
+        // A session kept on the loop is opened there: no thread hop, no database read.
+        if let kept = sessionCache.session(provider: provider, domain: domain) {
+            return host.loop.makeSucceededFuture(open(kept, sealer: sealer))
+        }
+        let (database, epoch) = (host.database, sessionCache.epoch)
+        return host.storePool.runIfActive(eventLoop: host.loop) {
+            try database.identitySession(provider: provider, domain: domain)
+        }.assumeIsolated().map { [self] stored -> IdentitySession? in
+            sessionCache.keep(stored, provider: provider, domain: domain, readAt: epoch)
+            return stored.flatMap { open($0, sealer: sealer) }
+        }.nonisolated()
+    }
+
+    /// `stored` opened under `sealer`; nil when it does not open (sealed under an older
+    /// generation, changed on disk).
+    private func open(_ stored: StoredIdentitySession, sealer: RecordSealer) -> IdentitySession? {
+        let (provider, domain) = (stored.provider, stored.domain)
+        do {
+            let opened = try sealer.open(
+                stored.sealed, slot: StoredIdentitySession.slot(provider: provider, domain: domain))
+            defer { opened.zero() }
+            let tokens = try opened.withUnsafeBytes { try JSONDecoder().decode(TokenSet.self, from: Data($0)) }
+            return IdentitySession(
+                provider: provider, domain: domain, tokens: tokens, signedInAt: stored.signedInAt,
+                confirmedAt: stored.confirmedAt)
+        } catch {
+            host.logger.warning(
+                "a stored identity session does not open; signing in again",
+                metadata: ["provider": "\(provider)", "domain": "\(domain)"])
+            return nil
         }
     }
 }

@@ -31,6 +31,8 @@ final class IdentityComponent: InterfaceComponent {
     /// unlocked rather than on every `GetToken`: dropped on a lock, on revocation, on a wipe and
     /// when the generation moves on.
     var openSealer: (generation: Int, sealer: RecordSealer)?
+    /// The sealed sessions `GetToken` read, so that a valid token is answered on the loop.
+    var sessionCache = IdentitySessionCache()
     let transport = IdentityTransport()
     /// Each OpenID Connect provider's JWKS (its URI and bytes), kept for the agent's life once it
     /// verified an ID token; fetched again once when no key of it matches a token.
@@ -259,6 +261,7 @@ final class IdentityComponent: InterfaceComponent {
         switch event.payload {
         case .didLock, .encryptionKeyUnavailable:
             openSealer = nil
+            sessionCache.writing()
             cancelFlights()
         case .policyDidChange:
             // The next sign-in discovers again, for the issuer and endpoints now in force, and
@@ -267,11 +270,13 @@ final class IdentityComponent: InterfaceComponent {
             renewalFailures = [:]
         case .wiped(appId: nil):
             openSealer = nil
+            sessionCache.writing()
             renewalFailures = [:]
             cancelFlights()
             let database = host.database
             host.storePool.runIfActive(eventLoop: host.loop) { try database.resetIdentity() }.assumeIsolated()
                 .whenComplete { [self] result in
+                    sessionCache.writing()
                     switch result {
                     case .success(let next): generation = next
                     case .failure(let error): host.logger.error("could not delete the identity sessions: \(error)")
