@@ -127,6 +127,18 @@ extension TokenCodeReply: JSONWritable {
     }
 }
 
+extension IdentityTokenReply: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) throws {
+        writer.beginObject()
+        writer.member("domain", domain)
+        writer.member("provider", provider)
+        writer.member("accessToken", accessToken)
+        writer.member("tokenType", tokenType)
+        try writer.member("expiresAt", expiresAt)
+        writer.endObject()
+    }
+}
+
 extension CordonDecision: JSONWritable {
     public func writeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()

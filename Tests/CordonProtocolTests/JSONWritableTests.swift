@@ -53,6 +53,14 @@ struct JSONWritableTests {
                     secondsLeft: Int.random(in: -1...Int.max, using: &generator),
                     interval: Int.random(in: Int.min...Int.max, using: &generator)))
             #expect(try encoder.encode(writing: code) == encoder.encode(code))
+            let token = VarlinkReply(
+                parameters: IdentityTokenReply(
+                    domain: randomString(using: &generator), provider: randomString(using: &generator),
+                    accessToken: randomString(using: &generator), tokenType: "Bearer",
+                    expiresAt: Bool.random(using: &generator)
+                        ? Double(Int.random(in: 0...4_000_000_000, using: &generator))
+                        : Double.random(in: 0...4e9, using: &generator)))
+            #expect(try encoder.encode(writing: token) == encoder.encode(token))
         }
     }
 

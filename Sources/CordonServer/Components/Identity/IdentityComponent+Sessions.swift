@@ -224,7 +224,13 @@ extension IdentityComponent {
             let opened = try sealer.open(
                 stored.sealed, slot: StoredIdentitySession.slot(provider: provider, domain: domain))
             defer { opened.zero() }
-            let tokens = try opened.withUnsafeBytes { try JSONDecoder().decode(TokenSet.self, from: Data($0)) }
+            let tokens = try opened.withUnsafeBytes { bytes in
+                // Read without JSONDecoder; anything it does not read is decoded, naming the problem.
+                if let node = try? JSONNodeParser.parse(bytes), let tokens = TokenSet(readingJSON: node) {
+                    return tokens
+                }
+                return try JSONDecoder().decode(TokenSet.self, from: Data(bytes))
+            }
             return IdentitySession(
                 provider: provider, domain: domain, tokens: tokens, signedInAt: stored.signedInAt,
                 confirmedAt: stored.confirmedAt)

@@ -39,7 +39,11 @@ final class IdentityComponent: InterfaceComponent {
     var jwksCache: [String: (uri: String, keys: [UInt8])] = [:]
     /// Each OpenID provider's discovered endpoints (with the issuer they are for), kept for the
     /// agent's life once a document validated; forgotten when the policy changes.
-    var discovered: [String: (issuer: String, endpoints: ProviderEndpoints)] = [:]
+    var discovered: [String: (issuer: String, endpoints: ProviderEndpoints)] = [:] {
+        didSet { builtProviders = ("", [:]) }
+    }
+    /// The providers built for the policy of `version`, by name (`provider(named:)`).
+    var builtProviders: (version: String, providers: [String: ConfiguredProvider]) = ("", [:])
     /// The discovery fetch running for each provider (single flight), by name.
     var discoveryFetches: [String: (issuer: String, result: DiscoveryResult)] = [:]
     /// Each provider's renewals that failed in a row since the last success, with the backoff
@@ -145,8 +149,19 @@ final class IdentityComponent: InterfaceComponent {
             + policy[PolicyKeys.Identity.cpaProviders].value.map(\.name)
     }
 
-    /// The provider `name` of the policy in force.
+    /// The provider `name` of the policy in force, built once per policy version (and again once
+    /// its discovery document is in): each `GetToken` would otherwise check its endpoints again.
     func provider(named name: String) throws(CordonError) -> ConfiguredProvider {
+        let version = host.policy.versionHash
+        if builtProviders.version == version, let built = builtProviders.providers[name] { return built }
+        let made = try makeProvider(named: name)
+        if case .discovering = made { return made }
+        if builtProviders.version != version { builtProviders = (version, [:]) }
+        builtProviders.providers[name] = made
+        return made
+    }
+
+    private func makeProvider(named name: String) throws(CordonError) -> ConfiguredProvider {
         let policy = host.policy.policy
         do throws(IdentityError) {
             if let entry = policy[PolicyKeys.Identity.providers].value.first(where: { $0.name == name }) {
