@@ -220,25 +220,23 @@ extension IdentityComponent {
     /// generation, changed on disk).
     private func open(_ stored: StoredIdentitySession, sealer: RecordSealer) -> IdentitySession? {
         let (provider, domain) = (stored.provider, stored.domain)
-        do {
-            let opened = try sealer.open(
-                stored.sealed, slot: StoredIdentitySession.slot(provider: provider, domain: domain))
-            defer { opened.zero() }
-            let tokens = try opened.withUnsafeBytes { bytes in
-                // Read without JSONDecoder; anything it does not read is decoded, naming the problem.
-                if let node = try? JSONNodeParser.parse(bytes), let tokens = TokenSet(readingJSON: node) {
-                    return tokens
-                }
-                return try JSONDecoder().decode(TokenSet.self, from: Data(bytes))
-            }
-            return IdentitySession(
-                provider: provider, domain: domain, tokens: tokens, signedInAt: stored.signedInAt,
-                confirmedAt: stored.confirmedAt)
-        } catch {
+        // Read straight from the bytes the sealer lends and zeroes, without JSONDecoder: the tokens
+        // are plain strings once read anyway, so a locked copy (`SecureBytes`: an allocation, `mlock`
+        // and `munlock` per call) bought nothing (docs/PERFORMANCE.md, "Data calls on the loop").
+        let tokens = try? sealer.withOpened(
+            stored.sealed, slot: StoredIdentitySession.slot(provider: provider, domain: domain)
+        ) { bytes -> TokenSet? in
+            if let node = try? JSONNodeParser.parse(bytes), let tokens = TokenSet(readingJSON: node) { return tokens }
+            return try? JSONDecoder().decode(TokenSet.self, from: Data(bytes))
+        }
+        guard let tokens = tokens ?? nil else {
             host.logger.warning(
                 "a stored identity session does not open; signing in again",
                 metadata: ["provider": "\(provider)", "domain": "\(domain)"])
             return nil
         }
+        return IdentitySession(
+            provider: provider, domain: domain, tokens: tokens, signedInAt: stored.signedInAt,
+            confirmedAt: stored.confirmedAt)
     }
 }
