@@ -165,7 +165,8 @@ public actor FleetPoller {
         metrics.ring(decision)
         switch decision {
         case .refused(let error):
-            auditOnceAMinute("doorbell.refused", kind: error.kind.rawValue, ["detail": error.detail], now: now)
+            let kind = error.kind.rawValue
+            auditOnceAMinute("doorbell.refused", limitedBy: kind, ["kind": kind, "detail": error.detail], now: now)
         case .poll(let at):
             logger.info("push: the doorbell rang; polling", metadata: ["in": "\(Int(at.timeIntervalSince(now)))s"])
         case .alreadyScheduled, .notNewer:
@@ -174,15 +175,15 @@ public actor FleetPoller {
         return decision
     }
 
-    /// Audits `event` of `kind` unless one was audited in the last minute; the record says how many
-    /// there were since start (`refusedSinceStart`), so a flood costs one record a minute.
-    private func auditOnceAMinute(_ event: String, kind: String, _ fields: [String: String], now: Date) {
-        let key = event + "/" + kind
+    /// Audits `event` with `fields` unless one of the same `limit` was audited in the last minute;
+    /// the record says how many there were since start (`refusedSinceStart`), so a flood costs one
+    /// record a minute.
+    private func auditOnceAMinute(_ event: String, limitedBy limit: String, _ fields: [String: String], now: Date) {
+        let key = event + "/" + limit
         floodCount[key, default: 0] += 1
         guard floodAudited[key].map({ now.timeIntervalSince($0) >= 60 }) ?? true else { return }
         floodAudited[key] = now
-        audit.record(
-            event, fields.merging(["kind": kind, "refusedSinceStart": "\(floodCount[key] ?? 0)"]) { $1 })
+        audit.record(event, fields.merging(["refusedSinceStart": "\(floodCount[key] ?? 0)"]) { $1 })
     }
 
     // MARK: Metadata
@@ -270,7 +271,13 @@ public actor FleetPoller {
             case .refuse(let command, let reason):
                 var fields = fields(command)
                 fields["reason"] = reason.rawValue
-                audit.record("command.refused", fields)
+                if reason.spendsCounter {
+                    audit.record("command.refused", fields)
+                } else {
+                    // It spends no counter, so the same file is judged again each time it comes
+                    // (the NATS account may send it at will): audited once a minute, counted each time.
+                    auditOnceAMinute("command.refused", limitedBy: reason.rawValue, fields, now: now)
+                }
             }
             metrics.command(verdict)
             if case .refuse(_, let reason) = verdict, !reason.spendsCounter { continue }
@@ -303,8 +310,9 @@ public actor FleetPoller {
         } catch {
             metrics.verificationFailed(error.kind)
             metrics.pushedFile(.refused)
+            let kind = error.kind.rawValue
             auditOnceAMinute(
-                "push.refused", kind: error.kind.rawValue, ["role": error.role, "detail": error.detail], now: now)
+                "push.refused", limitedBy: kind, ["kind": kind, "role": error.role, "detail": error.detail], now: now)
             return .refused("\(error)")
         }
         let verdicts = FleetCommandCheck(device: key.id).verdicts(
@@ -321,8 +329,8 @@ public actor FleetPoller {
             }
             metrics.pushedFile(.stale)
             auditOnceAMinute(
-                "push.stale", kind: "olderFile", ["newestInFile": "\(newest)", "highestTaken": "\(highest)"],
-                now: now)
+                "push.stale", limitedBy: "olderFile",
+                ["kind": "olderFile", "newestInFile": "\(newest)", "highestTaken": "\(highest)"], now: now)
             return .stale(newest: newest, highestTaken: highest)
         }
         metrics.pushedFile(.judged)
