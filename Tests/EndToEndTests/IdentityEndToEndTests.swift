@@ -184,6 +184,9 @@ import Testing
         let issued = answer["token"] as? [String: Any] ?? [:]
         let accessToken = issued["accessToken"] as? String ?? ""
         #expect(issued["provider"] as? String == "local" && !accessToken.isEmpty, "\(answer)")
+        // Asked again, the valid token comes from the session the agent keeps on its loop.
+        let again = try await agent.attack(Self.getToken, [Self.domain])
+        #expect((again["token"] as? [String: Any])?["accessToken"] as? String == accessToken, "\(again)")
         // Status: the session, never the token (table or JSON).
         status = try await Self.cordon(agent, ["identity", "status"])
         #expect(status.status == 0 && status.stdout.contains(Self.domain) && status.stdout.contains("yes"))
@@ -201,8 +204,13 @@ import Testing
         Self.expectRefused(
             try await Self.cordon(agent, ["login", "--provider", "nope"]), "no identity provider nope (known: local)",
             hint: "give one with `--provider`")
-        // A denied sign-in: the code was printed, then the error and its hint.
+        // A denied sign-in: the code was printed, then the error and its hint. An app asking after
+        // the logout gets that sign-in's refusal, never the token the agent kept before it.
+        async let afterLogout = agent.attack(Self.getToken, [Self.domain])
         let (denied, _) = try await Self.login(agent, provider, action: "deny")
+        let refusedAfterLogout = try await afterLogout
+        #expect(refusedAfterLogout["error"] as? String == "io.cordon.Identity.SignInFailed", "\(refusedAfterLogout)")
+        #expect(!"\(refusedAfterLogout)".contains(accessToken))
         #expect(denied.stdout.hasPrefix("to sign in to local, open "), "\(denied.stdout)")
         Self.expectRefused(
             CommandResult(status: denied.status, stdout: "", stderr: denied.stderr),
@@ -245,6 +253,9 @@ import Testing
         let issued = answer["token"] as? [String: Any] ?? [:]
         let accessToken = issued["accessToken"] as? String ?? ""
         #expect(issued["provider"] as? String == "local" && !accessToken.isEmpty, "\(answer)")
+        // Asked again, the valid token comes from the session the agent keeps on its loop.
+        let again = try await agent.attack(Self.getToken, [Self.domain])
+        #expect((again["token"] as? [String: Any])?["accessToken"] as? String == accessToken, "\(again)")
         #expect(!shown.contains(accessToken))
         try await eventually("the notification is withdrawn once signed in") {
             notifications.calls.contains { $0.contains(" CloseNotification ") }
