@@ -54,6 +54,8 @@ import Testing
     final class ScriptedSenders: MessageSenders {
         var writer: Int32? = 4242
         private(set) var stopped = false
+        /// The socket replies go straight to; none by default (every reply through NIO).
+        var socket: DirectSocket?
         func lastWriter() -> Int32? { writer }
         func stop() { stopped = true }
     }
@@ -76,7 +78,7 @@ import Testing
 
         init(
             maxPendingCalls: Int = 8, maxMessageBytes: Int = 256, maxPendingBytes: Int = 1 << 20,
-            idleTimeout: Duration = .seconds(60), attributable: Bool = true
+            idleTimeout: Duration = .seconds(60), attributable: Bool = true, socket: DirectSocket? = nil
         ) throws {
             agent = ScriptedAgent(
                 limits: ConnectionLimits(
@@ -85,6 +87,7 @@ import Testing
                     idleConnectionTimeout: idleTimeout))
             let identity = PeerIdentity(pid: 4242, uid: 1000, gid: 1000, executable: "/usr/bin/test-app")
             let senders = senders
+            senders.socket = socket
             let handler = AgentConnectionHandler(
                 agent: agent, identify: { context in context.eventLoop.makeSucceededFuture((identity, nil)) },
                 senders: { _ in attributable ? senders : nil })

@@ -32,9 +32,9 @@ import Testing
         let flushes = machine.takeFlush()
         #expect(flushes)
         #expect(machine.nextCall(isWritable: true) == 2)
-        machine.started(Machine.CallKind.reply(send: true))
+        machine.started(Machine.CallKind.reply(flush: true))
         #expect(machine.nextCall(isWritable: true) == 3)
-        machine.started(Machine.CallKind.reply(send: false))
+        machine.started(Machine.CallKind.reply(flush: false))
         #expect(machine.nextCall(isWritable: true) == nil)
         #expect(machine.pendingBytes == 0)
     }
@@ -85,7 +85,7 @@ import Testing
         #expect(!readsAtBudget, "the byte budget is reached: no more reading")
         _ = machine.deferredCompleted(oneway: false, now: 1)
         #expect(machine.nextCall(isWritable: true) == 2)
-        machine.started(Machine.CallKind.reply(send: true))
+        machine.started(Machine.CallKind.reply(flush: true))
         let resumes = machine.shouldResumeReading()
         #expect(resumes, "64 KiB left")
         #expect(machine.pendingBytes == 64 * 1024)
@@ -147,7 +147,7 @@ import Testing
         // A call resets the clock.
         _ = machine.received(1, bytes: 10, now: 1080)
         _ = machine.nextCall(isWritable: true)
-        machine.started(Machine.CallKind.reply(send: true))
+        machine.started(Machine.CallKind.reply(flush: true))
         #expect(machine.idleCheck(now: 1100, timeout: 100, registered: false) == .checkAfter(80))
         #expect(machine.idleCheck(now: 1180, timeout: 100, registered: false) == .close)
     }

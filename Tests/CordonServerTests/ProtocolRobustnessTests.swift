@@ -182,6 +182,28 @@ struct ProtocolRobustnessTests {
         }
     }
 
+    /// More replies than the socket holds while the client reads none: the first go straight to
+    /// the socket, the rest wait in NIO behind what a `send` left, and then go straight again once
+    /// NIO has written them. The client reads every reply whole and in order.
+    @Test func repliesBeyondTheSocketsRoomArriveWholeAndInOrder() async throws {
+        try await withTestAgent { agent in
+            let raw = try agent.raw()
+            // io.cordon.App's description is about 6.5 KB: 48 of them are more than a Unix socket
+            // holds (212,992 bytes by default), and 60 calls fit the backlog of one read.
+            let describe =
+                #"{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"io.cordon.App"}}"#
+            let calls = (0..<60).map { $0 % 5 == 4 ? Self.getStatus : describe }
+            try raw.send(bytes: calls.flatMap { Array($0.utf8) + [0] })
+            for (index, call) in calls.enumerated() {
+                let reply = try raw.readReply()
+                let key = call == describe ? "description" : "status"
+                #expect(reply.error == nil && reply[key] != nil, "reply \(index): \(reply.text.prefix(160))")
+            }
+            // And the connection still answers straight away.
+            #expect(try raw.call(Self.getStatus)["status"] != nil)
+        }
+    }
+
     @Test func callSplitAcrossWritesIsReassembled() async throws {
         try await withTestAgent { agent in
             let raw = try agent.raw()

@@ -16,6 +16,12 @@ import NIOCore
 /// inherited, was handed or took — are never served: the connection gets
 /// `io.cordon.Agent.ForeignSender` and closes (docs/ARCHITECTURE.md, "Who wrote a message").
 ///
+/// A reply goes out with one `send` on the connection's socket (``MessageSenders/socket``) while
+/// NIO holds nothing of this connection's, and through NIO otherwise (what a `send` left, a full
+/// socket, a connection that streams or fails): NIO completes a channel's writes in order, so
+/// once every write handed to it has completed a direct `send` cannot overtake an earlier reply
+/// or land inside one (docs/ARCHITECTURE.md, "The path of a call").
+///
 /// What to do next is `ConnectionStateMachine`'s to decide (back-pressure, pipelining,
 /// streaming, closing, idleness); this performs it on the channel, with the loop's clock (an
 /// `EmbeddedEventLoop`'s in tests). Like the agent it serves, it lives on the one event loop
@@ -47,6 +53,12 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     private var splitting = false
     /// A message was over the limit: everything read after it is discarded.
     private var discarding = false
+    /// The connection's socket for replies written past NIO; nil keeps every write on NIO's
+    /// path (no socket found, or the connection streams or fails).
+    private var replySocket: DirectSocket?
+    /// Writes on NIO's path (the handler's own and those passing through it) not yet completed,
+    /// counted while ``replySocket`` is known.
+    private var writesInNIO = 0
 
     init(
         agent: Host, identify: @escaping PeerIdentification = PeerCredentialReader.identify,
@@ -63,6 +75,7 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     func channelActive(context: ChannelHandlerContext) {
         // Before NIO's first read, so that no read holds two writers' bytes.
         senders = attachSenders(context)
+        replySocket = senders?.socket
         context.fireChannelActive()
         identify(context).assumeIsolated().whenComplete { [self] result in
             switch result {
@@ -183,6 +196,12 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
         context.fireChannelWritabilityChanged()
     }
 
+    /// A write from further along the pipeline (the agent's shutdown, the event bus) is counted
+    /// like the handler's own, so no reply overtakes it.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(data, promise: counted(promise, context: context))
+    }
+
     func read(context: ChannelHandlerContext) {
         if state.readRequested() { context.read() }
     }
@@ -228,16 +247,15 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
         if case .deferred = outcome {} else { timed(interface, since: started, context: context) }
         switch outcome {
         case .reply(let reply):
-            let send = !oneway && context.channel.isActive
-            state.started(.reply(send: send))
-            if send { context.write(wrapOutboundOut(reply), promise: nil) }
+            let buffered = !oneway && context.channel.isActive && write(reply, context: context)
+            state.started(.reply(flush: buffered))
         case .deferred(let future):
             state.started(.deferred)
             future.assumeIsolated().whenComplete { [self] result in
                 switch result {
                 case .success(let reply):
                     if state.deferredCompleted(oneway: oneway, now: Self.now(context)), context.channel.isActive {
-                        context.write(wrapOutboundOut(reply), promise: nil)
+                        _ = write(reply, context: context)
                     }
                     timed(interface, since: started, context: context)
                 case .failure:
@@ -247,11 +265,47 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
                 processBacklog(context: context)
             }
         case .streaming:
+            // The event bus writes to the socket from now on (`Subscriber`), ordering its frames
+            // behind whatever NIO holds; a reply of the handler's could not know of them.
+            replySocket = nil
             state.started(.streaming)
         case .close(let reply):
             state.started(.close)
             fail(context: context, frame: reply)
         }
+    }
+
+    /// Writes `reply` on the active channel: with one `send` when NIO holds nothing of this
+    /// connection's, else (and for whatever a `send` left) through NIO. Whether NIO now holds it,
+    /// to be flushed.
+    private func write(_ reply: ByteBuffer, context: ChannelHandlerContext) -> Bool {
+        guard let socket = replySocket, writesInNIO == 0 else {
+            context.write(wrapOutboundOut(reply), promise: counted(nil, context: context))
+            return true
+        }
+        var rest = reply
+        switch socket.send(reply) {
+        case .wrote:
+            return false
+        case .partial(let count):
+            rest.moveReaderIndex(forwardBy: count)
+        case .wouldBlock, .failed:
+            // NIO waits for room, or meets the same error and closes the channel as it would have.
+            break
+        }
+        context.write(wrapOutboundOut(rest), promise: counted(nil, context: context))
+        return true
+    }
+
+    /// `promise`, or one made for the purpose, counted in ``writesInNIO`` until NIO completes the
+    /// write (written, or failed as the channel closes); `promise` itself when no socket is known.
+    private func counted(_ promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) -> EventLoopPromise<Void>?
+    {
+        guard replySocket != nil else { return promise }
+        let counted = promise ?? context.eventLoop.makePromise(of: Void.self)
+        writesInNIO += 1
+        counted.futureResult.assumeIsolated().whenComplete { [self] _ in writesInNIO -= 1 }
+        return counted
     }
 
     /// A call on `interface` read at `started` has its reply written (queued on the channel).
@@ -309,6 +363,8 @@ final class AgentConnectionHandler<Host: ConnectionAgent>: ChannelDuplexHandler 
     private func fail(context: ChannelHandlerContext, frame: ByteBuffer) {
         let (first, resumeReading) = state.failing()
         guard first else { return }
+        // The final error goes through NIO, and nothing may overtake it.
+        replySocket = nil
         if let connection { agent.connectionFailing(connection.id) }
         flushIfNeeded(context: context)
         let channel = context.channel

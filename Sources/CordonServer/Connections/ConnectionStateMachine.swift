@@ -36,8 +36,9 @@ struct ConnectionStateMachine<Frame: Sendable> {
 
     /// What the started call turned into.
     enum CallKind {
-        /// A reply to write now (`send` false for a oneway call).
-        case reply(send: Bool)
+        /// A reply written now: `flush` when NIO holds it (false for a oneway call, or a reply
+        /// the socket took at once).
+        case reply(flush: Bool)
         /// A reply that comes later; later calls wait for it.
         case deferred
         /// The connection now streams events; it serves no further calls.
@@ -157,7 +158,7 @@ struct ConnectionStateMachine<Frame: Sendable> {
     /// The call just taken by ``nextCall(isWritable:)`` turned into `kind`.
     mutating func started(_ kind: CallKind) {
         switch kind {
-        case .reply(let send): if send { needsFlush = true }
+        case .reply(let flush): if flush { needsFlush = true }
         case .deferred: if case .ready(let reads) = state { state = .awaitingReply(reads) }
         case .streaming:
             switch state {

@@ -14,6 +14,9 @@ protocol MessageSenders: AnyObject {
     func lastWriter() -> Int32?
     /// Stops attributing: the connection is closing.
     func stop()
+    /// The connection's socket, confirmed by the kernel, for replies written with one `send`;
+    /// nil keeps them on NIO's write path.
+    var socket: DirectSocket? { get }
 }
 
 /// How a handler starts attributing its channel's reads; nil when it cannot.
@@ -24,6 +27,7 @@ typealias SenderAttachment = (ChannelHandlerContext) -> (any MessageSenders)?
 /// `SO_PASSCRED` is set, which `attach` does before NIO's first read.
 final class KernelSenders: MessageSenders {
     private let descriptor: CInt
+    let socket: DirectSocket?
     /// The socket's `SO_COOKIE`: the mark is this socket's, not its number's.
     private let cookie: UInt64
     private var attached = true
@@ -31,6 +35,7 @@ final class KernelSenders: MessageSenders {
     private init(descriptor: CInt, cookie: UInt64) {
         self.descriptor = descriptor
         self.cookie = cookie
+        socket = DirectSocket(descriptor: descriptor)
     }
 
     private static let logger = Logger(label: "io.cordon.agent.senders")
