@@ -192,16 +192,8 @@ extension IdentityComponent {
     /// The stored session of `provider` for `domain`, opened; nil when there is none or it does
     /// not open (sealed under an older generation, changed on disk).
     func readSession(provider: String, domain: String) -> EventLoopFuture<IdentitySession?> {
-        let sealer: RecordSealer
-        if let openSealer, openSealer.generation == generation {
-            sealer = openSealer.sealer
-        } else {
-            guard let key = host.purposeKey(["identity", String(generation)]) else {
-                return host.loop.makeFailedFuture(CordonError.identityLocked(state: host.lifecycleState.rawValue))
-            }
-            sealer = RecordSealer(key: key)
-            key.zero()
-            openSealer = (generation, sealer)
+        guard let sealer = currentSealer() else {
+            return host.loop.makeFailedFuture(CordonError.identityLocked(state: host.lifecycleState.rawValue))
         }
         // A session kept on the loop is opened there: no thread hop, no database read.
         if let kept = sessionCache.session(provider: provider, domain: domain) {
@@ -214,6 +206,26 @@ extension IdentityComponent {
             sessionCache.keep(stored, provider: provider, domain: domain, readAt: epoch)
             return stored.flatMap { open($0, sealer: sealer) }
         }.nonisolated()
+    }
+
+    /// The session kept on the loop for `provider` and `domain`, opened there; nil when none is
+    /// kept, the identity key is not held, or it does not open.
+    func keptSession(provider: String, domain: String) -> IdentitySession? {
+        guard let kept = sessionCache.session(provider: provider, domain: domain), let sealer = currentSealer() else {
+            return nil
+        }
+        return open(kept, sealer: sealer)
+    }
+
+    /// The sealer of this key generation's sessions, kept until the generation or the key goes;
+    /// nil when the identity key is not held.
+    private func currentSealer() -> RecordSealer? {
+        if let openSealer, openSealer.generation == generation { return openSealer.sealer }
+        guard let key = host.purposeKey(["identity", String(generation)]) else { return nil }
+        let sealer = RecordSealer(key: key)
+        key.zero()
+        openSealer = (generation, sealer)
+        return sealer
     }
 
     /// `stored` opened under `sealer`; nil when it does not open (sealed under an older

@@ -94,19 +94,17 @@ final class IdentityComponent: InterfaceComponent {
             throw error.varlinkError
         }
         let encoder = call.encoder
+        // A valid token kept on the loop is answered in this turn, as a held code is: no future.
+        if let session = keptValidSession(provider: provider, domain: domain) {
+            let (reply, record) = tokenReply(session.tokens, domain: domain, provider: provider, appId: appId, encoder)
+            guard let full = host.auditAfterReply([record]) else { return .reply(reply) }
+            return .deferred(full.map { reply })
+        }
         let work = token(provider: provider, domain: domain)
         return .deferred(
             work.assumeIsolated().flatMap { [self] answer -> EventLoopFuture<ByteBuffer> in
-                let tokens = answer.tokens
-                let reply = encoder.reply(
-                    IdentityTokenReply(
-                        domain: domain, provider: provider.name, accessToken: tokens.accessToken,
-                        tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
-                // A routine read: its record is journaled and stored after the reply
-                // (docs/RELIABILITY.md, "Audit"; a killed agent loses none).
-                let record = AuditEntry(
-                    time: host.clock(), category: "identity", appId: appId, action: "identity.token",
-                    outcome: "allow", reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))")
+                let (reply, record) = tokenReply(
+                    answer.tokens, domain: domain, provider: provider, appId: appId, encoder)
                 let replied = (host.auditAfterReply([record]) ?? host.loop.makeSucceededVoidFuture()).map { reply }
                 if let due = answer.renewal {
                     // The renewal due beside the token starts on the loop's next turn, once the
@@ -125,6 +123,40 @@ final class IdentityComponent: InterfaceComponent {
                 return audit(appId, "identity.token", outcome: "refused", reason: "\(domain): \(typed.varlinkName)")
                     .map { frame }
             }.nonisolated())
+    }
+
+    /// The reply giving `tokens` to `appId`, and its audit record: a routine read, journaled and
+    /// stored after the reply (docs/RELIABILITY.md, "Audit"; a killed agent loses none).
+    private func tokenReply(
+        _ tokens: TokenSet, domain: String, provider: ConfiguredProvider, appId: String, _ encoder: ReplyEncoder
+    ) -> (reply: ByteBuffer, record: AuditEntry) {
+        let reply = encoder.reply(
+            IdentityTokenReply(
+                domain: domain, provider: provider.name, accessToken: tokens.accessToken,
+                tokenType: tokens.tokenType, expiresAt: tokens.expiresAt))
+        let record = AuditEntry(
+            time: host.clock(), category: "identity", appId: appId, action: "identity.token",
+            outcome: "allow", reason: "\(domain) from \(provider.name), expires at \(Int(tokens.expiresAt))")
+        return (reply, record)
+    }
+
+    /// The session kept on the loop for `domain` when it answers a call at once: it opens, its
+    /// token is valid with no renewal due, and no CPA flight for another domain runs. Nil sends
+    /// the call the long way (``token(provider:domain:)``), which handles every other case.
+    private func keptValidSession(provider: ConfiguredProvider, domain: String) -> IdentitySession? {
+        if case .cpa = provider, let running = flights[provider.name], running.domain != domain { return nil }
+        guard let session = keptSession(provider: provider.name, domain: domain),
+            case .valid = session.status(at: host.clock(), limits: offlineLimits)
+        else { return nil }
+        return session
+    }
+
+    /// The policy's offline limits (`identity.offlineGraceMinutes`, `identity.offlineWipeDays`).
+    private var offlineLimits: OfflineLimits {
+        let policy = host.policy.policy
+        return OfflineLimits(
+            graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
+            wipeDays: policy[PolicyKeys.Identity.offlineWipeDays].value)
     }
 
     /// The provider that signs in for `domain` (an `identity.domains` entry, else the CPA provider
@@ -231,10 +263,7 @@ final class IdentityComponent: InterfaceComponent {
                     .nonisolated()
             }
             guard let session else { return Self.answer(flight(provider, domain: domain, refreshing: nil).future) }
-            let policy = host.policy.policy
-            let limits = OfflineLimits(
-                graceMinutes: policy[PolicyKeys.Identity.offlineGraceMinutes].value,
-                wipeDays: policy[PolicyKeys.Identity.offlineWipeDays].value)
+            let limits = offlineLimits
             let now = host.clock()
             switch session.status(at: now, limits: limits) {
             case .valid:
