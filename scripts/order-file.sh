@@ -58,6 +58,6 @@ with open(sys.argv[2], "w") as out:
 print(f"order-file: {len(ran)} functions written to {sys.argv[2]}")
 EOF
 # SwiftPM does not track the ordering file: without this the next `make release` would not link again.
-rm -f "$root/.build/release/cordond" "$root/.build/release/cordon" "$root/.build/release/cordon-bench" \
-    "$root/.build/release/cordon-notes"
+rm -f "$root/.build/release/cordon-multicall" "$root/.build/release/cordond" "$root/.build/release/cordon" \
+    "$root/.build/release/cordon-fleetd" "$root/.build/release/cordon-bench" "$root/.build/release/cordon-notes"
 echo "order-file: run make release to link the executables with it"
