@@ -164,14 +164,21 @@ extension CordonDatabase {
         }
     }
 
-    /// Deletes records older than the retention age and beyond the record limit; returns how many.
+    /// Deletes records older than the retention age and those more than `maxRecords` ids behind
+    /// the newest; returns how many.
+    ///
+    /// Ids are given in order and never reused, and only this prune deletes, so the newest
+    /// `maxRecords` ids hold at most `maxRecords` records (fewer only where the age limit took
+    /// some of them). Finding that bound is one lookup of the largest id, where counting
+    /// `maxRecords` rows back from it (`ORDER BY id DESC LIMIT 1 OFFSET maxRecords`) read the
+    /// whole table at every prune once it was full (docs/PERFORMANCE.md, "The audit prune").
     @discardableResult
     public func pruneAudit(_ retention: AuditRetention, now: Double) throws -> Int {
         try writer.write { db in
             try db.execute(sql: "DELETE FROM audit WHERE time < ?", arguments: [now - retention.maxAgeSeconds])
             var deleted = db.changesCount
             try db.execute(
-                sql: "DELETE FROM audit WHERE id <= (SELECT id FROM audit ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                sql: "DELETE FROM audit WHERE id <= (SELECT max(id) FROM audit) - ?",
                 arguments: [retention.maxRecords])
             deleted += db.changesCount
             return deleted

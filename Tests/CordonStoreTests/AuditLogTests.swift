@@ -166,6 +166,18 @@ import Testing
         #expect(try database.queryAudit(AuditQuery()) == Array(stored[5...]))
     }
 
+    @Test func pruneCountsTheNewestIdsSoAnAgedOutRecordAmongThemIsNotReplaced() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = try CordonDatabase(path: path)
+        // The clock went back once: the eighth record is older than the age limit, its neighbours not.
+        let stored = try database.appendAudit(
+            (1...10).map { record(time: $0 == 8 ? 1 : 100 + Double($0)) })
+        #expect(try database.pruneAudit(AuditRetention(maxRecords: 4, maxAgeSeconds: 50), now: 150) == 7)
+        // The newest four ids are 7...10; the eighth aged out, so three records remain, never an older one.
+        #expect(try database.queryAudit(AuditQuery()) == [stored[6], stored[8], stored[9]])
+        #expect(try database.pruneAudit(AuditRetention(maxRecords: 4, maxAgeSeconds: 50), now: 150) == 0)
+    }
+
     @Test func pruneOfAnEmptyLogDeletesNothing() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let database = try CordonDatabase(path: path)
