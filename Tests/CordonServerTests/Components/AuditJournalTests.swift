@@ -63,9 +63,115 @@ import Testing
             #expect(try AuditJournal.recover(path: path, database: database) == 0)
             let journal = try #require(AuditJournal(path: path))
             _ = journal.append(Self.reads(1))
-            journal.truncate()
+            journal.stored(upTo: 1)
+            journal.emptyIfStored()
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty)
             #expect(try AuditJournal.recover(path: path, database: database) == 0)
             #expect(try Self.stored(database).isEmpty)
+        }
+    }
+
+    /// Appends `reads` one at a time until the journal refuses one; returns how many it took.
+    static func fill(_ journal: AuditJournal, with reads: ArraySlice<AuditEntry>) -> Int {
+        reads.prefix { journal.append([$0]) != nil }.count
+    }
+
+    static func lines(_ path: String) throws -> [Data] {
+        try Data(contentsOf: URL(fileURLWithPath: path)).split { $0 == UInt8(ascii: "\n") || $0 == 0 }
+    }
+
+    @Test func aHalfIsWrittenAgainOnlyOnceEverythingInItIsStored() throws {
+        try Self.inDirectory { directory in
+            let database = try CordonDatabase(path: directory + "/cordon.sqlite")
+            let path = directory + "/" + AuditJournal.fileName
+            // Halves of 1 KiB: a handful of records each.
+            let journal = try #require(AuditJournal(path: path, halfSize: 1024))
+            let reads = Self.reads(100)
+            let taken = Self.fill(journal, with: reads[...])
+            #expect(taken > 4 && taken < 20, "both halves full and nothing stored: the journal refuses")
+            #expect(journal.lastIndex == taken)
+            // The first record stored: the first half still holds unstored ones.
+            _ = try database.appendAudit([reads[0]], onDisk: false, journal: (journal.run, 1))
+            journal.stored(upTo: 1)
+            #expect(journal.append([reads[taken]]) == nil)
+            // All but the last stored: the first half is free, the second (the last record) not.
+            _ = try database.appendAudit(
+                Array(reads[1..<(taken - 1)]), onDisk: false, journal: (journal.run, taken - 1))
+            journal.stored(upTo: taken - 1)
+            let more = Self.fill(journal, with: reads[taken...])
+            #expect(more > 1 && more < taken, "the first half again, until it is full")
+            // Killed here: the second half's last record and the first half's new ones are stored,
+            // in the run's order, once.
+            #expect(try AuditJournal.recover(path: path, database: database) == 1 + more)
+            #expect(try Self.stored(database) == reads.prefix(taken + more).map(\.reason))
+        }
+    }
+
+    @Test func caughtUpTheJournalIsZeroedAndWrittenFromTheStart() throws {
+        try Self.inDirectory { directory in
+            let database = try CordonDatabase(path: directory + "/cordon.sqlite")
+            let path = directory + "/" + AuditJournal.fileName
+            let journal = try #require(AuditJournal(path: path))
+            let reads = Self.reads(5)
+            #expect(journal.append(Array(reads[0..<3])) == 3)
+            _ = try database.appendAudit(Array(reads[0..<3]), onDisk: false, journal: (journal.run, 3))
+            journal.stored(upTo: 3)
+            #expect(try Self.lines(path).isEmpty, "stored: nothing of it is left")
+            #expect(journal.append([reads[3]]) == 4)
+            let lines = try Self.lines(path)
+            #expect(lines.count == 1)
+            #expect(AuditJournal.position(of: try #require(lines.first))?.index == 4)
+            #expect(AuditJournal.position(of: try #require(lines.first))?.run == journal.run)
+            #expect(try AuditJournal.recover(path: path, database: database) == 1)
+            #expect(try Self.stored(database) == reads.prefix(4).map(\.reason))
+        }
+    }
+
+    /// A kill in the middle of a copy leaves a torn line. Written over stored lines of the same
+    /// shape, its end would have been theirs: a whole record nobody made (the torn read's run
+    /// and index with another read's fields), which the zeroing before reuse rules out.
+    @Test func aLineTornByAKillIsSkippedAndNeverCompletedByAnOlderOne() throws {
+        try Self.inDirectory { directory in
+            let database = try CordonDatabase(path: directory + "/cordon.sqlite")
+            let path = directory + "/" + AuditJournal.fileName
+            let journal = try #require(AuditJournal(path: path))
+            let reads = Self.reads(5)
+            #expect(journal.append(Array(reads[0..<3])) == 3)
+            let second = try Self.lines(path)[1]
+            _ = try database.appendAudit(Array(reads[0..<3]), onDisk: false, journal: (journal.run, 3))
+            journal.stored(upTo: 3)
+            #expect(journal.append([reads[3]]) == 4)
+            // The fifth read's line, torn after its time, where the second line used to start.
+            let torn = String(decoding: second, as: UTF8.self)
+                .replacingOccurrences(of: #""i":2,"#, with: #""i":5,"#)
+                .components(separatedBy: #","category""#)[0]
+            let offset = try Self.lines(path)[0].count + 1
+            #expect(offset == second.count + 1, "the torn line starts where the second one did")
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.seek(toOffset: UInt64(offset))
+            handle.write(Data(torn.utf8))
+            try handle.close()
+
+            #expect(try AuditJournal.recover(path: path, database: database) == 1)
+            #expect(try Self.stored(database) == reads.prefix(4).map(\.reason))
+        }
+    }
+
+    @Test func positionReadsOnlyTheLayoutTheJournalWrites() {
+        #expect(AuditJournal.position(of: Data(#"{"run":"ab","i":12,"time":1}"#.utf8))! == ("ab", 12))
+        #expect(AuditJournal.position(of: Data(#"{"run":"ab","i":,"time":1}"#.utf8)) == nil)
+        #expect(AuditJournal.position(of: Data(#"{"run":"ab","i":12"#.utf8)) == nil)
+        #expect(AuditJournal.position(of: Data(#"{"i":12,"run":"ab"}"#.utf8)) == nil)
+        #expect(AuditJournal.position(of: Data(#"{"run":"ab","i":99999999999999999999999,"#.utf8)) == nil)
+        #expect(AuditJournal.position(of: Data()) == nil)
+    }
+
+    @Test func aJournalNotYetRecoveredIsNeverWrittenOver() throws {
+        try Self.inDirectory { directory in
+            let path = directory + "/" + AuditJournal.fileName
+            let killed = try #require(AuditJournal(path: path))
+            #expect(killed.append(Self.reads(1)) == 1)
+            #expect(AuditJournal(path: path) == nil, "the next agent recovers it first")
         }
     }
 }

@@ -27,11 +27,19 @@ final class AuditLogComponent: InterfaceComponent {
     /// The journal index of the last record in `afterReply`, and in `batch`.
     private var afterReplyJournalUpTo: Int?
     private var batchJournalUpTo: Int?
-    /// Where routine reads' records go with one `write(2)` before their reply (nil when the file
-    /// cannot be opened: their replies then wait for the commit).
-    private lazy var journal: AuditJournal? = AuditJournal(
-        path: host.configuration.paths.dataDirectory + "/" + AuditJournal.fileName)
+    /// Where routine reads' records are copied before their reply (nil when the file cannot be
+    /// opened or mapped: their replies then wait for the commit).
+    private var journal: AuditJournal? {
+        if let opened = openedJournal { return opened }
+        let opened = AuditJournal(path: host.configuration.paths.dataDirectory + "/" + AuditJournal.fileName)
+        openedJournal = .some(opened)
+        return opened
+    }
+    /// The journal once the first routine read opened it (an inner nil: it could not be).
+    private var openedJournal: AuditJournal??
     private var afterReplyTimer: Scheduled<Void>?
+    /// Set at shutdown: the journal is emptied once everything in it is stored.
+    private var stopping = false
     /// How long a routine read's record may wait before its group commit.
     static let afterReplyDelay = TimeAmount.milliseconds(50)
     /// This many waiting records are committed at once, without waiting for the delay.
@@ -144,8 +152,11 @@ final class AuditLogComponent: InterfaceComponent {
         }
     }
 
-    /// Shutdown stores what waits (the pool finishes the work queued before it stops).
+    /// Shutdown stores what waits (the pool finishes the work queued before it stops), and the
+    /// journal is emptied once that is stored.
     func shutdown() {
+        stopping = true
+        if case .some(let journal?) = openedJournal { journal.emptyIfStored() }
         takeAfterReply()
         flush()
     }
@@ -194,8 +205,11 @@ final class AuditLogComponent: InterfaceComponent {
                         "audit log writes again", metadata: ["records only in this log": "\(past.unstored)"])
                     problem = nil
                 }
-                // Everything journaled is stored: the journal starts empty again.
-                if let journal, let journaled, journaled.upTo == journal.lastIndex { journal.truncate() }
+                // What is journaled up to there is stored: its room in the journal may be reused.
+                if let journal, let journaled {
+                    journal.stored(upTo: journaled.upTo)
+                    if stopping { journal.emptyIfStored() }
+                }
                 stream(stored)
             case .failure(let error):
                 logger.error("audit log write failed; the records are in this log only: \(error)")
