@@ -4,15 +4,29 @@ import Crypto
 public enum OATHCode {
     /// The HOTP value of `counter`: dynamic truncation of the HMAC, `digits` decimal digits.
     public static func hotp(secret: [UInt8], counter: UInt64, digits: Int, algorithm: OATHAlgorithm) -> String {
-        var message = [UInt8](repeating: 0, count: 8)
-        for index in 0..<8 { message[index] = UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64(index))) }
+        hotp(secret: secret, counters: [counter], digits: digits, algorithm: algorithm)[0]
+    }
+
+    /// The HOTP values of `counters` under one key, which is set up once (a code and the next).
+    static func hotp(secret: [UInt8], counters: [UInt64], digits: Int, algorithm: OATHAlgorithm) -> [String] {
         let key = SymmetricKey(data: secret)
-        let mac: [UInt8]
         switch algorithm {
-        case .sha1: mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: key))
-        case .sha256: mac = Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
-        case .sha512: mac = Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
+        case .sha1: return hotp(HMAC<Insecure.SHA1>(key: key), counters: counters, digits: digits)
+        case .sha256: return hotp(HMAC<SHA256>(key: key), counters: counters, digits: digits)
+        case .sha512: return hotp(HMAC<SHA512>(key: key), counters: counters, digits: digits)
         }
+    }
+
+    private static func hotp<H: HashFunction>(_ keyed: HMAC<H>, counters: [UInt64], digits: Int) -> [String] {
+        counters.map { counter in
+            var hmac = keyed
+            withUnsafeBytes(of: counter.bigEndian) { hmac.update(data: $0) }
+            return hmac.finalize().withUnsafeBytes { decimal(truncating: $0, digits: digits) }
+        }
+    }
+
+    /// RFC 4226's dynamic truncation of `mac` to `digits` decimal digits.
+    private static func decimal(truncating mac: UnsafeRawBufferPointer, digits: Int) -> String {
         let offset = Int(mac[mac.count - 1] & 0x0f)
         let binary =
             UInt32(mac[offset] & 0x7f) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
@@ -39,18 +53,16 @@ public enum OATHCode {
     public static func code(for token: OATHToken, at time: Int64) -> TokenCode {
         switch token.kind {
         case .hotp(let counter):
-            return TokenCode(
-                code: hotp(secret: token.secret, counter: counter, digits: token.digits, algorithm: token.algorithm),
-                next: hotp(
-                    secret: token.secret, counter: counter &+ 1, digits: token.digits, algorithm: token.algorithm),
-                secondsLeft: 0, interval: 0)
+            let codes = hotp(
+                secret: token.secret, counters: [counter, counter &+ 1], digits: token.digits,
+                algorithm: token.algorithm)
+            return TokenCode(code: codes[0], next: codes[1], secondsLeft: 0, interval: 0)
         case .totp(let period):
             let step = step(time: time, period: period)
             let elapsed = time <= 0 ? 0 : Int(time % Int64(period))
-            return TokenCode(
-                code: hotp(secret: token.secret, counter: step, digits: token.digits, algorithm: token.algorithm),
-                next: hotp(secret: token.secret, counter: step + 1, digits: token.digits, algorithm: token.algorithm),
-                secondsLeft: period - elapsed, interval: period)
+            let codes = hotp(
+                secret: token.secret, counters: [step, step + 1], digits: token.digits, algorithm: token.algorithm)
+            return TokenCode(code: codes[0], next: codes[1], secondsLeft: period - elapsed, interval: period)
         }
     }
 }
