@@ -82,18 +82,18 @@ extension PolicySetting: AnyPolicySetting {
 }
 
 /// A ``ResolvedSetting`` of any value type, comparable and hashable, as the effective policy stores it.
-struct AnyResolvedSetting: Sendable, Hashable {
-    let base: any ErasedResolvedSetting
+@usableFromInline struct AnyResolvedSetting: Sendable, Hashable {
+    @usableFromInline let base: any ErasedResolvedSetting
 
     init(_ base: some ErasedResolvedSetting) { self.base = base }
 
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.base.isEqual(to: rhs.base) }
+    @usableFromInline static func == (lhs: Self, rhs: Self) -> Bool { lhs.base.isEqual(to: rhs.base) }
 
-    func hash(into hasher: inout Hasher) { base.hash(into: &hasher) }
+    @usableFromInline func hash(into hasher: inout Hasher) { base.hash(into: &hasher) }
 }
 
 /// What ``AnyResolvedSetting`` needs of the setting it wraps.
-protocol ErasedResolvedSetting: Sendable {
+@usableFromInline protocol ErasedResolvedSetting: Sendable {
     /// Whether `other` is the same type and equal.
     func isEqual(to other: any ErasedResolvedSetting) -> Bool
     func hash(into hasher: inout Hasher)
@@ -102,5 +102,5 @@ protocol ErasedResolvedSetting: Sendable {
 }
 
 extension ResolvedSetting: ErasedResolvedSetting {
-    func isEqual(to other: any ErasedResolvedSetting) -> Bool { (other as? Self) == self }
+    @usableFromInline func isEqual(to other: any ErasedResolvedSetting) -> Bool { (other as? Self) == self }
 }

@@ -4,14 +4,20 @@
 /// Read a setting by its declaration: `settings[PolicyKeys.Lock.idleTimeoutSeconds].value`.
 public struct EffectivePolicySettings: Sendable, Hashable {
     /// The settings some document sets, by `section.key` (unset ones are absent).
-    private var values: [String: AnyResolvedSetting] = [:]
+    @usableFromInline var values: [String: AnyResolvedSetting] = [:]
 
     /// Nothing set: every setting at its loosest value (the identity of merging).
     public static let unset = EffectivePolicySettings()
 
     /// The effective value of `setting`, with the rules it came from.
+    ///
+    /// Inlinable: read per call on the data calls' path, it is then specialized for the setting's
+    /// types where it is read, with no generic metadata looked up at run time (docs/PERFORMANCE.md,
+    /// "Policy settings read without generic lookups").
     public internal(set) subscript<Parsed, Value>(_ setting: PolicySetting<Parsed, Value>) -> ResolvedSetting<Value> {
-        get { (values[setting.name]?.base as? ResolvedSetting<Value>) ?? ResolvedSetting(unset: setting.unset) }
+        @inlinable get {
+            (values[setting.name]?.base as? ResolvedSetting<Value>) ?? ResolvedSetting(unset: setting.unset)
+        }
         set { values[setting.name] = newValue.isSet ? AnyResolvedSetting(newValue) : nil }
     }
 

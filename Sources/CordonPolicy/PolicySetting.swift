@@ -14,6 +14,9 @@ public struct PolicySetting<Parsed: PolicyValue, Value: PolicyValue>: Sendable {
     public let section: PolicySection
     /// The key inside its section (`idleTimeoutSeconds`).
     public let key: String
+    /// `section.key`, as `cordon policy explain` names the setting (kept: it is the key every read
+    /// of the setting looks up).
+    public let name: String
     /// Where the setting applies, and whether an override may set it.
     public let scope: SettingScope
     /// What the setting means, for the JSON Schema and `cordon policy schema`.
@@ -25,7 +28,7 @@ public struct PolicySetting<Parsed: PolicyValue, Value: PolicyValue>: Sendable {
     /// How several files' values merge (most restrictive wins).
     let merge: MergeRule<Value>
     /// The value when no file sets the key (the loosest: the identity of merging).
-    let unset: Value
+    @usableFromInline let unset: Value
     /// The built-in default (`policies/default.json`); nil leaves the key out (absent allow-lists).
     let builtin: Parsed?
     /// Set when user files may not write the key: the message they get.
@@ -49,6 +52,7 @@ public struct PolicySetting<Parsed: PolicyValue, Value: PolicyValue>: Sendable {
     ) {
         self.section = section
         self.key = key
+        name = section.name + "." + key
         self.scope = scope
         self.summary = summary
         self.syntax = syntax
@@ -58,9 +62,6 @@ public struct PolicySetting<Parsed: PolicyValue, Value: PolicyValue>: Sendable {
         self.builtin = builtin
         self.userRefusal = userRefusal
     }
-
-    /// `section.key`, as `cordon policy explain` names the setting.
-    public var name: String { section.name + "." + key }
 
     /// `/section/key`, the JSON pointer of the key in a document (below an override's pointer there).
     public var pointer: String { "/" + section.name + "/" + key }

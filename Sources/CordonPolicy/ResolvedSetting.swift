@@ -49,7 +49,7 @@ public struct ResolvedSetting<Value: PolicyValue>: Sendable, Hashable {
     public var isSet: Bool { !candidates.isEmpty }
 
     /// An unset setting that resolves to its loosest value `fallback`.
-    init(unset fallback: Value) {
+    @usableFromInline init(unset fallback: Value) {
         value = fallback
         rules = []
         candidates = []
