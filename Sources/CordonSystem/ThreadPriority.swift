@@ -1,0 +1,11 @@
+import CCordonLinux
+
+/// The calling thread's scheduling priority (Linux keeps a nice value per thread).
+public enum ThreadPriority {
+    /// Lowers the calling thread's priority by `steps` nice steps (no privilege needed); returns
+    /// its nice value after, or nil when the kernel refused (the thread keeps its priority).
+    public static func lowerCurrentThread(by steps: Int32) -> Int32? {
+        let result = cordon_lower_thread_priority(steps)
+        return result < -20 ? nil : result
+    }
+}
