@@ -231,3 +231,5 @@ int cordon_lower_thread_priority(int increment) {
     int after = getpriority(PRIO_PROCESS, (id_t)tid);
     return (after == -1 && errno != 0) ? -errno : after;
 }
+
+pid_t cordon_gettid(void) { return gettid(); }

@@ -8,4 +8,7 @@ public enum ThreadPriority {
         let result = cordon_lower_thread_priority(steps)
         return result < -20 ? nil : result
     }
+
+    /// The calling thread's id (`gettid`): its entry under `/proc/self/task`.
+    public static var currentThreadID: Int32 { cordon_gettid() }
 }

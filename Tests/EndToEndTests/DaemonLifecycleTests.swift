@@ -60,6 +60,22 @@ import Testing
 
     /// Refused several times over: a refused start exits 1 each time, never crashing on its way out
     /// while the work it had begun (the fleet directory's first read) completes.
+    /// The store thread runs below the loop (docs/ARCHITECTURE.md, "Threads and confinement"):
+    /// the running agent's threads, as the kernel records their nice values.
+    @Test func theStoreThreadYieldsToTheLoop() async throws {
+        let agent = try await UserAgent(policy: Self.policy, initialize: false)
+        defer { agent.cleanUp() }
+        let tasks = "/proc/\(agent.daemonPID)/task"
+        let threads = try FileManager.default.contentsOfDirectory(atPath: tasks).map { tid in
+            let stat = try String(contentsOfFile: "\(tasks)/\(tid)/stat", encoding: .utf8)
+            let name = stat.split(separator: "(", maxSplits: 1)[1].split(separator: ")")[0]
+            let fields = try #require(stat.split(separator: ")").last).split(separator: " ")
+            return (name: String(name), nice: try #require(Int(fields[16])))
+        }
+        #expect(threads.filter { $0.nice == 5 }.map(\.name) == ["TP-#0"], "\(threads)")
+        #expect(threads.filter { $0.name.hasPrefix("NIO-ELT") }.allSatisfy { $0.nice == 0 }, "\(threads)")
+    }
+
     @Test func liveSocketIsNeverStolen() async throws {
         let agent = try await UserAgent(policy: Self.policy, initialize: false)
         defer { agent.cleanUp() }

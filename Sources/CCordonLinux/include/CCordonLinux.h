@@ -63,4 +63,7 @@ int cordon_tcp_socket_owner(int family, const uint8_t *local, uint16_t local_por
 /// -errno (a nice value is never below -20, so the two cannot be confused).
 int cordon_lower_thread_priority(int increment);
 
+/// The calling thread's id (`gettid`, which Swift's Glibc module does not export).
+pid_t cordon_gettid(void);
+
 #include "CCordonDocuments.h"
