@@ -174,4 +174,37 @@ import Testing
             #expect(AuditJournal(path: path) == nil, "the next agent recovers it first")
         }
     }
+
+    /// A journal the disk has no room for is refused at the allocation (the reads then wait for
+    /// their commit), never met as a `SIGBUS` while copying into the mapping. On a 1 MiB tmpfs:
+    /// halves of 1 MiB do not fit, halves of 128 KiB do, and filling the rest of the disk after
+    /// the allocation does not stop the appends.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aFullDiskRefusesTheJournalAtItsAllocation() throws {
+        try Self.inDirectory { directory in
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", directory]
+            try mount.run()
+            mount.waitUntilExit()
+            try #require(mount.terminationStatus == 0, "mount -t tmpfs failed")
+            defer { _ = umount2(directory, Int32(MNT_DETACH)) }
+
+            let tooLarge = try #require(AuditJournal(path: directory + "/large.journal", halfSize: 1 << 20))
+            #expect(tooLarge.append(Self.reads(1)) == nil, "no room for the file: refused")
+            #expect(tooLarge.append(Self.reads(1)) == nil)
+
+            let path = directory + "/" + AuditJournal.fileName
+            let journal = try #require(AuditJournal(path: path, halfSize: 128 << 10))
+            #expect(journal.append(Self.reads(1)) == 1)
+            // The rest of the disk filled: the journal's blocks are its own.
+            #expect(FileManager.default.createFile(atPath: directory + "/filler", contents: nil))
+            let filler = try #require(FileHandle(forWritingAtPath: directory + "/filler"))
+            let chunk = Data(repeating: 0x41, count: 64 << 10)
+            while (try? filler.write(contentsOf: chunk)) != nil {}
+            try? filler.close()
+            let reads = Self.reads(400, from: 1)
+            #expect(Self.fill(journal, with: reads[...]) > 300, "appends go on into the allocated halves")
+        }
+    }
 }
