@@ -3,7 +3,10 @@ import Foundation
 /// A private `dbus-daemon` on a temporary directory, its limits raised for thousands of
 /// connections from one user: the baseline of the fan-out and memory benchmarks.
 final class DBusDaemon {
-    let process: Process
+    /// Started with default signal dispositions and an empty mask (`SpawnedProcess`): started
+    /// through Foundation's `Process`, it inherited a mask blocking SIGTERM, and `stop` waited
+    /// for it forever.
+    let process: SpawnedProcess
     /// The address printed by `--print-address` (`unix:path=…,guid=…`).
     let address: String
 
@@ -16,33 +19,31 @@ final class DBusDaemon {
         let configuration = directory + "/bus.conf"
         try Self.configuration(socket: directory + "/bus.sock").write(
             toFile: configuration, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--config-file=" + configuration, "--print-address", "--nofork"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var printed = Data()
-        while !printed.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else {
-                process.waitUntilExit()
-                throw FanoutError.baseline("exited before printing its address (\(process.terminationStatus))")
+        let printed = directory + "/address"
+        let process = try SpawnedProcess(
+            executable: executable, arguments: ["--config-file=" + configuration, "--print-address", "--nofork"],
+            environment: [:], output: printed)
+        let line = { () -> String? in
+            guard let text = try? String(contentsOfFile: printed, encoding: .utf8), text.contains("\n") else {
+                return nil
             }
-            printed.append(chunk)
+            return text.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) }
         }
-        let line = String(decoding: printed, as: UTF8.self).split(separator: "\n").first ?? ""
+        do {
+            try process.wait(upTo: 10, what: "printing its address") { line() != nil }
+        } catch {
+            process.stop()
+            throw FanoutError.baseline("\(executable): \(error)")
+        }
         self.process = process
-        address = line.trimmingCharacters(in: .whitespaces)
+        address = line() ?? ""
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
 
-    /// Stops the daemon (SIGTERM) and waits for it.
+    /// Stops the daemon (SIGTERM, then SIGKILL after 2 s) and reaps it.
     func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        process.stop()
     }
 
     /// A session-bus-like configuration: everything allowed, one socket, no activation, and the
