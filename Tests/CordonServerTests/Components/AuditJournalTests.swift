@@ -80,24 +80,39 @@ import Testing
         try Data(contentsOf: URL(fileURLWithPath: path)).split { $0 == UInt8(ascii: "\n") || $0 == 0 }
     }
 
-    @Test func aHalfIsWrittenAgainOnlyOnceEverythingInItIsStored() throws {
-        try Self.inDirectory { directory in
+    /// A database and a journal (halves of `halfSize`) in a fresh directory.
+    static func withJournal(
+        halfSize: Int = AuditJournal.defaultHalfSize,
+        _ body: (CordonDatabase, String, AuditJournal) throws -> Void
+    ) throws {
+        try inDirectory { directory in
             let database = try CordonDatabase(path: directory + "/cordon.sqlite")
             let path = directory + "/" + AuditJournal.fileName
-            // Halves of 1 KiB: a handful of records each.
-            let journal = try #require(AuditJournal(path: path, halfSize: 1024))
+            try body(database, path, try #require(AuditJournal(path: path, halfSize: halfSize)))
+        }
+    }
+
+    /// What the agent's group commit does: `reads` stored with the journal's position up to
+    /// `index`, then the journal told.
+    static func commit(
+        _ reads: ArraySlice<AuditEntry>, upTo index: Int, in database: CordonDatabase, journal: AuditJournal
+    ) throws {
+        _ = try database.appendAudit(Array(reads), onDisk: false, journal: (journal.run, index))
+        journal.stored(upTo: index)
+    }
+
+    @Test func aHalfIsWrittenAgainOnlyOnceEverythingInItIsStored() throws {
+        // Halves of 1 KiB: a handful of records each.
+        try Self.withJournal(halfSize: 1024) { database, path, journal in
             let reads = Self.reads(100)
             let taken = Self.fill(journal, with: reads[...])
             #expect(taken > 4 && taken < 20, "both halves full and nothing stored: the journal refuses")
             #expect(journal.lastIndex == taken)
             // The first record stored: the first half still holds unstored ones.
-            _ = try database.appendAudit([reads[0]], onDisk: false, journal: (journal.run, 1))
-            journal.stored(upTo: 1)
+            try Self.commit(reads[0..<1], upTo: 1, in: database, journal: journal)
             #expect(journal.append([reads[taken]]) == nil)
             // All but the last stored: the first half is free, the second (the last record) not.
-            _ = try database.appendAudit(
-                Array(reads[1..<(taken - 1)]), onDisk: false, journal: (journal.run, taken - 1))
-            journal.stored(upTo: taken - 1)
+            try Self.commit(reads[1..<(taken - 1)], upTo: taken - 1, in: database, journal: journal)
             let more = Self.fill(journal, with: reads[taken...])
             #expect(more > 1 && more < taken, "the first half again, until it is full")
             // Killed here: the second half's last record and the first half's new ones are stored,
@@ -108,14 +123,10 @@ import Testing
     }
 
     @Test func caughtUpTheJournalIsZeroedAndWrittenFromTheStart() throws {
-        try Self.inDirectory { directory in
-            let database = try CordonDatabase(path: directory + "/cordon.sqlite")
-            let path = directory + "/" + AuditJournal.fileName
-            let journal = try #require(AuditJournal(path: path))
+        try Self.withJournal { database, path, journal in
             let reads = Self.reads(5)
             #expect(journal.append(Array(reads[0..<3])) == 3)
-            _ = try database.appendAudit(Array(reads[0..<3]), onDisk: false, journal: (journal.run, 3))
-            journal.stored(upTo: 3)
+            try Self.commit(reads[0..<3], upTo: 3, in: database, journal: journal)
             #expect(try Self.lines(path).isEmpty, "stored: nothing of it is left")
             #expect(journal.append([reads[3]]) == 4)
             let lines = try Self.lines(path)
@@ -131,15 +142,11 @@ import Testing
     /// shape, its end would have been theirs: a whole record nobody made (the torn read's run
     /// and index with another read's fields), which the zeroing before reuse rules out.
     @Test func aLineTornByAKillIsSkippedAndNeverCompletedByAnOlderOne() throws {
-        try Self.inDirectory { directory in
-            let database = try CordonDatabase(path: directory + "/cordon.sqlite")
-            let path = directory + "/" + AuditJournal.fileName
-            let journal = try #require(AuditJournal(path: path))
+        try Self.withJournal { database, path, journal in
             let reads = Self.reads(5)
             #expect(journal.append(Array(reads[0..<3])) == 3)
             let second = try Self.lines(path)[1]
-            _ = try database.appendAudit(Array(reads[0..<3]), onDisk: false, journal: (journal.run, 3))
-            journal.stored(upTo: 3)
+            try Self.commit(reads[0..<3], upTo: 3, in: database, journal: journal)
             #expect(journal.append([reads[3]]) == 4)
             // The fifth read's line, torn after its time, where the second line used to start.
             let torn = String(decoding: second, as: UTF8.self)
