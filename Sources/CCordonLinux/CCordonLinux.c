@@ -218,18 +218,17 @@ int cordon_user_namespace_owner(pid_t pid, uid_t *owner, unsigned long long *ino
     return 0;
 }
 
-
 #include <sys/resource.h>
 
-int cordon_lower_thread_priority(int increment) {
+int cordon_lower_thread_priority(int increment, int *after) {
     pid_t tid = gettid();
     errno = 0;
     int now = getpriority(PRIO_PROCESS, (id_t)tid);
     if (now == -1 && errno != 0) return -errno;
     if (setpriority(PRIO_PROCESS, (id_t)tid, now + increment) != 0) return -errno;
     errno = 0;
-    int after = getpriority(PRIO_PROCESS, (id_t)tid);
-    return (after == -1 && errno != 0) ? -errno : after;
+    *after = getpriority(PRIO_PROCESS, (id_t)tid);
+    return (*after == -1 && errno != 0) ? -errno : 0;
 }
 
 pid_t cordon_gettid(void) { return gettid(); }

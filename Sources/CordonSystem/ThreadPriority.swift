@@ -5,8 +5,8 @@ public enum ThreadPriority {
     /// Lowers the calling thread's priority by `steps` nice steps (no privilege needed); returns
     /// its nice value after, or nil when the kernel refused (the thread keeps its priority).
     public static func lowerCurrentThread(by steps: Int32) -> Int32? {
-        let result = cordon_lower_thread_priority(steps)
-        return result < -20 ? nil : result
+        var after: Int32 = 0
+        return cordon_lower_thread_priority(steps, &after) == 0 ? after : nil
     }
 
     /// The calling thread's id (`gettid`): its entry under `/proc/self/task`.

@@ -58,10 +58,11 @@ long cordon_send_nonblocking(int sock, const void *buf, size_t len);
 /// -ENOENT when no process holds such a socket (closed meanwhile), or -errno.
 int cordon_tcp_socket_owner(int family, const uint8_t *local, uint16_t local_port, const uint8_t *remote,
                             uint16_t remote_port, uid_t *uid);
+
 /// Lowers the calling thread's scheduling priority by `increment` nice steps (Linux keeps a nice
-/// value per thread; raising it needs no privilege). Returns the thread's nice value after, or
-/// -errno (a nice value is never below -20, so the two cannot be confused).
-int cordon_lower_thread_priority(int increment);
+/// value per thread; lowering it needs no privilege) and stores its nice value after in `after`.
+/// Returns 0, or -errno (nothing is stored then).
+int cordon_lower_thread_priority(int increment, int *after);
 
 /// The calling thread's id (`gettid`, which Swift's Glibc module does not export).
 pid_t cordon_gettid(void);

@@ -16,8 +16,9 @@ import Foundation
 /// append is a copy, not a system call (docs/PERFORMANCE.md, "The audit journal in a mapping").
 /// Records fill one half, then the other once everything in it is stored (zeroed first); when
 /// everything appended is stored, both are zeroed, appends start again at the beginning and the
-/// mapping's pages leave the agent's memory. The file is emptied when the agent stops with everything stored (``emptyIfStored()``),
-/// and by ``recover(path:database:)``. Confined to the agent's loop.
+/// mapping's pages leave the agent's memory. The file is emptied when the agent stops with
+/// everything stored (``emptyIfStored()``), and by ``recover(path:database:)``. Confined to the
+/// agent's loop.
 final class AuditJournal {
     /// The journal's file name in the agent's data directory.
     static let fileName = "audit.journal"
