@@ -1,6 +1,6 @@
+import CordonLocking
 import CordonSystem
 import Foundation
-import Synchronization
 import Testing
 
 /// `ThreadPriority` lowers the calling thread's priority only (the agent's store thread runs below
@@ -16,7 +16,7 @@ import Testing
 
     @Test func lowersTheCallingThreadAndNoOther() throws {
         let before = try Self.nice(of: ThreadPriority.currentThreadID)
-        let result = Mutex<(tid: Int32, lowered: Int32?)?>(nil)
+        let result = Locked<(tid: Int32, lowered: Int32?)?>(nil)
         let (lowered, checked) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         // The thread stays alive until its entry in /proc has been read.
         Thread.detachNewThread {
