@@ -51,18 +51,16 @@ public enum OATHCode {
 
     /// A TOTP token's current and next code at `time`; for HOTP, the code of its counter and the next.
     public static func code(for token: OATHToken, at time: Int64) -> TokenCode {
+        let (counter, secondsLeft, interval): (UInt64, Int, Int)
         switch token.kind {
-        case .hotp(let counter):
-            let codes = hotp(
-                secret: token.secret, counters: [counter, counter &+ 1], digits: token.digits,
-                algorithm: token.algorithm)
-            return TokenCode(code: codes[0], next: codes[1], secondsLeft: 0, interval: 0)
+        case .hotp(let current):
+            (counter, secondsLeft, interval) = (current, 0, 0)
         case .totp(let period):
-            let step = step(time: time, period: period)
             let elapsed = time <= 0 ? 0 : Int(time % Int64(period))
-            let codes = hotp(
-                secret: token.secret, counters: [step, step + 1], digits: token.digits, algorithm: token.algorithm)
-            return TokenCode(code: codes[0], next: codes[1], secondsLeft: period - elapsed, interval: period)
+            (counter, secondsLeft, interval) = (step(time: time, period: period), period - elapsed, period)
         }
+        let codes = hotp(
+            secret: token.secret, counters: [counter, counter &+ 1], digits: token.digits, algorithm: token.algorithm)
+        return TokenCode(code: codes[0], next: codes[1], secondsLeft: secondsLeft, interval: interval)
     }
 }

@@ -6,7 +6,7 @@ final class DBusDaemon {
     /// Started with default signal dispositions and an empty mask (`SpawnedProcess`): started
     /// through Foundation's `Process`, it inherited a mask blocking SIGTERM, and `stop` waited
     /// for it forever.
-    let process: SpawnedProcess
+    private let process: SpawnedProcess
     /// The address printed by `--print-address` (`unix:path=…,guid=…`).
     let address: String
 
