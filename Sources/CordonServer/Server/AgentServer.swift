@@ -53,7 +53,7 @@ public final class AgentServer: Sendable {
         let loop = group.next()
         self.loop = loop
         // The store thread yields the CPU to the loop, which answers every client
-        // (docs/PERFORMANCE.md, "The store thread yields to the loop").
+        // (docs/PERFORMANCE.md, "Cold reads and the other clients").
         let lowered = try storePool.runIfActive(eventLoop: loop) {
             ThreadPriority.lowerCurrentThread(by: Self.storeThreadNiceSteps)
         }.wait()
