@@ -42,7 +42,8 @@ struct FleetCommandTests {
 
         try fleet.write(1, .lock, reason: "lost on a train")
         try await eventually("the lock command locks") { try await agent.agentStatus().state.isLocked }
-        #expect(try await agent.fleetRecords(1, "executed") == 1)
+        // The record is written once `done` is committed, after the action: wait for it.
+        try await eventually("#1 is recorded executed") { try await agent.fleetRecords(1, "executed") == 1 }
         let status = try await agent.status()
         let row = status["fleet"] as? [String: Any]
         #expect(row?["device"] as? String == FleetDirectoryFixture.device && row?["stale"] as? Bool == false)
@@ -57,15 +58,15 @@ struct FleetCommandTests {
         try fleet.write(3, .wipeApp, app: "com.example.notes")
         try await eventually("the wipeApp command wipes the app") { try await Self.names(agent).isEmpty }
         #expect(try await agent.agentStatus().state == .unlocked, "the copy of the lock did nothing")
+        try await eventually("#3 is recorded executed") { try await agent.fleetRecords(3, "executed") == 1 }
         #expect(try await agent.fleetRecords(1, "executed") == 1)
-        #expect(try await agent.fleetRecords(3, "executed") == 1)
         #expect(try await agent.auditRecords("storage.wipe").count == 1)
 
         try fleet.write(4, .wipe)
         try await eventually("the wipe command erases the container") {
             try await agent.agentStatus().state == .uninitialized
         }
-        #expect(try await agent.fleetRecords(4, "executed") == 1)
+        try await eventually("#4 is recorded executed") { try await agent.fleetRecords(4, "executed") == 1 }
 
         // A container made now does not execute what was there before it.
         let initialized = try await agent.cli(["init", "--passcode-stdin"], input: Self.passcode)
@@ -148,7 +149,9 @@ struct FleetCommandTests {
         #expect(try await agent.agentStatus().fleet?.stale == true)
         let doctor = try await agent.cli(["doctor"])
         #expect(doctor.stdout.contains("FAIL  fleet:") && doctor.stdout.contains("STALE (policyStale: lock)"))
-        #expect(try await agent.auditRecords("fleet.policyStale").contains { $0["outcome"] as? String == "locked" })
+        try await eventually("the stale lock is audited") {
+            try await agent.auditRecords("fleet.policyStale").contains { $0["outcome"] as? String == "locked" }
+        }
         // Fresh again: an unlock stays.
         try fleet.writeStatus(staleAfter: Date().addingTimeInterval(3600))
         try await eventually("the fleet is fresh again") { try await agent.agentStatus().fleet?.stale == false }

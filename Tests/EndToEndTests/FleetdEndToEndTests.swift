@@ -89,15 +89,16 @@ import Testing
             }
             try await repository.command(device, "lock", reason: "reported lost")
             try await eventually("the published lock locks the agent") { try await agent.agentStatus().state.isLocked }
-            #expect(try await agent.fleetRecords(1, "executed") == 1)
+            // The record follows the action (docs/ARCHITECTURE.md, "Fleet commands in the agent").
+            try await eventually("#1 is recorded executed") { try await agent.fleetRecords(1, "executed") == 1 }
             let unlocked = try await agent.cli(["unlock", "--passcode-stdin"], input: FleetCommandTests.passcode)
             try #require(unlocked.status == 0, "\(unlocked.stderr)")
             try await repository.command(device, "wipe")
             try await eventually("the published wipe erases the container") {
                 try await agent.agentStatus().state == .uninitialized
             }
+            try await eventually("#2 is recorded executed") { try await agent.fleetRecords(2, "executed") == 1 }
             #expect(try await agent.fleetRecords(1, "executed") == 1)
-            #expect(try await agent.fleetRecords(2, "executed") == 1)
             #expect(fleetd.isRunning, "\(fleetd.log)")
         }
     }
