@@ -114,4 +114,25 @@ struct TokenImporterTests {
             try TokenRecord.decode(wrongVersion)
         }
     }
+
+    @Test("a text field reads only when it is UTF-8, a replacement character included")
+    func textFieldsAreUTF8() throws {
+        let (_, records) = try TokenImporter.read(
+            TokenImportRequest(data: "otpauth://totp/Issuer:x?secret=JBSWY3DPEHPK3PXP"), now: 0, oathIDKey: key)
+        var record = try #require(records.first)
+        // A literal U+FFFD is text like any other: it reads back as it was.
+        record.pin = "p\u{FFFD}n"
+        let bytes = record.encoded()
+        #expect(try TokenRecord.decode(bytes) == record)
+        // The pin's three bytes of U+FFFD (after the version field and the serial) made invalid, in turn
+        // as a lone continuation byte, a truncated sequence, and an overlong encoding.
+        let at = try #require(bytes.indices.first { bytes[$0...].starts(with: [0xEF, 0xBF, 0xBD]) })
+        for invalid: [UInt8] in [[0x80, 0x80, 0x80], [0xEF, 0xBF, 0x41], [0xC0, 0xAF, 0x41]] {
+            var damaged = bytes
+            damaged.replaceSubrange(at..<at + 3, with: invalid)
+            #expect(throws: TokenFormatError.invalidField(field: "record", reason: "a text field is not UTF-8")) {
+                try TokenRecord.decode(damaged)
+            }
+        }
+    }
 }
