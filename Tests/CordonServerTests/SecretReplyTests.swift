@@ -32,6 +32,16 @@ import Testing
         }
     }
 
+    /// The text `Storage.Get` replies with: every padding, and a 1 KiB record of every byte value.
+    @Test func base64StringMatchesFoundation() {
+        for count in Array(0...12) + [1024] {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 73 &+ 5) }
+            let text = bytes.withUnsafeBytes { Base64.string($0) }
+            #expect(text == Data(bytes).base64EncodedString(), "\(count) bytes")
+            #expect(text.utf8.count == Base64.encodedCount(count))
+        }
+    }
+
     @Test func theZeroingAllocatorKeepsContentsWhenABufferGrows() {
         var buffer = SecretReply.zeroingAllocator.buffer(capacity: 4)
         let text = String(repeating: "grow past the first block ", count: 40)

@@ -1,6 +1,5 @@
 import CordonAppStorage
 import CordonProtocol
-import Foundation
 import NIOCore
 
 /// `io.cordon.Storage.Get` of an app's own record: answered on the loop when the app's
@@ -20,7 +19,7 @@ extension StorageComponent {
             return .reply(encoder.error(CordonError.containerLocked(appId: appId, state: "closed").varlinkError))
         }
         do {
-            if let value = try cache.value(namespace: namespace, name: name, { Data($0).base64EncodedString() }) {
+            if let value = try cache.value(namespace: namespace, name: name, { Base64.string($0) }) {
                 return .reply(encoder.reply(StorageGetReply(value: value)))
             }
         } catch {
@@ -41,7 +40,7 @@ extension StorageComponent {
                     if caches[appId] === cache { cache.attach(probe) } else { closeLater(probe) }
                 }
                 guard let sealed else { throw CordonError.recordNotFound(namespace: namespace, name: name) }
-                let value = try cache.open(sealed, namespace: namespace, name: name) { Data($0).base64EncodedString() }
+                let value = try cache.open(sealed, namespace: namespace, name: name) { Base64.string($0) }
                 if caches[appId] === cache {
                     cache.keep(sealed, namespace: namespace, name: name, versionBefore: before)
                 }

@@ -70,7 +70,7 @@ struct StorageOperation: Sendable {
             return .done
         case .get(let name):
             guard
-                let value = try storage.withValue(namespace: namespace, name: name, { Data($0).base64EncodedString() })
+                let value = try storage.withValue(namespace: namespace, name: name, { Base64.string($0) })
             else { throw .recordNotFound(namespace: namespace, name: name) }
             return .value(value)
         case .delete(let name):
