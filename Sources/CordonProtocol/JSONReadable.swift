@@ -120,3 +120,13 @@ extension TokenCodeParameters: JSONReadable {
         self.init(serial: serial, pin: pin, passcode: passcode)
     }
 }
+
+extension IdentityTokenParameters: JSONReadable {
+    private static let keys: Set = ["domain"]
+
+    public init?(readingJSON node: JSONNode) {
+        var domain: String?
+        guard node.readStringMembers(Self.keys, { _, value in domain = value }), let domain else { return nil }
+        self.init(domain: domain)
+    }
+}

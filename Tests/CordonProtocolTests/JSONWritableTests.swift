@@ -164,6 +164,10 @@ struct JSONWritableTests {
             let codeNode = try node(JSONEncoder().encode(code))
             #expect(TokenCodeParameters(readingJSON: codeNode) == code)
             #expect(try codec.decodeParameters(TokenCodeParameters.self, fromMember: codeNode) == code)
+            let token = IdentityTokenParameters(domain: randomString(using: &generator))
+            let tokenNode = try node(JSONEncoder().encode(token))
+            #expect(IdentityTokenParameters(readingJSON: tokenNode) == token)
+            #expect(try codec.decodeParameters(IdentityTokenParameters.self, fromMember: tokenNode) == token)
         }
         // Nulls for the optional members and members the type does not know are read as Decodable does.
         let loose = try node(Data(#"{"name":"n","namespace":null,"other":[1],"passcode":null}"#.utf8))
@@ -184,6 +188,24 @@ struct JSONWritableTests {
         }
         let viaDecodable = #expect(throws: VarlinkError.self) {
             try codec.decodeParameters(StorageRecordParameters.self, fromMember: call.parameters)
+        }
+        #expect(viaReadable == viaDecodable)
+        #expect(viaReadable == .invalidParameter(name))
+    }
+
+    @Test(arguments: [
+        (#"{}"#, "domain"), (#"{"domain":null}"#, "domain"), (#"{"domain":1}"#, "domain"), (#"[]"#, "parameters"),
+    ])
+    func malformedGetTokenParametersFailWithTheSameErrorOnBothPaths(parameters: String, name: String) throws {
+        let codec = VarlinkCodec()
+        let call = try codec.decodeCall(
+            Array(#"{"method":"io.cordon.Identity.GetToken","parameters":\#(parameters)}"#.utf8))
+        #expect(IdentityTokenParameters(readingJSON: call.parameters ?? .null) == nil)
+        let viaReadable = #expect(throws: VarlinkError.self) {
+            try codec.decodeParameters(IdentityTokenParameters.self, from: call)
+        }
+        let viaDecodable = #expect(throws: VarlinkError.self) {
+            try codec.decodeParameters(IdentityTokenParameters.self, fromMember: call.parameters)
         }
         #expect(viaReadable == viaDecodable)
         #expect(viaReadable == .invalidParameter(name))
