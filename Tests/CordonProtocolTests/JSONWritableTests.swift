@@ -132,17 +132,7 @@ struct JSONWritableTests {
         (#"[]"#, "parameters"),
     ])
     func malformedCheckParametersFailWithTheSameErrorOnBothPaths(parameters: String, name: String) throws {
-        let codec = VarlinkCodec()
-        let call = try codec.decodeCall(Array(#"{"method":"io.cordon.App.Check","parameters":\#(parameters)}"#.utf8))
-        #expect(CheckParameters(readingJSON: call.parameters ?? .null) == nil)
-        let viaReadable = #expect(throws: VarlinkError.self) {
-            try codec.decodeParameters(CheckParameters.self, from: call)
-        }
-        let viaDecodable = #expect(throws: VarlinkError.self) {
-            try codec.decodeParameters(CheckParameters.self, fromMember: call.parameters)
-        }
-        #expect(viaReadable == viaDecodable)
-        #expect(viaReadable == .invalidParameter(name))
+        try expectTheSameFailureOnBothPaths(CheckParameters.self, "io.cordon.App.Check", parameters, name)
     }
 
     @Test func dataCallParametersReadAsTheDecodablePathReadsThem() throws {
@@ -180,35 +170,15 @@ struct JSONWritableTests {
         (#"{"name":"n","passcode":[]}"#, "passcode"), (#"[]"#, "parameters"),
     ])
     func malformedStorageParametersFailWithTheSameErrorOnBothPaths(parameters: String, name: String) throws {
-        let codec = VarlinkCodec()
-        let call = try codec.decodeCall(Array(#"{"method":"io.cordon.Storage.Get","parameters":\#(parameters)}"#.utf8))
-        #expect(StorageRecordParameters(readingJSON: call.parameters ?? .null) == nil)
-        let viaReadable = #expect(throws: VarlinkError.self) {
-            try codec.decodeParameters(StorageRecordParameters.self, from: call)
-        }
-        let viaDecodable = #expect(throws: VarlinkError.self) {
-            try codec.decodeParameters(StorageRecordParameters.self, fromMember: call.parameters)
-        }
-        #expect(viaReadable == viaDecodable)
-        #expect(viaReadable == .invalidParameter(name))
+        try expectTheSameFailureOnBothPaths(StorageRecordParameters.self, "io.cordon.Storage.Get", parameters, name)
     }
 
     @Test(arguments: [
         (#"{}"#, "domain"), (#"{"domain":null}"#, "domain"), (#"{"domain":1}"#, "domain"), (#"[]"#, "parameters"),
     ])
     func malformedGetTokenParametersFailWithTheSameErrorOnBothPaths(parameters: String, name: String) throws {
-        let codec = VarlinkCodec()
-        let call = try codec.decodeCall(
-            Array(#"{"method":"io.cordon.Identity.GetToken","parameters":\#(parameters)}"#.utf8))
-        #expect(IdentityTokenParameters(readingJSON: call.parameters ?? .null) == nil)
-        let viaReadable = #expect(throws: VarlinkError.self) {
-            try codec.decodeParameters(IdentityTokenParameters.self, from: call)
-        }
-        let viaDecodable = #expect(throws: VarlinkError.self) {
-            try codec.decodeParameters(IdentityTokenParameters.self, fromMember: call.parameters)
-        }
-        #expect(viaReadable == viaDecodable)
-        #expect(viaReadable == .invalidParameter(name))
+        try expectTheSameFailureOnBothPaths(
+            IdentityTokenParameters.self, "io.cordon.Identity.GetToken", parameters, name)
     }
 
     @Test func absentOrNullParametersReadAsAnEmptyObject() throws {
@@ -220,6 +190,22 @@ struct JSONWritableTests {
             }
         }
     }
+}
+
+/// `parameters` of a `method` call: refused by `init(readingJSON:)`, and the call fails with the
+/// same error, naming `name`, whether decoded through ``JSONReadable`` or `Decodable`.
+private func expectTheSameFailureOnBothPaths<P: JSONReadable & Equatable>(
+    _ type: P.Type, _ method: String, _ parameters: String, _ name: String
+) throws {
+    let codec = VarlinkCodec()
+    let call = try codec.decodeCall(Array(#"{"method":"\#(method)","parameters":\#(parameters)}"#.utf8))
+    #expect(P(readingJSON: call.parameters ?? .null) == nil)
+    let viaReadable = #expect(throws: VarlinkError.self) { try codec.decodeParameters(type, from: call) }
+    let viaDecodable = #expect(throws: VarlinkError.self) {
+        try codec.decodeParameters(type, fromMember: call.parameters)
+    }
+    #expect(viaReadable == viaDecodable)
+    #expect(viaReadable == .invalidParameter(name))
 }
 
 private func randomString(using generator: inout Xoshiro) -> String {
