@@ -128,9 +128,12 @@ struct UnlockAgent {
     }
 }
 
-/// A swtpm TPM 2.0 simulator on 127.0.0.1 for the benchmark's TPM agent.
+/// A swtpm TPM 2.0 simulator on 127.0.0.1 for the benchmark's TPM agent. Started with default
+/// signal dispositions and an empty mask (`SpawnedProcess`): started through Foundation's
+/// `Process` from the benchmark's task, it inherited a mask blocking SIGTERM, and `stop` waited
+/// for it forever (`make bench` hung after `cordon-bench anchor`).
 struct BenchSimulator {
-    let process: Process
+    let process: SpawnedProcess
     let port: Int
     var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
@@ -139,29 +142,28 @@ struct BenchSimulator {
             throw BenchError.daemon("\(binary) not found (install swtpm)")
         }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        port = Int.random(in: 20_000...60_000)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server",
-            "type=tcp,port=\(port),bindaddr=127.0.0.1",
-            "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        for _ in 0..<500 {
-            if Self.accepts(port) { return }
-            guard process.isRunning else { throw BenchError.daemon("swtpm exited (port \(port) taken?)") }
-            usleep(10_000)
+        let port = Int.random(in: 20_000...60_000)
+        let process = try SpawnedProcess(
+            executable: binary,
+            arguments: [
+                "socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server",
+                "type=tcp,port=\(port),bindaddr=127.0.0.1",
+                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
+            ],
+            environment: [:])
+        do {
+            try process.wait(upTo: 5, what: "listening on \(port)") { Self.accepts(port) }
+        } catch {
+            process.stop()
+            throw BenchError.daemon("swtpm: \(error) (port \(port) taken?)")
         }
-        stop()
-        throw BenchError.daemon("swtpm did not listen on \(port)")
+        self.process = process
+        self.port = port
     }
 
+    /// SIGTERM, then SIGKILL after 2 s; reaps it.
     func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        process.stop()
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
