@@ -92,6 +92,23 @@ import Testing
         print(json.dumps({"error": error(reply), "token": reply.get("parameters", {})}))
         """
 
+    /// A program of the user asking for the domain's token three ways the agent refuses: on a
+    /// connection that never registered, registered but still dumpable, and (hardened) with a
+    /// domain that is not a string. Each reply as it came.
+    static let getTokenRefusals = """
+        s = connect(sys.argv[1])
+        unregistered = call(s, "io.cordon.Identity.GetToken", {"domain": sys.argv[2]})
+        t = connect(sys.argv[1])
+        call(t, "io.cordon.App.Register", {"appId": "com.example.mail"})
+        dumpable = call(t, "io.cordon.Identity.GetToken", {"domain": sys.argv[2]})
+        harden()
+        malformed = call(t, "io.cordon.Identity.GetToken", {"domain": 1})
+        print(json.dumps({"unregistered": error(unregistered), "dumpable": error(dumpable),
+                          "malformed": error(malformed),
+                          "malformedParameter": malformed.get("parameters", {}).get("parameter"),
+                          "replies": [unregistered, dumpable, malformed]}))
+        """
+
     /// Runs `cordon login` while a client of the user joins the same sign-in to read the code, and
     /// answers it at the provider with `action`; the command's result and the code's prompt.
     static func login(_ agent: UserAgent, _ provider: IdentityProviderProcess, action: String) async throws
@@ -187,6 +204,14 @@ import Testing
         // Asked again, the valid token comes from the session the agent keeps on its loop.
         let again = try await agent.attack(Self.getToken, [Self.domain])
         #expect((again["token"] as? [String: Any])?["accessToken"] as? String == accessToken, "\(again)")
+        // A program of the same user gets none of it: unregistered, registered but dumpable, and with
+        // malformed parameters (read by `JSONReadable`, the error naming the parameter as before).
+        let attacker = try await agent.attack(Self.getTokenRefusals, [Self.domain])
+        #expect(attacker["unregistered"] as? String == "io.cordon.App.NotRegistered", "\(attacker)")
+        #expect(attacker["dumpable"] as? String == "io.cordon.App.ProcessNotHardened", "\(attacker)")
+        #expect(attacker["malformed"] as? String == "org.varlink.service.InvalidParameter", "\(attacker)")
+        #expect(attacker["malformedParameter"] as? String == "domain", "\(attacker)")
+        #expect(!"\(attacker)".contains(accessToken))
         // Status: the session, never the token (table or JSON).
         status = try await Self.cordon(agent, ["identity", "status"])
         #expect(status.status == 0 && status.stdout.contains(Self.domain) && status.stdout.contains("yes"))
