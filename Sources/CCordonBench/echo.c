@@ -7,7 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <sys/un.h>
@@ -49,7 +54,7 @@ int ccb_pin_process(int32_t pid, int cpu) {
 
 int ccb_cpu_count(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }
 
-static void serve(int listener, const char *reply, size_t length) {
+static void serve_echo(int listener, const char *reply, size_t length) {
     int connection = accept(listener, NULL, NULL);
     if (connection < 0) _exit(1);
     char chunk[65536];
@@ -62,7 +67,66 @@ static void serve(int listener, const char *reply, size_t length) {
     }
 }
 
-int32_t ccb_echo_spawn(const char *path, size_t reply_length, int cpu) {
+// The floor (docs/PERFORMANCE.md, "The floor: the system calls a call must make"): what the
+// agent's loop must do for every call of a registered app, and nothing else. It waits in
+// epoll_wait as the agent's event loop does, reads with SO_PASSCRED set and takes the writer's
+// credentials from the message (the agent's per-message writer attribution), checks that the
+// writer is still the process that connected and still non-dumpable (fstatat of /proc/PID/stat
+// under the directory opened at accept, then poll of its pidfd, as ProcessDirectory and Pidfd do),
+// and sends the reply. A failed check closes the connection, as the agent refuses the call.
+static void serve_floor(int listener, const char *reply, size_t length) {
+    int connection = accept(listener, NULL, NULL);
+    if (connection < 0) _exit(1);
+    int on = 1;
+    struct ucred peer;
+    socklen_t peer_length = sizeof(peer);
+    if (setsockopt(connection, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0 ||
+        getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 ||
+        fcntl(connection, F_SETFL, O_NONBLOCK) != 0)
+        _exit(1);
+    char directory_path[32];
+    snprintf(directory_path, sizeof(directory_path), "/proc/%d", (int)peer.pid);
+    int directory = open(directory_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int pidfd = (int)syscall(SYS_pidfd_open, peer.pid, 0);
+    int loop = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event interest = {.events = EPOLLIN, .data.fd = connection};
+    if (directory < 0 || pidfd < 0 || loop < 0 || epoll_ctl(loop, EPOLL_CTL_ADD, connection, &interest) != 0)
+        _exit(1);
+    char chunk[65536];
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct ucred))];
+        struct cmsghdr align;
+    } control;
+    for (;;) {
+        struct epoll_event event;
+        int ready = epoll_wait(loop, &event, 1, -1);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) _exit(1);
+        struct iovec vector = {.iov_base = chunk, .iov_len = sizeof(chunk)};
+        struct msghdr message = {
+            .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof(control.bytes)};
+        ssize_t count = recvmsg(connection, &message, MSG_CMSG_CLOEXEC);
+        if (count < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (count <= 0) _exit(0);
+        pid_t writer = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c != NULL; c = CMSG_NXTHDR(&message, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+                struct ucred credentials;
+                memcpy(&credentials, CMSG_DATA(c), sizeof(credentials));
+                writer = credentials.pid;
+            }
+        }
+        if (chunk[count - 1] != '\0') continue;  // Until the message's NUL (the client sends one at a time).
+        struct stat info;
+        struct pollfd exited = {.fd = pidfd, .events = POLLIN};
+        if (writer != peer.pid || fstatat(directory, "stat", &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+            (peer.uid != 0 && info.st_uid != 0) || poll(&exited, 1, 0) != 0)
+            _exit(0);
+        if (send(connection, reply, length, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)length) _exit(0);
+    }
+}
+
+static int32_t spawn(const char *path, size_t reply_length, int cpu, void (*serve)(int, const char *, size_t)) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof(address.sun_path)) return -ENAMETOOLONG;
     strcpy(address.sun_path, path);
@@ -93,6 +157,14 @@ int32_t ccb_echo_spawn(const char *path, size_t reply_length, int cpu) {
     close(listener);
     free(reply);
     return child;
+}
+
+int32_t ccb_echo_spawn(const char *path, size_t reply_length, int cpu) {
+    return spawn(path, reply_length, cpu, serve_echo);
+}
+
+int32_t ccb_floor_spawn(const char *path, size_t reply_length, int cpu) {
+    return spawn(path, reply_length, cpu, serve_floor);
 }
 
 void ccb_echo_stop(int32_t pid) {

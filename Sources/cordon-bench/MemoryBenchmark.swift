@@ -1,5 +1,6 @@
 import ArgumentParser
 import CCordonBench
+import CordonSystem
 import Foundation
 
 /// `cordon-bench memory`: resident memory of cordond and dbus-daemon, idle and with many clients.
@@ -75,6 +76,9 @@ struct MemoryBenchmark: ParsableCommand {
         let serial = try TokensBenchmark.importToken(
             agent, ["data": "otpauth://totp/bench?secret=\(TokensBenchmark.totpSecret)"])
         let sockets = try SocketSet.apps(socket: agent.socket, count: apps)
+        // Registered; now non-dumpable, as the agent demands of an app it stores for (and as
+        // CordonKit makes an app), so this runs as an ordinary user too.
+        try ProcessHardening.disableDumping()
         let record = Data(repeating: 0x5A, count: 1024).base64EncodedString()
         for app in sockets.registrations.prefix(activeApps) {
             try app.call("io.cordon.Storage.Put", ["name": "record", "value": record])

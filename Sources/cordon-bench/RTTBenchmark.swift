@@ -10,9 +10,14 @@ struct RTTBenchmark: ParsableCommand {
         commandName: "rtt",
         abstract: "Round trips over the agent's socket vs a separate-process echo of the same sizes.",
         discussion: """
-            Both sides use the same blocking client, call by call in turn; the echo is a forked C \
+            Both sides use the same blocking client, call by call in turn, blocked in read(2) for \
+            each reply (--client-wait poll: in poll(2) first, as CordonKit's event loop and \
+            sd-varlink wait); the echo is a forked C \
             process that answers with a message as long as the agent's reply, so the difference is \
-            the agent's own cost per call. Each placement (one-cpu: everything on CPU 0; split: the \
+            the agent's own cost per call. After each run the floor, a C process making only the \
+            system calls the agent must make per call (epoll_wait, recvmsg with SO_PASSCRED, fstatat \
+            of the client's /proc/PID/stat, poll of its pidfd, send), is measured against the echo \
+            the same way (floor ratio: what those calls cost). Each placement (one-cpu: everything on CPU 0; split: the \
             client on CPU 0, agent and echo on CPU 1; unpinned) is measured --runs times for each \
             method: GetStatus, Check (pasteboard.paste), Storage.Get (a 1 KiB record the app stored), \
             Tokens.Code (a TOTP the app may read) and Identity.GetToken (a token the agent holds for \
@@ -45,6 +50,12 @@ struct RTTBenchmark: ParsableCommand {
     var method: [String] = []
     @Option(help: "Round trips before measuring.")
     var warmup = 2000
+    @Option(
+        help: """
+            How the client waits for each reply, on every side: read (blocked in read(2)) or poll \
+            (poll(2), then read(2), as CordonKit's event loop, sd-varlink and sd-bus do).
+            """)
+    var clientWait = ClientWait.read
     @Option(help: "Use an already running agent at this socket.")
     var socket: String?
     @Option(help: "The identity test peers (identity_provider.py, authlib and Flask).")
@@ -91,7 +102,8 @@ struct RTTBenchmark: ParsableCommand {
 
         let placements = (placement.isEmpty ? RoundTripPlacement.allCases : placement).filter(\.isPossible)
         let comparison = RoundTripComparison(
-            directory: directory, iterations: iterations, warmup: warmup, runs: runs, placements: placements)
+            directory: directory, iterations: iterations, warmup: warmup, runs: runs, placements: placements,
+            wait: clientWait)
         var reports: [RTTReport] = []
         var records: [SummaryRecord] = []
         // Every app registers while the benchmark is dumpable, then it hardens itself as CordonKit

@@ -9,6 +9,8 @@ import Foundation
 /// Each instance is used by one thread at a time.
 final class RawUnixSocket: @unchecked Sendable {
     let descriptor: Int32
+    /// How ``receiveMessage()`` waits for a reply (blocked in `read(2)` unless set).
+    var wait = ClientWait.read
     private var buffer = [UInt8](repeating: 0, count: 65536)
 
     init(descriptor: Int32) {
@@ -68,9 +70,11 @@ final class RawUnixSocket: @unchecked Sendable {
     }
 
     /// Reads until a NUL byte ends a message; returns the message's length (without the NUL).
+    /// Waits as ``wait`` says.
     func receiveMessage() throws -> Int {
         var total = 0
         while true {
+            if wait == .poll { try waitReadable() }
             let count = buffer.withUnsafeMutableBytes { raw in
                 guard let base = raw.baseAddress else { return -1 }
                 return read(descriptor, base, raw.count)
@@ -78,6 +82,14 @@ final class RawUnixSocket: @unchecked Sendable {
             guard count > 0 else { throw BenchError.closed }
             total += count
             if buffer[count - 1] == 0 { return total - 1 }
+        }
+    }
+
+    /// Waits in `poll(2)` until the socket is readable (or closed).
+    private func waitReadable() throws {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while Glibc.poll(&entry, 1, -1) < 0 {
+            guard errno == EINTR else { throw BenchError.system("poll", errno) }
         }
     }
 

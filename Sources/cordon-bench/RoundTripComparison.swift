@@ -8,17 +8,28 @@ import Foundation
 
 /// Measures one varlink call over the agent's socket against an echo server in a separate
 /// process (plain C, `ccb_echo_spawn`) that answers with a reply of the agent's reply size, with
-/// the same blocking client: their difference is the agent's own cost per call.
+/// the same blocking client, waiting for each reply as `wait` says: their difference is the
+/// agent's own cost per call.
 ///
 /// The two sides alternate call by call (agent, echo, agent, echo …) so that whatever else the
 /// machine does falls on both alike, and each placement is measured `runs` times so the report
 /// shows the spread, not one lucky run (docs/PERFORMANCE.md, "Round trips").
+///
+/// After each run, a second pass measures the floor (`ccb_floor_spawn`) against the echo the same
+/// way: a C process that makes the system calls the agent's loop must make for a call of a
+/// registered app (its event loop's wait, the read that names the writer, the check that the
+/// writer is still that non-dumpable process, the send) and does nothing else. Floor ÷ echo is
+/// what the design's per-call system calls cost; the rest of the agent's ratio is its own work
+/// (docs/PERFORMANCE.md, "The floor"). A pass of its own, so a third side never changes the
+/// conditions the targeted ratio is measured in.
 struct RoundTripComparison {
     let directory: String
     let iterations: Int
     let warmup: Int
     var runs = 5
     var placements: [RoundTripPlacement] = RoundTripPlacement.allCases
+    /// How the client waits for each reply, on both sides.
+    var wait = ClientWait.read
 
     /// A new connection to the agent at `socketPath` that has sent each of `calls` (e.g. a
     /// Register); any error reply throws, naming `name`.
@@ -42,21 +53,32 @@ struct RoundTripComparison {
         guard echoPid > 0 else { throw BenchError.system("starting the echo process", -echoPid) }
         defer { ccb_echo_stop(echoPid) }
         let echo = try RawUnixSocket.connect(to: echoPath)
+        let floorPath = directory + "/floor-\(name).sock"
+        let floorPid = ccb_floor_spawn(floorPath, replyLength, -1)
+        guard floorPid > 0 else { throw BenchError.system("starting the floor process", -floorPid) }
+        defer { ccb_echo_stop(floorPid) }
+        let floor = try RawUnixSocket.connect(to: floorPath)
         defer { _ = ccb_pin_thread(-1) }
+        (agent.wait, echo.wait, floor.wait) = (wait, wait, wait)
 
         var reports: [RTTPlacementReport] = []
         for placement in placements where placement.isPossible {
-            try placement.apply(agent: agentPid, echo: echoPid)
-            _ = try measure(agent, echo, request: request, count: warmup)
+            try placement.apply(agent: agentPid, echo: echoPid, floor: floorPid)
+            _ = try measure([agent, echo], request: request, count: warmup)
+            _ = try measure([floor, echo], request: request, count: warmup)
             var measured: [RTTRun] = []
             for _ in 0..<runs {
-                let (agentStats, echoStats) = try measure(agent, echo, request: request, count: iterations)
-                measured.append(RTTRun(agent: agentStats, echo: echoStats, target: placement.target(method: name)))
+                let stats = try measure([agent, echo], request: request, count: iterations)
+                let floorStats = try measure([floor, echo], request: request, count: iterations)
+                measured.append(
+                    RTTRun(
+                        agent: stats[0], echo: stats[1], floor: floorStats[0], floorEcho: floorStats[1],
+                        target: placement.target(method: name)))
             }
             reports.append(
                 RTTPlacementReport(placement: placement, target: placement.target(method: name), runs: measured))
         }
-        try RoundTripPlacement.unpinned.apply(agent: agentPid, echo: echoPid)
+        try RoundTripPlacement.unpinned.apply(agent: agentPid, echo: echoPid, floor: floorPid)
         return RTTReport(
             method: name, requestBytes: request.count, replyBytes: replyLength + 1, placements: reports)
     }
@@ -71,23 +93,18 @@ struct RoundTripComparison {
         }
     }
 
-    /// `count` round trips on each side, alternating.
-    private func measure(_ agent: RawUnixSocket, _ echo: RawUnixSocket, request: [UInt8], count: Int) throws -> (
-        LatencyStats, LatencyStats
-    ) {
-        var samples: ([UInt64], [UInt64]) = ([], [])
-        samples.0.reserveCapacity(count)
-        samples.1.reserveCapacity(count)
+    /// `count` round trips on each side, the sides in turn call by call.
+    private func measure(_ sides: [RawUnixSocket], request: [UInt8], count: Int) throws -> [LatencyStats] {
+        var samples = [[UInt64]](repeating: [], count: sides.count)
+        for index in samples.indices { samples[index].reserveCapacity(count) }
         for _ in 0..<count {
-            var start = DispatchTime.now().uptimeNanoseconds
-            try agent.send(request)
-            _ = try agent.receiveMessage()
-            samples.0.append(DispatchTime.now().uptimeNanoseconds - start)
-            start = DispatchTime.now().uptimeNanoseconds
-            try echo.send(request)
-            _ = try echo.receiveMessage()
-            samples.1.append(DispatchTime.now().uptimeNanoseconds - start)
+            for (index, side) in sides.enumerated() {
+                let start = DispatchTime.now().uptimeNanoseconds
+                try side.send(request)
+                _ = try side.receiveMessage()
+                samples[index].append(DispatchTime.now().uptimeNanoseconds - start)
+            }
         }
-        return (LatencyStats(samples: samples.0), LatencyStats(samples: samples.1))
+        return samples.map { LatencyStats(samples: $0) }
     }
 }

@@ -40,12 +40,14 @@ enum RoundTripPlacement: String, Codable, CaseIterable, ExpressibleByArgument {
     /// Whether this machine has the CPUs the placement needs.
     var isPossible: Bool { self != .split || ccb_cpu_count() >= 2 }
 
-    /// Pins the calling thread (the client), every thread of the agent and the echo process.
-    func apply(agent: Int32, echo: Int32) throws {
+    /// Pins the calling thread (the client), every thread of the agent, the echo process and the
+    /// floor's (`RoundTripComparison`; on the echo's CPU).
+    func apply(agent: Int32, echo: Int32, floor: Int32? = nil) throws {
         let cpus = cpus
         for (rc, what) in [
             (ccb_pin_thread(cpus.client), "the client"), (ccb_pin_process(agent, cpus.agent), "the agent"),
             (ccb_pin_process(echo, cpus.echo), "the echo"),
+            (floor.map { ccb_pin_process($0, cpus.echo) } ?? 0, "the floor"),
         ] where rc != 0 {
             throw BenchError.system("pinning \(what) (\(rawValue))", -rc)
         }
