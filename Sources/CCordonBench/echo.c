@@ -67,7 +67,7 @@ static void serve_echo(int listener, const char *reply, size_t length) {
     }
 }
 
-// The floor (docs/PERFORMANCE.md, "The floor: the system calls a call must make"): what the
+// The floor (docs/PERFORMANCE.md, "The floor and how the client waits"): what the
 // agent's loop must do for every call of a registered app, and nothing else. It waits in
 // epoll_wait as the agent's event loop does, reads with SO_PASSCRED set and takes the writer's
 // credentials from the message (the agent's per-message writer attribution), checks that the
@@ -84,8 +84,15 @@ static void serve_floor(int listener, const char *reply, size_t length) {
         getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 ||
         fcntl(connection, F_SETFL, O_NONBLOCK) != 0)
         _exit(1);
-    char directory_path[32];
-    snprintf(directory_path, sizeof(directory_path), "/proc/%d", (int)peer.pid);
+    // "/proc/PID", written by hand: the child of a multi-threaded process stays off libc's
+    // formatting.
+    char directory_path[32] = "/proc/";
+    char digits[12];
+    int length_of_pid = 0;
+    for (unsigned value = (unsigned)peer.pid; length_of_pid == 0 || value > 0; value /= 10)
+        digits[length_of_pid++] = (char)('0' + value % 10);
+    for (int i = 0; i < length_of_pid; i++) directory_path[6 + i] = digits[length_of_pid - 1 - i];
+    directory_path[6 + length_of_pid] = '\0';
     int directory = open(directory_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int pidfd = (int)syscall(SYS_pidfd_open, peer.pid, 0);
     int loop = epoll_create1(EPOLL_CLOEXEC);
