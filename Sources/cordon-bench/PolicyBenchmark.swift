@@ -88,7 +88,8 @@ struct PolicyBenchmark: ParsableCommand {
         let roundTrips = RoundTripComparison(directory: directory, iterations: iterations, warmup: iterations / 10)
         let check = try roundTrips.run(
             name: "Check", request: RTTFixture.checkRequest,
-            agent: RoundTripComparison.connect(name: "Check", socketPath: daemon.socket, calls: []))
+            agent: RoundTripComparison.connect(name: "Check", socketPath: daemon.socket, calls: []),
+            registered: false)
 
         let report = PolicyReport(policies: baseline, inProcess: inProcess, cedar: cedar, check: check)
         if json {

@@ -15,8 +15,9 @@ struct RTTBenchmark: ParsableCommand {
             sd-varlink wait); the echo is a forked C \
             process that answers with a message as long as the agent's reply, so the difference is \
             the agent's own cost per call. After each run the floor, a C process making only the \
-            system calls the agent must make per call (epoll_wait, recvmsg with SO_PASSCRED, fstatat \
-            of the client's /proc/PID/stat, poll of its pidfd, send), is measured against the echo \
+            system calls the agent must make per call (epoll_wait, recvmsg with SO_PASSCRED, for a \
+            registered app's data call fstatat of the client's /proc/PID/stat and poll of its pidfd, \
+            send), is measured against the echo \
             the same way (floor ratio: what those calls cost). Each placement (one-cpu: everything on CPU 0; split: the \
             client on CPU 0, agent and echo on CPU 1; unpinned) is measured --runs times for each \
             method: GetStatus, Check (pasteboard.paste), Storage.Get (a 1 KiB record the app stored), \
@@ -123,7 +124,8 @@ struct RTTBenchmark: ParsableCommand {
         if connections.contains(where: { $0.0.register != nil }) { try ProcessHardening.disableDumping() }
         for (call, agent) in connections {
             let report = try comparison.run(
-                name: call.method.rawValue, request: call.request, agent: agent, prelude: call.prelude)
+                name: call.method.rawValue, request: call.request, agent: agent, prelude: call.prelude,
+                registered: call.register != nil)
             reports.append(report)
             records += report.summaryRecords
         }

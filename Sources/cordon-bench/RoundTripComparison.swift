@@ -18,7 +18,8 @@ import Foundation
 /// After each run, a second pass measures the floor (`ccb_floor_spawn`) against the echo the same
 /// way: a C process that makes the system calls the agent's loop must make for a call of a
 /// registered app (its event loop's wait, the read that names the writer, the check that the
-/// writer is still that non-dumpable process, the send) and does nothing else. Floor ÷ echo is
+/// writer is still that non-dumpable process, the send; without the check for a connection that
+/// registered none) and does nothing else. Floor ÷ echo is
 /// what the design's per-call system calls cost; the rest of the agent's ratio is its own work
 /// (docs/PERFORMANCE.md, "The floor"). A pass of its own, so a third side never changes the
 /// conditions the targeted ratio is measured in.
@@ -40,8 +41,11 @@ struct RoundTripComparison {
     }
 
     /// Measures `text` on `agent` (a connection of `connect`), after sending each call of
-    /// `prelude` on it; any error reply, there or to `text`, throws.
-    func run(name: String, request text: String, agent: RawUnixSocket, prelude: [String] = []) throws -> RTTReport {
+    /// `prelude` on it; any error reply, there or to `text`, throws. `registered`: the connection
+    /// registered an app, so the agent checks its process on every data call, and so does the floor.
+    func run(name: String, request text: String, agent: RawUnixSocket, prelude: [String] = [], registered: Bool)
+        throws -> RTTReport
+    {
         let request = Array(text.utf8) + [0]
         let agentPid = try agent.peerProcess()
         try Self.send(prelude + [text], on: agent, name: name)
@@ -54,7 +58,7 @@ struct RoundTripComparison {
         defer { ccb_echo_stop(echoPid) }
         let echo = try RawUnixSocket.connect(to: echoPath)
         let floorPath = directory + "/floor-\(name).sock"
-        let floorPid = ccb_floor_spawn(floorPath, replyLength, -1)
+        let floorPid = ccb_floor_spawn(floorPath, replyLength, -1, registered ? 1 : 0)
         guard floorPid > 0 else { throw BenchError.system("starting the floor process", -floorPid) }
         defer { ccb_echo_stop(floorPid) }
         let floor = try RawUnixSocket.connect(to: floorPath)

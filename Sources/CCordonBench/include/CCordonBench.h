@@ -59,10 +59,11 @@ void ccb_bus_close(sd_bus *bus);
 int32_t ccb_echo_spawn(const char *path, size_t reply_length, int cpu);
 /// The round-trip floor: like `ccb_echo_spawn`, but its process answers as the agent's loop must
 /// at the least, in system calls: epoll_wait, recvmsg with SO_PASSCRED (the writer of each
-/// message), fstatat of the client's /proc/PID/stat and poll of its pidfd (still that process,
-/// still non-dumpable), send. A message from another writer, or a client that became dumpable or
-/// exited, closes the connection. Returns the child's pid, or -errno.
-int32_t ccb_floor_spawn(const char *path, size_t reply_length, int cpu);
+/// message), with `checks` (a data call of a registered app) fstatat of the client's
+/// /proc/PID/stat and poll of its pidfd (still that process, still non-dumpable), send. A message
+/// from another writer, or (with `checks`) a client that became dumpable or exited, closes the
+/// connection. Returns the child's pid, or -errno.
+int32_t ccb_floor_spawn(const char *path, size_t reply_length, int cpu, int checks);
 /// Kills and reaps the echo (or floor) process.
 void ccb_echo_stop(int32_t pid);
 /// Pins the calling thread to `cpu`; `-1` allows every online CPU. Returns 0 or -errno.
