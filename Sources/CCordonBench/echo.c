@@ -75,9 +75,7 @@ static void serve_echo(int listener, const char *reply, size_t length) {
 // checks that the process is still non-dumpable and alive (fstatat of /proc/PID/stat under the
 // directory opened at accept, then poll of its pidfd, as ProcessDirectory and Pidfd do). A failed
 // check closes the connection, as the agent refuses the call.
-static int identity_checks;
-
-static void serve_floor(int listener, const char *reply, size_t length) {
+static void serve_floor(int listener, const char *reply, size_t length, int identity_checks) {
     int connection = accept(listener, NULL, NULL);
     if (connection < 0) _exit(1);
     int on = 1;
@@ -174,9 +172,16 @@ int32_t ccb_echo_spawn(const char *path, size_t reply_length, int cpu) {
     return spawn(path, reply_length, cpu, serve_echo);
 }
 
+static void serve_floor_checking(int listener, const char *reply, size_t length) {
+    serve_floor(listener, reply, length, 1);
+}
+
+static void serve_floor_unchecked(int listener, const char *reply, size_t length) {
+    serve_floor(listener, reply, length, 0);
+}
+
 int32_t ccb_floor_spawn(const char *path, size_t reply_length, int cpu, int checks) {
-    identity_checks = checks;  // Read by the child, which the fork gives its own copy.
-    return spawn(path, reply_length, cpu, serve_floor);
+    return spawn(path, reply_length, cpu, checks ? serve_floor_checking : serve_floor_unchecked);
 }
 
 void ccb_echo_stop(int32_t pid) {

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// How a benchmark client waits for its reply (`cordon-bench rtt --client-wait`,
-/// docs/PERFORMANCE.md, "How the client waits").
+/// docs/PERFORMANCE.md, "The floor and how the client waits").
 ///
 /// A client blocked in `read(2)` on a Unix stream socket sleeps on the socket's wait queue
 /// without a key, so it is woken by every event of that queue: also when the peer takes the

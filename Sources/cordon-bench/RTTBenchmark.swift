@@ -17,9 +17,9 @@ struct RTTBenchmark: ParsableCommand {
             the agent's own cost per call. After each run the floor, a C process making only the \
             system calls the agent must make per call (epoll_wait, recvmsg with SO_PASSCRED, for a \
             registered app's data call fstatat of the client's /proc/PID/stat and poll of its pidfd, \
-            send), is measured against the echo \
-            the same way (floor ratio: what those calls cost). Each placement (one-cpu: everything on CPU 0; split: the \
-            client on CPU 0, agent and echo on CPU 1; unpinned) is measured --runs times for each \
+            send), is measured against the echo the same way (floor ratio: what those calls cost). \
+            Each placement (one-cpu: everything on CPU 0; split: the client on CPU 0, agent and \
+            echo on CPU 1; unpinned) is measured --runs times for each \
             method: GetStatus, Check (pasteboard.paste), Storage.Get (a 1 KiB record the app stored), \
             Tokens.Code (a TOTP the app may read) and Identity.GetToken (a token the agent holds for \
             a signed-in session at the local identity provider, Tests/CordonIdentityTests/peers; \

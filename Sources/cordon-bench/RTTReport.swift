@@ -83,13 +83,12 @@ struct RTTRun: Codable {
     /// Whether the ratio is within the placement's target (nil when there is none).
     let met: Bool?
 
-    init(agent: LatencyStats, echo: LatencyStats, floor: LatencyStats?, floorEcho: LatencyStats?, target: Double?) {
+    /// `floor` and `floorEcho` come from the floor's own pass.
+    init(agent: LatencyStats, echo: LatencyStats, floor: LatencyStats, floorEcho: LatencyStats, target: Double?) {
         self.agent = agent
         self.echo = echo
         self.floor = floor
-        floorRatio = floor.flatMap { floor in
-            floorEcho.map { floor.medianMicroseconds / max($0.medianMicroseconds, 0.001) }
-        }
+        floorRatio = floor.medianMicroseconds / max(floorEcho.medianMicroseconds, 0.001)
         let ratio = agent.medianMicroseconds / max(echo.medianMicroseconds, 0.001)
         self.ratio = ratio
         agentCostMicroseconds = agent.medianMicroseconds - echo.medianMicroseconds

@@ -19,10 +19,10 @@ import Foundation
 /// way: a C process that makes the system calls the agent's loop must make for a call of a
 /// registered app (its event loop's wait, the read that names the writer, the check that the
 /// writer is still that non-dumpable process, the send; without the check for a connection that
-/// registered none) and does nothing else. Floor ÷ echo is
-/// what the design's per-call system calls cost; the rest of the agent's ratio is its own work
-/// (docs/PERFORMANCE.md, "The floor"). A pass of its own, so a third side never changes the
-/// conditions the targeted ratio is measured in.
+/// registered none) and does nothing else. Floor ÷ echo is what the design's per-call system
+/// calls cost; the rest of the agent's ratio is its own work (docs/PERFORMANCE.md, "The floor and
+/// how the client waits"). A pass of its own, so a third side never changes the conditions the
+/// targeted ratio is measured in.
 struct RoundTripComparison {
     let directory: String
     let iterations: Int

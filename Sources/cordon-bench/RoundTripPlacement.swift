@@ -42,12 +42,12 @@ enum RoundTripPlacement: String, Codable, CaseIterable, ExpressibleByArgument {
 
     /// Pins the calling thread (the client), every thread of the agent, the echo process and the
     /// floor's (`RoundTripComparison`; on the echo's CPU).
-    func apply(agent: Int32, echo: Int32, floor: Int32? = nil) throws {
+    func apply(agent: Int32, echo: Int32, floor: Int32) throws {
         let cpus = cpus
         for (rc, what) in [
             (ccb_pin_thread(cpus.client), "the client"), (ccb_pin_process(agent, cpus.agent), "the agent"),
             (ccb_pin_process(echo, cpus.echo), "the echo"),
-            (floor.map { ccb_pin_process($0, cpus.echo) } ?? 0, "the floor"),
+            (ccb_pin_process(floor, cpus.echo), "the floor"),
         ] where rc != 0 {
             throw BenchError.system("pinning \(what) (\(rawValue))", -rc)
         }
